@@ -1,0 +1,39 @@
+"""Command line: ``mpiexec -n P python -m mpi_exercises COMMAND [options]``.
+
+Each command lives in its own module, which provides ``add_arguments(parser)``
+and ``run(args) -> int``; the module is imported only when its command runs, so
+``--help`` and argument errors never start MPI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: command name -> (module, one-line help).  A new command is one line here.
+COMMANDS = {
+    "pingpong": ("mpi_exercises.pingpong", "ping-pong latency/bandwidth sweep; fits alpha and beta"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m mpi_exercises",
+        description="MPI exercises and benchmarks of the course kit "
+                    "(run under mpiexec -n P or srun).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(module).add_arguments(p)
+        p.set_defaults(module=module)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return importlib.import_module(args.module).run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Shared pieces of the benchmarks: argument types, oversubscription warning,
+summary statistics and JSON results.  Importing this module does not start MPI."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+
+import numpy as np
+
+
+# ---------------------------------------------------------------- argument types
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = nonneg_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def size_list(text: str) -> list[int]:
+    """argparse type: comma-separated byte counts >= 0, e.g. ``0,8,1024``; suffixes k, M (2**10, 2**20)."""
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        scale = {"k": 1024, "K": 1024, "M": 1024**2}.get(item[-1:], 1)
+        try:
+            out.append(nonneg_int(item[:-1] if scale > 1 else item) * scale)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"sizes must be comma-separated integers >= 0 (suffix k or M allowed), got {text!r}") from None
+    return sorted(set(out))
+
+
+# ---------------------------------------------------------------- environment
+def usable_cores() -> int:
+    """Cores this process may run on (affinity-aware where the OS tells)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def warn_if_oversubscribed(comm) -> bool:
+    """Warn on stderr (rank 0 of each node) when a node runs more ranks than it has cores.
+
+    Oversubscribed ranks share cores: every timing then includes the operating
+    system's scheduling and is not a property of the network.  Returns True if so.
+    """
+    from mpi4py import MPI
+
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    ranks, cores = node.Get_size(), usable_cores()
+    node.Free()
+    over = ranks > cores
+    if over and comm.Get_rank() == 0:
+        print(f"WARNING: {ranks} MPI ranks share {cores} cores on this node: ranks are "
+              "oversubscribed and every time measured includes operating-system scheduling.",
+              file=sys.stderr, flush=True)
+    return over
+
+
+def environment(comm) -> dict:
+    """Metadata stored with every result file."""
+    from mpi4py import MPI
+
+    return {
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "mpi_library": MPI.Get_library_version().splitlines()[0].strip(),
+        "ranks": comm.Get_size(),
+        "cores": usable_cores(),
+        "wtick_s": MPI.Wtick(),
+    }
+
+
+# ---------------------------------------------------------------- statistics and output
+def summarize(samples) -> dict:
+    """min, quartiles, median and max of timing samples in seconds."""
+    s = np.asarray(samples, dtype=float)
+    q = np.percentile(s, [0, 25, 50, 75, 100])
+    return {"samples": int(s.size), "min_s": q[0], "p25_s": q[1], "median_s": q[2],
+            "p75_s": q[3], "max_s": q[4]}
+
+
+def write_json(path: str, payload: dict) -> None:
+    """Write ``payload`` as indented JSON (numpy scalars converted)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+        fh.write("\n")
+
+
+def fmt_bytes(n: float) -> str:
+    """Human-readable byte count with binary prefixes (1 KiB = 1024 B)."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

@@ -1,0 +1,147 @@
+"""Ping-pong between ranks 0 and 1: one-way time and bandwidth over message sizes.
+
+Method (as in the OSU latency test): for each size, warm-up round trips, then
+many timed round trips; the one-way time of a round trip is half of it, timed
+with ``MPI.Wtime``.  Ranks other than 0 and 1 wait.  α and β are fitted to the
+median one-way times with :func:`netmodels.fit_alpha_beta` (relative residuals);
+a two-segment fit looks for the eager/rendezvous protocol switch.
+
+    mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _bench
+
+DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
+                   help="comma-separated message sizes in bytes, suffix k/M allowed "
+                        "(default: 0 and powers of two from 1 B to 4 MiB)")
+    p.add_argument("--iterations", type=_bench.positive_int, default=1000,
+                   help="timed round trips per size for small messages (default 1000)")
+    p.add_argument("--warmup", type=_bench.nonneg_int, default=50,
+                   help="untimed round trips before each size (default 50)")
+    p.add_argument("--budget-bytes", type=_bench.positive_int, default=256 * 2**20,
+                   help="cap on iterations x size per size, so large messages take fewer "
+                        "iterations (default 256 MiB; at least 20 iterations are always run)")
+    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def iterations_for(size: int, iterations: int, budget_bytes: int) -> int:
+    """Timed iterations for one size: ``iterations``, capped by the byte budget, at least 20."""
+    return max(min(20, iterations), min(iterations, budget_bytes // max(size, 1)))
+
+
+def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True) -> list[dict]:
+    """Run the sweep on ranks 0 and 1 of ``comm``; return per-size summaries on rank 0."""
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    rank = comm.Get_rank()
+    buf = np.zeros(max(sizes), dtype=np.uint8)
+    results = []
+    bar = tqdm(sizes, desc="ping-pong", unit="size", file=sys.stderr,
+               disable=(rank != 0) or (not progress) or None)
+    for size in bar:
+        msg = buf[:size]
+        iters = iterations_for(size, iterations, budget_bytes)
+        samples = np.empty(iters)
+        if rank in (0, 1):
+            peer = 1 - rank
+            for i in range(-warmup, iters):
+                if rank == 0:
+                    t0 = MPI.Wtime()
+                    comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
+                    comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
+                    if i >= 0:
+                        samples[i] = (MPI.Wtime() - t0) / 2
+                else:
+                    comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
+                    comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
+        if rank == 0:
+            stats = _bench.summarize(samples)
+            stats["bytes"] = size
+            stats["bandwidth_Bps"] = size / stats["median_s"] if size else None
+            results.append(stats)
+    comm.Barrier()
+    return results
+
+
+def fit(results: list[dict]) -> dict:
+    """Fit α, β (and a two-segment model if there are enough sizes) to the median times."""
+    from netmodels import fit_alpha_beta, fit_piecewise
+
+    n = np.array([r["bytes"] for r in results], dtype=float)
+    t = np.array([r["median_s"] for r in results])
+    out = {}
+    if np.unique(n).size >= 2:
+        f = fit_alpha_beta(n, t)
+        out["alpha_beta"] = {"alpha_s": f.alpha, "beta_s_per_byte": f.beta,
+                             "alpha_stderr_s": f.alpha_stderr, "beta_stderr_s_per_byte": f.beta_stderr,
+                             "max_relative_residual": f.max_relative_residual}
+    if np.unique(n).size >= 6:
+        pw = fit_piecewise(n, t)
+        out["piecewise"] = {"switch_bytes": pw.switch_bytes,
+                            "below": {"alpha_s": pw.below.alpha, "beta_s_per_byte": pw.below.beta},
+                            "above": {"alpha_s": pw.above.alpha, "beta_s_per_byte": pw.above.beta}}
+    return out
+
+
+def report(results: list[dict], fitted: dict) -> str:
+    """A readable table of the sweep and the fitted parameters."""
+    lines = [f"{'size':>10} {'iters':>6} {'min µs':>10} {'median µs':>10} {'p75 µs':>10} {'MB/s':>9}",
+             "-" * 60]
+    for r in results:
+        bw = f"{r['bandwidth_Bps'] / 1e6:9.1f}" if r["bandwidth_Bps"] else f"{'-':>9}"
+        lines.append(f"{_bench.fmt_bytes(r['bytes']):>10} {r['samples']:>6} {r['min_s'] * 1e6:10.2f} "
+                     f"{r['median_s'] * 1e6:10.2f} {r['p75_s'] * 1e6:10.2f} {bw}")
+    if "alpha_beta" in fitted:
+        f = fitted["alpha_beta"]
+        lines += ["", "Fit t = alpha + beta*n to the median one-way times (relative least squares):",
+                  f"  alpha = {f['alpha_s'] * 1e6:.3f} ± {f['alpha_stderr_s'] * 1e6:.3f} µs",
+                  f"  beta  = {f['beta_s_per_byte'] * 1e9:.4f} ± {f['beta_stderr_s_per_byte'] * 1e9:.4f} ns/B"
+                  f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)",
+                  f"  n1/2  = alpha/beta = {f['alpha_s'] / f['beta_s_per_byte']:.0f} B;"
+                  f" worst relative residual {100 * f['max_relative_residual']:.0f} %"]
+    if "piecewise" in fitted:
+        p = fitted["piecewise"]
+        lines += [f"Two-segment fit: switch at {_bench.fmt_bytes(p['switch_bytes'])}; "
+                  f"below alpha = {p['below']['alpha_s'] * 1e6:.2f} µs, "
+                  f"1/beta = {1e-6 / p['below']['beta_s_per_byte']:.0f} MB/s; "
+                  f"above alpha = {p['above']['alpha_s'] * 1e6:.2f} µs, "
+                  f"1/beta = {1e-6 / p['above']['beta_s_per_byte']:.0f} MB/s"]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() < 2:
+        if comm.Get_rank() == 0:
+            print("pingpong needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises pingpong",
+                  file=sys.stderr)
+        return 2
+    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    results = measure(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
+                      progress=not args.no_progress)
+    if comm.Get_rank() == 0:
+        fitted = fit(results)
+        print(report(results, fitted), flush=True)
+        if args.json:
+            _bench.write_json(args.json, {
+                "benchmark": "pingpong", "environment": _bench.environment(comm),
+                "oversubscribed": oversubscribed,
+                "parameters": {"sizes": args.sizes, "iterations": args.iterations,
+                               "warmup": args.warmup, "budget_bytes": args.budget_bytes},
+                "results": results, "fit": fitted})
+            print(f"results written to {args.json}")
+    return 0

@@ -1,0 +1,115 @@
+"""Least-squares fits of the α-β model to measured (size, time) data.
+
+Timings span several decades (µs for small messages, ms for large ones), so
+the fits minimise *relative* residuals ``(α + β n - t) / t`` by default: an
+absolute fit would let the few largest messages decide α alone.  Standard
+errors come from the covariance of the weighted least-squares problem scaled
+by the residual variance (``scipy.optimize.curve_fit`` with
+``absolute_sigma=False``): they say how well the data determine α and β, not
+how noisy the machine is from one run to the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import curve_fit
+
+from ._check import sizes as _sizes
+from .alphabeta import AlphaBeta
+
+
+@dataclass(frozen=True)
+class AlphaBetaFit:
+    """Result of :func:`fit_alpha_beta` (seconds, seconds per byte)."""
+
+    alpha: float
+    beta: float
+    alpha_stderr: float
+    beta_stderr: float
+    max_relative_residual: float  #: max |model - data| / data over the points fitted
+    npoints: int
+
+    @property
+    def model(self) -> AlphaBeta:
+        """The fitted :class:`AlphaBeta`.  Raises ValueError if a parameter came out <= 0."""
+        return AlphaBeta(self.alpha, self.beta, name="fit")
+
+    def predict(self, nbytes):
+        """Predicted time in seconds (no positivity requirement on the parameters)."""
+        return self.alpha + self.beta * np.asarray(nbytes, dtype=float)
+
+
+def _data(nbytes, seconds):
+    n = _sizes("nbytes", nbytes)
+    t = _sizes("seconds", seconds, allow_zero=False)
+    if n.shape != t.shape or n.ndim != 1:
+        raise ValueError(f"nbytes and seconds must be 1-D arrays of equal length, "
+                         f"got shapes {n.shape} and {t.shape}")
+    if np.unique(n).size < 2:
+        raise ValueError("nbytes must hold at least 2 distinct sizes to fit alpha and beta")
+    return n, t
+
+
+def fit_alpha_beta(nbytes, seconds, *, relative: bool = True) -> AlphaBetaFit:
+    """Fit ``t = α + β n`` to sizes ``nbytes`` (bytes, >= 0) and times ``seconds`` (> 0).
+
+    Several samples per size are allowed.  With ``relative=True`` (default) each
+    point is weighted by ``1 / t``; otherwise an ordinary least-squares fit.
+    """
+    n, t = _data(nbytes, seconds)
+    sigma = t if relative else None
+    w = None if sigma is None else 1 / sigma
+    if len(n) == 2:  # an exact fit through two points carries no error estimate
+        alpha, beta = np.polyfit(n, t, 1, w=w)[::-1]
+        err = np.array([np.nan, np.nan])
+    else:
+        (alpha, beta), cov = curve_fit(lambda x, a, b: a + b * x, n, t, sigma=sigma,
+                                       p0=np.polyfit(n, t, 1, w=w)[::-1], absolute_sigma=False)
+        err = np.sqrt(np.diag(cov))
+    resid = np.abs(alpha + beta * n - t) / t
+    return AlphaBetaFit(float(alpha), float(beta), float(err[0]), float(err[1]),
+                        float(resid.max()), int(len(n)))
+
+
+@dataclass(frozen=True)
+class PiecewiseFit:
+    """Two α-β segments with a protocol switch (e.g. MPI eager → rendezvous)."""
+
+    switch_bytes: float  #: first size (bytes) of the upper segment
+    below: AlphaBetaFit
+    above: AlphaBetaFit
+
+    def predict(self, nbytes):
+        n = np.asarray(nbytes, dtype=float)
+        return np.where(n < self.switch_bytes, self.below.predict(n), self.above.predict(n))
+
+
+def _cost(fit: AlphaBetaFit, n, t) -> float:
+    return float(np.sum(((fit.predict(n) - t) / t) ** 2))
+
+
+def fit_piecewise(nbytes, seconds, *, min_sizes: int = 3) -> PiecewiseFit:
+    """Fit two α-β segments, choosing the switch size that minimises the relative residual.
+
+    Every candidate switch between consecutive distinct sizes is tried (an exhaustive
+    search, so the optimum is global); each segment needs ``min_sizes`` distinct sizes
+    (>= 2).  Compare the total residual with a single :func:`fit_alpha_beta` to decide
+    whether a switch is really there.
+    """
+    n, t = _data(nbytes, seconds)
+    if isinstance(min_sizes, bool) or not isinstance(min_sizes, int) or min_sizes < 2:
+        raise ValueError(f"min_sizes must be an integer >= 2, got {min_sizes!r}")
+    distinct = np.unique(n)
+    if distinct.size < 2 * min_sizes:
+        raise ValueError(f"nbytes must hold at least {2 * min_sizes} distinct sizes for a "
+                         f"piecewise fit with min_sizes={min_sizes}, got {distinct.size}")
+    best = None
+    for switch in distinct[min_sizes:distinct.size - min_sizes + 1]:
+        lo, hi = n < switch, n >= switch
+        below, above = fit_alpha_beta(n[lo], t[lo]), fit_alpha_beta(n[hi], t[hi])
+        cost = _cost(below, n[lo], t[lo]) + _cost(above, n[hi], t[hi])
+        if best is None or cost < best[0]:
+            best = (cost, PiecewiseFit(float(switch), below, above))
+    return best[1]

@@ -1,0 +1,95 @@
+"""Reference machine parameters from the papers, each with the paper and table it comes from.
+
+Units are SI: seconds, bytes, bytes per second.  The papers' "Mbytes/sec" is
+10**6 bytes per second (LS-DYNA paper: "megabytes per second, or equivalently,
+bytes per microsecond").  A number from a paper is typed here once and never in
+a notebook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .alphabeta import AlphaBeta
+
+US = 1e-6  #: one microsecond in seconds
+MB = 1e6   #: one megabyte (10**6 bytes), as the papers use it
+
+LSDYNA = "Wainscott & Wang, Message Passing and Advanced Computer Architectures (LS-DYNA/MPP)"
+
+
+@dataclass(frozen=True)
+class Range:
+    """A measured range as a paper prints it, e.g. latency 95-120 µs (SI units)."""
+
+    low: float
+    high: float
+
+    @property
+    def middle(self) -> float:
+        return 0.5 * (self.low + self.high)
+
+
+#: Table 1 of the LS-DYNA paper as printed: latency (s) and bandwidth (B/s) ranges
+#: measured on 12 workstations behind one half-duplex switch at 100 and 10 Mbit/s.
+LSDYNA_TABLE1 = {
+    "100 Mbit": {"latency": Range(95 * US, 120 * US), "bandwidth": Range(1.75 * MB, 1.78 * MB)},
+    "10 Mbit": {"latency": Range(250 * US, 275 * US), "bandwidth": Range(0.21 * MB, 0.21 * MB)},
+}
+
+#: 100 Mbit/s half-duplex switch.  α = 100 µs and 1/β = 1.75 MB/s are the values the
+#: paper itself uses in its worked example ("100 + 1266/1.75 = 823 µs"); Table 1 prints
+#: the ranges 95-120 µs and 1.75-1.78 MB/s (see ``LSDYNA_TABLE1``).
+LSDYNA_100MBIT = AlphaBeta.from_latency_bandwidth(
+    100 * US, 1.75 * MB, name="100 Mbit Ethernet (LS-DYNA)",
+    source=LSDYNA + ", Table 1 and the worked example below Table 2")
+
+#: The same switch reset to 10 Mbit/s.  α = 250 µs and 1/β = 0.21 MB/s as in the paper's
+#: worked example ("250 + 1266/0.21 = 6280 µs"); Table 1 prints 250-275 µs and 0.21 MB/s.
+LSDYNA_10MBIT = AlphaBeta.from_latency_bandwidth(
+    250 * US, 0.21 * MB, name="10 Mbit Ethernet (LS-DYNA)",
+    source=LSDYNA + ", Table 1 and the worked example below Table 2")
+
+#: Two SGI Origin 2000 under LAM/MPI, between processors of one node: "latency was
+#: 10-15 microseconds, with bandwidth of about 15Mb/s".  Middle of the latency range;
+#: the paper writes "Mb/s", read here as MB/s like its Table 1 (the text is ambiguous).
+ORIGIN2000_INTRA = AlphaBeta.from_latency_bandwidth(
+    12.5 * US, 15 * MB, name="Origin 2000, within a node (LAM/MPI)",
+    source=LSDYNA + ", section Testing (middle of 10-15 µs)")
+
+#: The same Origin 2000 pair, between the two nodes: "latency was 300 microseconds,
+#: and bandwidth was about 2.5 Mb/sec" (read as MB/s, see ``ORIGIN2000_INTRA``).
+ORIGIN2000_INTER = AlphaBeta.from_latency_bandwidth(
+    300 * US, 2.5 * MB, name="Origin 2000, between nodes (LAM/MPI)",
+    source=LSDYNA + ", section Testing")
+
+#: Message statistics of the 128,000-element crash model on 12 processors
+#: (LS-DYNA paper, section "Bandwidth and Latency"): per processor and cycle.
+LSDYNA_MESSAGES = {
+    "messages_per_cycle": 28,
+    "mean_bytes": 1266,
+    "fraction_below_8k": 0.99,   # "over 99%"
+    "fraction_below_1k": 0.67,   # "almost 67%"
+    "collectives_per_cycle": 9,
+    "collective_bytes": (50, 100),
+}
+
+#: Table 2 of the LS-DYNA paper: speed in nanoseconds per zone cycle (NZC, proportional to
+#: run time) of two crash models on 12 processors, per network.
+LSDYNA_TABLE2_NZC = {
+    "28,000 elements": {"100 Mbit": 6990, "10 Mbit": 15956},
+    "128,000 elements": {"100 Mbit": 2965, "10 Mbit": 4239},
+}
+
+#: Table 3 of the LS-DYNA paper: NZC of the 128,000-element model on the Origin 2000 pair,
+#: with standard and multilevel message passing (None: not run).
+LSDYNA_TABLE3_NZC = {
+    1: {"standard": 36677, "multilevel": None},
+    4: {"standard": 11590, "multilevel": 11547},
+    8: {"standard": 5161, "multilevel": 5134},
+    12: {"standard": 3971, "multilevel": 3825},
+    14: {"standard": 3544, "multilevel": 3475},
+}
+
+#: The paper's printed "Speedup" column of Table 3 (percent), kept to compare with.
+LSDYNA_TABLE3_PRINTED_GAIN_PERCENT = {4: 0.4, 8: 0.5, 12: 3.8, 14: 2.0}

@@ -1,0 +1,55 @@
+"""The ping-pong benchmark under mpiexec (timeouts turn a deadlock into a failure)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mpi_exercises import pingpong
+from tests.mpirun import ROOT, run_mpi, run_mpi_ok
+
+QUICK = ["--sizes", "0,1,64,1k,8k,64k,256k", "--iterations", "50", "--warmup", "5", "--no-progress"]
+
+
+@pytest.mark.mpi
+def test_pingpong_two_ranks_writes_results_and_fit(tmp_path):
+    out = tmp_path / "pp.json"
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "pingpong", *QUICK, "--json", str(out)])
+    assert "alpha =" in res.stdout and "beta" in res.stdout
+    data = json.loads(out.read_text())
+    assert [r["bytes"] for r in data["results"]] == [0, 1, 64, 1024, 8192, 65536, 262144]
+    for r in data["results"]:
+        assert 0 < r["min_s"] <= r["median_s"] <= r["max_s"]
+    fit = data["fit"]["alpha_beta"]
+    assert fit["alpha_s"] > 0 and fit["beta_s_per_byte"] > 0
+    assert data["environment"]["ranks"] == 2
+
+
+@pytest.mark.mpi
+def test_pingpong_three_ranks_idle_rank_does_not_hang(tmp_path):
+    res = run_mpi_ok(3, ["-m", "mpi_exercises", "pingpong", "--sizes", "0,1k", "--iterations", "20",
+                         "--no-progress"])
+    assert "1.0 KiB" in res.stdout
+
+
+@pytest.mark.mpi
+def test_pingpong_one_rank_is_a_clear_error():
+    res = run_mpi(1, ["-m", "mpi_exercises", "pingpong", "--no-progress"])
+    assert res.returncode == 2
+    assert "at least 2 ranks" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("bad", [["--sizes", "-3"], ["--sizes", "abc"], ["--iterations", "0"],
+                                 ["--warmup", "-1"], ["--no-such-option"]])
+def test_bad_arguments_exit_2_with_usage_and_no_traceback(bad):
+    res = subprocess.run([sys.executable, "-m", "mpi_exercises", "pingpong", *bad],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+
+
+def test_iterations_shrink_for_large_messages_but_never_below_20():
+    assert pingpong.iterations_for(8, 1000, 2**28) == 1000
+    assert pingpong.iterations_for(2**22, 1000, 2**28) == 64
+    assert pingpong.iterations_for(2**30, 1000, 2**28) == 20
