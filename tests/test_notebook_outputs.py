@@ -1,0 +1,32 @@
+import nbformat
+
+from tests import notebook_outputs
+
+
+def write(tmp_path, cells):
+    nb = nbformat.v4.new_notebook(cells=cells)
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_clean_notebook_passes(tmp_path):
+    cell = nbformat.v4.new_code_cell("1 + 1", execution_count=1,
+                                     outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "2"},
+                                                                     execution_count=1)])
+    write(tmp_path, [nbformat.v4.new_markdown_cell("# t"), cell, nbformat.v4.new_code_cell("")])
+    assert notebook_outputs.main([str(tmp_path)]) == 0
+
+
+def test_error_output_and_unexecuted_cell_are_refused(tmp_path, capsys):
+    err = nbformat.v4.new_code_cell("1/0", execution_count=1,
+                                    outputs=[nbformat.v4.new_output("error", ename="ZeroDivisionError",
+                                                                    evalue="division by zero", traceback=[])])
+    write(tmp_path, [err, nbformat.v4.new_code_cell("x = 1")])
+    assert notebook_outputs.main([str(tmp_path)]) == 1
+    msgs = capsys.readouterr().err
+    assert "ZeroDivisionError" in msgs and "not executed" in msgs
+
+
+def test_the_book_itself_is_clean():
+    assert notebook_outputs.main(["book"]) == 0
