@@ -10,8 +10,7 @@ STAMP  := $(VENV)/.installed-requirements
 JOBS   ?= 2
 
 export PATH := $(abspath $(BIN)):$(PATH)
-# Keep plotting and MPI quiet and deterministic in tests and builds.
-export MPLBACKEND := Agg
+# Silence the debugger warning of ipykernel in tests and builds.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: book test venv clean check-outputs
