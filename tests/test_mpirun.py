@@ -1,0 +1,35 @@
+"""The test harness itself: a deadlocked MPI job must fail within its timeout, not hang."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.mpirun import ROOT, run_mpi
+
+DEADLOCK = ("from mpi4py import MPI; import numpy as np; c = MPI.COMM_WORLD; "
+            "b = np.empty(1); c.Recv(b, source=1 - c.rank)")   # both ranks receive first
+
+
+@pytest.mark.mpi
+def test_a_deadlock_becomes_a_timeout_and_the_job_is_killed():
+    start = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_mpi(2, ["-c", DEADLOCK], timeout=5)
+    assert time.monotonic() - start < 30
+    left = subprocess.run(["pgrep", "-f", "c.Recv\\(b, source=1 - c.rank\\)"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", f"processes left behind: {left.stdout}"
+
+
+@pytest.mark.mpi
+def test_a_failing_rank_fails_the_job():
+    res = run_mpi(2, ["-c", "from mpi4py import MPI; import sys; sys.exit(3 if MPI.COMM_WORLD.rank else 0)"],
+                  timeout=30)
+    assert res.returncode != 0
+
+
+def test_cli_without_a_command_prints_usage_and_exits_2():
+    res = subprocess.run([sys.executable, "-m", "mpi_exercises"], capture_output=True, text=True, cwd=ROOT,
+                         timeout=60)
+    assert res.returncode == 2 and res.stderr.startswith("usage:") and "Traceback" not in res.stderr
