@@ -93,3 +93,36 @@ LSDYNA_TABLE3_NZC = {
 
 #: The paper's printed "Speedup" column of Table 3 (percent), kept to compare with.
 LSDYNA_TABLE3_PRINTED_GAIN_PERCENT = {4: 0.4, 8: 0.5, 12: 3.8, 14: 2.0}
+
+# ---------------------------------------------------------------- Littlefield 1992 (DELTA)
+from .nbl import NBLMachine  # noqa: E402  (kept next to the entries that use it)
+
+LITTLEFIELD = ("Littlefield, Modeling Node Bandwidth Limits and Their Effect on Vector "
+               "Combining Algorithms, PNL-SA-20425, 1992")
+
+#: Intel Touchstone DELTA, software X020, csend/crecv, link speed deliberately halved
+#: during the measurements (section 7.2): α = 54 µs, β = 1.54 µs per double
+#: (5.2 MB/s), c2 = 0.25 µs per element (4.0 MFLOPS), c3 = 0.37 µs (5.3 MFLOPS).
+DELTA = NBLMachine(alpha=54 * US, beta=1.54 * US, c2=0.25 * US, c3=0.37 * US, elem_bytes=8,
+                   name="Intel Touchstone DELTA (X020, halved links)",
+                   source=LITTLEFIELD + ", section 7.2 (DELTA System Parameters)")
+
+#: Table 1 of Littlefield 1992: test-jig times T (s) on a 3x3 mesh, the centre node receiving
+#: from one neighbour (L = 1) or exchanging with 1, 2, 3 neighbours (L = 2, 4, 6), for blocks
+#: of S doubles.  ``printed_f`` holds the f(L) columns as printed (one per pair of rows).
+DELTA_TABLE1 = {
+    "S": (60, 120, 300, 600),
+    "T": {1: (74 * US, 139 * US, 293 * US, 525 * US),
+          2: (129 * US, 235 * US, 502 * US, 942 * US),
+          4: (259 * US, 398 * US, 833 * US, 1733 * US),
+          6: (345 * US, 575 * US, 1222 * US, 2578 * US)},
+    "printed_dT": {1: (65 * US, 154 * US, 232 * US), 2: (106 * US, 267 * US, 440 * US),
+                   4: (139 * US, 435 * US, 900 * US), 6: (230 * US, 647 * US, 1356 * US)},
+    "printed_f": {2: (1.6, 1.7, 1.9), 4: (2.1, 2.8, 3.9), 6: (3.8, 4.2, 5.8)},
+    "source": LITTLEFIELD + ", Table 1",
+}
+
+#: The paper's experiments (section 4.2): meshes W x H and vector lengths N (elements).
+DELTA_MESHES = ((4, 4), (16, 16), (16, 32))
+DELTA_VECTOR_LENGTHS = (10**2, 10**3, 10**4, 10**5, 5 * 10**5)
+DELTA_BLOCK_RANGE = (20, 600)

@@ -1,0 +1,157 @@
+"""Derivations behind :mod:`netmodels.nbl`: the step timelines counted from the
+algorithms' geometry, and the closed forms and optimal block sizes with sympy.
+
+Two independent routes to the same numbers:
+
+* :func:`count_timeline` places every message of Snake or Fence on its step (from
+  where each block starts and how many hops it has travelled) and counts, per step,
+  the active links of the busiest node and the widest combine;
+* :func:`symbolic_time` sums the paper's timeline table (``nbl.PHASES``) with the
+  step cost of section 2, ``L α + f(L) β S`` plus combining.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import sympy as sp
+
+from .nbl import PHASES, _name
+
+alpha, beta, c2, c3 = sp.symbols("alpha beta c_2 c_3", positive=True)
+N, S, B, P, W, H = sp.symbols("N S B P W H", positive=True)
+f = sp.Function("f")
+COMBINE = {0: 0, 2: c2, 3: c3}
+
+
+# ------------------------------------------------------------------ timelines by counting
+def messages(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int, bool]]:
+    """All messages (step, src, dst, combines) of Snake or Fence; steps count from 1.
+
+    Nodes are numbered along the snake (Snake) or as x + W y with (0, 0) the lower-left
+    corner (Fence).  Snake: block b leaves node P-1 at step b and moves one hop per step
+    to node 0; its result leaves node 0 the step after it arrives.  Fence: column x
+    starts block b at step b + W-1-x, so that a bottom-row node receives from above and
+    from the right in the same step; results go back along the bottom row and up.
+    """
+    name = _name(algorithm)
+    out = []
+    if name == "Snake":
+        P_ = W * H
+        for b in range(1, B + 1):
+            for i in range(P_ - 1, 0, -1):
+                out.append((b + (P_ - 1 - i), i, i - 1, True))
+            for i in range(0, P_ - 1):
+                out.append((b + P_ - 1 + i, i, i + 1, False))
+        return out
+    if name == "Fence":
+        node = lambda x, y: x + W * y  # noqa: E731
+        for b in range(1, B + 1):
+            for x in range(W):
+                s = b + W - 1 - x
+                for y in range(H - 1, 0, -1):
+                    out.append((s + (H - 1 - y), node(x, y), node(x, y - 1), True))
+            for x in range(W - 1, 0, -1):
+                out.append((b + W + H - 2 - x, node(x, 0), node(x - 1, 0), True))
+            for x in range(W):
+                t0 = b + W + H - 2 + x
+                if x < W - 1:
+                    out.append((t0, node(x, 0), node(x + 1, 0), False))
+                for y in range(H - 1):
+                    out.append((t0 + y, node(x, y), node(x, y + 1), False))
+        return out
+    raise ValueError("algorithm must be 'Snake' or 'Fence'")
+
+
+def count_timeline(algorithm: str, W: int, H: int, B: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: active links of the busiest node, and the widest combine (0, 2 or 3).
+
+    The combine arity of a node is 1 + the number of partially combined blocks it
+    receives in the step (0 if none).  Raises ValueError if a link carries two messages
+    in one step (the algorithms are free of link conflicts).
+    """
+    msgs = messages(algorithm, W, H, B)
+    nsteps = max(m[0] for m in msgs)
+    links = np.zeros((nsteps, W * H), dtype=int)
+    arity = np.zeros((nsteps, W * H), dtype=int)
+    used = Counter((t, s, d) for t, s, d, _ in msgs)
+    if max(used.values()) > 1:
+        raise ValueError("link conflict: a link carries two messages in one step")
+    for t, s, d, comb in msgs:
+        links[t - 1, s] += 1
+        links[t - 1, d] += 1
+        if comb:
+            arity[t - 1, d] += 1
+    arity = np.where(arity > 0, arity + 1, 0)
+    return links.max(axis=1), arity.max(axis=1)
+
+
+def run_lengths(L: np.ndarray, k: np.ndarray) -> list[tuple[int, int, int]]:
+    """Run-length encode per-step (L, arity) into (steps, L, arity) phases."""
+    out = []
+    for a, b in zip(L.tolist(), k.tolist()):
+        if out and out[-1][1:] == (a, b):
+            out[-1] = (out[-1][0] + 1, a, b)
+        else:
+            out.append((1, a, b))
+    return out
+
+
+def expand(phase_list) -> tuple[np.ndarray, np.ndarray]:
+    """Per-step (L, arity) arrays of a phase list (steps, L, arity)."""
+    L = np.concatenate([np.full(n, L_, dtype=int) for n, L_, _ in phase_list if n > 0])
+    k = np.concatenate([np.full(n, k_, dtype=int) for n, _, k_ in phase_list if n > 0])
+    return L, k
+
+
+# ------------------------------------------------------------------ closed forms with sympy
+def _count(expr: str):
+    return sp.sympify(expr, locals={"P": P, "W": W, "H": H, "B": B})
+
+
+def symbolic_time(algorithm: str, *, appendix_step: bool = False) -> sp.Expr:
+    """Total time as a sympy expression in alpha, beta, c_2, c_3, f(L), P, W, H, B, S.
+
+    Step cost from section 2: ``L α + f(L) β S`` (+ c S).  With ``appendix_step=True``
+    the step cost printed in the paper's appendix, ``L (α + f(L) β S)``, instead.
+    Tree: the appendix formula with P = 2^k levels log2 W + log2 H.
+    """
+    name = _name(algorithm)
+    if name == "Tree":
+        return (sp.log(W, 2) + sp.log(H, 2)) * (2 * (alpha + f(1) * beta * N) + c2 * N)
+    total = 0
+    for c, L, k in PHASES[name]:
+        comm = L * (alpha + f(L) * beta * S) if appendix_step else L * alpha + f(L) * beta * S
+        total += _count(c) * (comm + COMBINE[k] * S)
+    return sp.expand(total)
+
+
+def optimal_block_symbolic(algorithm: str, *, appendix_step: bool = False) -> sp.Expr:
+    """S_opt solving dT/dS = 0 with B = N/S.
+
+    With B = N/S the time is ``A + a N / S + K S``: S_opt = sqrt(a N / K), the only
+    positive root when K > 0 (checked: dT/dS vanishes there).
+    """
+    T = sp.expand(symbolic_time(algorithm, appendix_step=appendix_step).subs(B, N / S))
+    K, aN = T.coeff(S, 1), T.coeff(S, -1)
+    assert sp.simplify(T - K * S - aN / S).free_symbols.isdisjoint({S})
+    sopt = sp.sqrt(aN / K)
+    assert sp.simplify(sp.diff(T, S).subs(S, sopt)) == 0
+    return sopt
+
+
+def paper_printed_optimal_block(algorithm: str) -> sp.Expr:
+    """The S_opt formulas as printed in the paper's appendix."""
+    name = _name(algorithm)
+    if name == "Snake":
+        return sp.sqrt(N * alpha / ((P - 2) * (c2 + 2 * beta * f(2)) + 2 * beta * f(3) - 3 * beta * f(4)))
+    if name == "Fence":
+        return sp.sqrt(6 * N * alpha / (H * (c2 + 2 * beta * f(2)) + W * (c3 + 2 * beta * f(3)) - 3 * c3
+                                         + beta * (2 * f(1) - 2 * f(2) - 4 * f(3) + 2 * f(4) - 3 * f(6))))
+    raise ValueError("algorithm must be 'Snake' or 'Fence'")
+
+
+def denominator(sopt: sp.Expr, numerator: sp.Expr) -> sp.Expr:
+    """D such that sopt = sqrt(numerator / D), expanded and collected (for display)."""
+    return sp.collect(sp.expand(sp.simplify(numerator / sopt**2)), [P, W, H, beta])

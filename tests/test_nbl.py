@@ -1,0 +1,274 @@
+"""The NBL model of Littlefield (1992): timelines, closed forms, optimal blocks, regimes.
+
+References used here are independent of netmodels.nbl's closed forms: messages placed
+step by step (nbl_derivation.messages), the executable schedules of netmodels.combining,
+brute force over every block size, scipy's minimiser, and the paper's Table 1.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.optimize import minimize_scalar
+
+from netmodels import combining, nbl
+from netmodels import nbl_derivation as d
+from netmodels.machines import DELTA, DELTA_MESHES, DELTA_TABLE1, DELTA_VECTOR_LENGTHS
+from netmodels.nbl import FITTED_DELTA, NOMINAL, STANDARD, NBLMachine
+
+F_TABLES = {"standard": STANDARD, "nominal": NOMINAL, "fitted": FITTED_DELTA}
+SNAKE_MESHES = [(3, 1), (1, 4), (2, 2), (4, 4), (5, 3)]
+FENCE_MESHES = [(3, 2), (3, 5), (4, 4), (6, 3)]
+
+
+def schedule_timeline(sched):
+    """Per step of an executable schedule: most active links of a rank, widest combine."""
+    L, k = [], []
+    for step in sched.steps:
+        links = np.zeros(sched.nprocs, int)
+        arrivals = np.zeros(sched.nprocs, int)
+        for tr in step:
+            links[tr.src] += 1
+            links[tr.dst] += 1
+            arrivals[tr.dst] += tr.combine
+        L.append(links.max())
+        k.append(arrivals.max() + 1 if arrivals.max() else 0)
+    return np.array(L), np.array(k)
+
+
+def phase_arrays(name, W, H, B):
+    return d.expand(nbl.phases(name, W, H, B))
+
+
+# ------------------------------------------------------------------ timelines
+@pytest.mark.parametrize("W,H", SNAKE_MESHES)
+@pytest.mark.parametrize("B", [3, 4, 9])
+def test_snake_timeline_counted_step_by_step_is_the_papers(W, H, B):
+    L, k = d.count_timeline("Snake", W, H, B)
+    Lp, kp = phase_arrays("Snake", W, H, B)
+    assert len(L) == 2 * W * H + B - 3
+    np.testing.assert_array_equal(L, Lp)
+    np.testing.assert_array_equal(k, kp)
+
+
+@pytest.mark.parametrize("W,H", FENCE_MESHES)
+@pytest.mark.parametrize("B", [3, 4, 9])
+def test_fence_timeline_counted_step_by_step_is_the_papers_but_one_combine(W, H, B):
+    L, k = d.count_timeline("Fence", W, H, B)
+    Lp, kp = phase_arrays("Fence", W, H, B)
+    assert len(L) == 2 * W + 2 * H + B - 5
+    np.testing.assert_array_equal(L, Lp)
+    # the paper charges c2 at step H, where node (W-2, 0) already combines three blocks
+    differ = np.flatnonzero(k != kp)
+    assert differ.tolist() == [H - 1] and k[H - 1] == 3 and kp[H - 1] == 2
+
+
+@pytest.mark.parametrize("name,meshes", [("snake", SNAKE_MESHES), ("fence", FENCE_MESHES)])
+def test_executable_schedules_have_the_papers_link_counts(name, meshes):
+    for W, H in meshes:
+        for B in (3, 5):
+            S = 2
+            sched = combining.build(name, W * H, B * S, block=S, mesh=(W, H))
+            L, k = schedule_timeline(sched)
+            Lp, kp = phase_arrays(name.capitalize(), W, H, B)
+            np.testing.assert_array_equal(L, Lp)
+            assert np.count_nonzero(k != kp) == (1 if name == "fence" else 0)
+
+
+@pytest.mark.parametrize("W,H", [(4, 4), (3, 5), (8, 2)])
+def test_tree_closed_form_is_the_cost_of_the_executable_tree(W, H):
+    N = 1000
+    sched = combining.build("tree", W * H, N, mesh=(W, H))
+    L, k = schedule_timeline(sched)
+    assert set(L.tolist()) == {1}
+    m = DELTA
+    by_steps = sum(m.alpha + m.beta * N + (m.c2 * N if kk else 0) for kk in k)
+    assert nbl.tree_time(N, W, H, m, NOMINAL) == pytest.approx(by_steps, rel=1e-12)
+
+
+@pytest.mark.parametrize("fname", list(F_TABLES))
+@pytest.mark.parametrize("name,W,H", [("Snake", 4, 4), ("Snake", 5, 3), ("Fence", 4, 4), ("Fence", 6, 3)])
+def test_closed_forms_equal_the_sum_over_the_executable_schedule(fname, name, W, H):
+    """Section 2's step cost L α + f(L) β S + c S summed over combining.build's steps
+    (combine charged as the paper does: one c2 step more than the schedule shows in Fence)."""
+    f, m, S, B = F_TABLES[fname], DELTA, 7, 6
+    sched = combining.build(name.lower(), W * H, S * B, block=S, mesh=(W, H))
+    L, k = schedule_timeline(sched)
+    _, kp = phase_arrays(name, W, H, B)
+    cost = {0: 0.0, 2: m.c2, 3: m.c3}
+    steps = [LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, kp)]
+    t = nbl.snake_time if name == "Snake" else nbl.fence_time
+    assert t(S * B, W, H, S, m, f) == pytest.approx(sum(steps), rel=1e-12)
+    if name == "Fence":  # charging the combine the schedule really does costs (c3 - c2) S more
+        exact = sum(LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, k))
+        assert exact - sum(steps) == pytest.approx((m.c3 - m.c2) * S, rel=1e-9)
+
+
+def test_messages_use_every_link_at_most_once_per_step():
+    for W, H in FENCE_MESHES:
+        d.count_timeline("Fence", W, H, 4)  # raises on a conflict
+    msgs = d.messages("Fence", 3, 2, 3)
+    assert len({(t, s, r) for t, s, r, _ in msgs}) == len(msgs)
+
+
+# ------------------------------------------------------------------ symbolic results
+def test_fence_optimal_block_printed_in_the_paper_follows_from_section_2():
+    derived = d.optimal_block_symbolic("Fence")
+    assert sp.simplify(derived**2 - d.paper_printed_optimal_block("Fence") ** 2) == 0
+
+
+def test_snake_optimal_block_printed_in_the_paper_lacks_a_factor_4_and_the_f1_term():
+    derived = d.optimal_block_symbolic("Snake")
+    printed = d.paper_printed_optimal_block("Snake")
+    fixed = sp.sqrt(4 * d.N * d.alpha / (d.N * d.alpha / printed**2 + 2 * d.beta * d.f(1)))
+    assert sp.simplify(derived**2 - fixed**2) == 0
+    assert sp.simplify(derived**2 - printed**2) != 0
+
+
+def test_appendix_step_cost_is_not_the_one_behind_the_printed_optimum():
+    """The appendix prints L(α + f(L)βS) per step; its optimum differs from eq. (1)."""
+    appendix = d.optimal_block_symbolic("Fence", appendix_step=True)
+    assert sp.simplify(appendix**2 - d.paper_printed_optimal_block("Fence") ** 2) != 0
+
+
+def test_symbolic_time_agrees_with_numeric_closed_forms():
+    T = d.symbolic_time("Fence")
+    W, H, N, S = 5, 4, 100, 9
+    subs = {d.alpha: DELTA.alpha, d.beta: DELTA.beta, d.c2: DELTA.c2, d.c3: DELTA.c3,
+            d.W: W, d.H: H, d.P: W * H, d.B: math.ceil(N / S), d.S: S}
+    subs.update({d.f(L): v for L, v in FITTED_DELTA.items()})
+    assert float(T.subs(subs)) == pytest.approx(nbl.fence_time(N, W, H, S, DELTA, FITTED_DELTA))
+
+
+# ------------------------------------------------------------------ optimal block sizes
+@pytest.mark.parametrize("fname", list(F_TABLES))
+@pytest.mark.parametrize("name,W,H,N", [("Snake", 4, 4, 2000), ("Fence", 4, 4, 2000),
+                                        ("Snake", 16, 16, 5000), ("Fence", 16, 32, 3001)])
+def test_optimal_block_is_the_brute_force_minimum(fname, name, W, H, N):
+    f = F_TABLES[fname]
+    Ss = np.arange(1, N + 1)
+    t = nbl.curves(name, N, W, H, Ss, DELTA, f)
+    best = int(Ss[np.nanargmin(t)])
+    assert nbl.optimal_block(name, N, W, H, DELTA, f) == best
+    one = nbl.snake_time if name == "Snake" else nbl.fence_time
+    assert one(N, W, H, best, DELTA, f) == pytest.approx(np.nanmin(t))
+
+
+@pytest.mark.parametrize("name", ["Snake", "Fence"])
+@pytest.mark.parametrize("fname", list(F_TABLES))
+def test_continuous_optimum_is_scipys_minimum(name, fname):
+    f, W, H, N = F_TABLES[fname], 16, 16, 10**5
+    fv = {L: f[L] for L in nbl.needed_links(name)}
+
+    def T(S):
+        return nbl._phase_sum(name, W * H, W, H, N / S, S, DELTA, fv)
+
+    res = minimize_scalar(T, bounds=(1, N / 3), method="bounded", options={"xatol": 1e-6})
+    assert nbl.continuous_optimal_block(name, N, W, H, DELTA, f) == pytest.approx(res.x, rel=1e-4)
+
+
+def test_printed_snake_optimum_is_about_half_the_true_one():
+    for W, H in DELTA_MESHES:
+        ratio = (nbl.paper_printed_optimal_block("Snake", 10**4, W, H, DELTA, NOMINAL)
+                 / nbl.continuous_optimal_block("Snake", 10**4, W, H, DELTA, NOMINAL))
+        assert 0.45 < ratio < 0.55
+
+
+def test_printed_fence_optimum_is_the_true_one():
+    for W, H in DELTA_MESHES:
+        assert (nbl.paper_printed_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)
+                == pytest.approx(nbl.continuous_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)))
+
+
+# ------------------------------------------------------------------ Table 1
+def test_table1_differences_are_the_printed_ones_and_f6_at_60_is_not():
+    T = {L: np.array(v) for L, v in DELTA_TABLE1["T"].items()}
+    dT, f = nbl.f_from_testjig(DELTA_TABLE1["S"], T)
+    for L, printed in DELTA_TABLE1["printed_dT"].items():
+        np.testing.assert_allclose(dT[L], printed, atol=1e-9)
+    for L, printed in DELTA_TABLE1["printed_f"].items():
+        rounded = np.round(f[L], 1)
+        if L == 6:
+            assert rounded.tolist() == [3.5, 4.2, 5.8] and printed[0] == 3.8
+        else:
+            np.testing.assert_array_equal(rounded, printed)
+
+
+def test_fit_f_recovers_a_known_f():
+    S = np.array([10, 100, 1000, 5000])
+    beta, alpha = 2e-9, 3e-6
+    T = {L: L * alpha + fL * beta * S for L, fL in {1: 1.0, 2: 1.5, 4: 3.2}.items()}
+    f, b, a = nbl.fit_f(S, T)
+    assert b == pytest.approx(beta) and f[4] == pytest.approx(3.2) and a[2] == pytest.approx(2 * alpha)
+
+
+# ------------------------------------------------------------------ the paper's conclusions
+def _grid_winners(f):
+    out = {}
+    for W, H in DELTA_MESHES:
+        for N in DELTA_VECTOR_LENGTHS:
+            t = {a: nbl.time(a, N, W, H, nbl.optimal_block(a, N, W, H, DELTA, f), DELTA, f)
+                 for a in nbl.ALGORITHMS}
+            order = sorted(t, key=t.get)
+            out[W, H, N] = (order[0], t[order[1]] / t[order[0]] - 1)
+    return out
+
+
+def test_nominal_nbl_each_algorithm_wins_by_33_percent_somewhere():
+    won = _grid_winners(NOMINAL)
+    for a in nbl.ALGORITHMS:
+        assert max(m for w, m in won.values() if w == a) >= 0.33
+
+
+def test_standard_model_snake_wins_only_long_vectors_on_few_nodes_and_barely():
+    won = _grid_winners(STANDARD)
+    snake = [k for k, (w, _) in won.items() if w == "Snake"]
+    assert snake == [(4, 4, 5 * 10**5)] and won[snake[0]][1] < 0.05
+    assert all(won[W, H, 100][0] == "Tree" for W, H in DELTA_MESHES)
+
+
+def test_fitted_model_snake_beats_fence_on_16_nodes_for_long_vectors():
+    for N in (10**5, 5 * 10**5):
+        s = nbl.time("Snake", N, 4, 4, nbl.optimal_block("Snake", N, 4, 4, DELTA, FITTED_DELTA), DELTA, FITTED_DELTA)
+        f = nbl.time("Fence", N, 4, 4, nbl.optimal_block("Fence", N, 4, 4, DELTA, FITTED_DELTA), DELTA, FITTED_DELTA)
+        assert 1.15 < f / s < 1.33
+
+
+# ------------------------------------------------------------------ vectorised map
+def test_regime_map_agrees_with_fastest():
+    Ns = [10, 300, 3000, 30000, 400000]
+    meshes = [(4, 4), (16, 16), (16, 32), (3, 2)]
+    winner, times, S = nbl.regime_map(Ns, meshes, DELTA, NOMINAL)
+    for i, (W, H) in enumerate(meshes):
+        for j, N in enumerate(Ns):
+            name, s, t = nbl.fastest(N, W, H, DELTA, NOMINAL)
+            assert t <= times[:, i, j][winner[i, j]] <= t * 1.005
+            assert nbl.ALGORITHMS[winner[i, j]] == name or np.sort(times[:, i, j])[1] / t - 1 < 5e-3
+
+
+# ------------------------------------------------------------------ validation
+@pytest.mark.parametrize("call,match", [
+    (lambda: nbl.tree_time(0, 4, 4, DELTA, NOMINAL), "N must be"),
+    (lambda: nbl.tree_time(10, 0, 4, DELTA, NOMINAL), "W must be"),
+    (lambda: nbl.snake_time(100, 4, 4, 0, DELTA, NOMINAL), "S must be"),
+    (lambda: nbl.snake_time(100, 4, 4, 101, DELTA, NOMINAL), "S must be in 1..N"),
+    (lambda: nbl.snake_time(100, 4, 4, 50, DELTA, NOMINAL), "B = ceil"),
+    (lambda: nbl.snake_time(100, 2, 1, 10, DELTA, NOMINAL), "P = W\\*H >= 3"),
+    (lambda: nbl.fence_time(100, 2, 4, 10, DELTA, NOMINAL), "W >= 3 and H >= 2"),
+    (lambda: nbl.fence_time(100, 4, 4, 10, DELTA, {1: 1, 2: 2, 3: 3, 4: 4}), "missing L = \\[6\\]"),
+    (lambda: nbl.fence_time(100, 4, 4, 10, DELTA, {1: 1, 2: 2, 3: 3, 4: 4, 6: -1}), "f\\(6\\)"),
+    (lambda: nbl.optimal_block("Ring", 100, 4, 4, DELTA, NOMINAL), "algorithm must be"),
+    (lambda: nbl.optimal_block("Snake", 2, 4, 4, DELTA, NOMINAL), "N >= 3"),
+    (lambda: nbl.fastest(10, 4, 4, "DELTA", NOMINAL), "machine must be"),
+    (lambda: NBLMachine(0, 1e-6, 0, 0), "alpha"),
+    (lambda: nbl.f_from_testjig([1, 1], {1: [1, 2]}), "increasing"),
+])
+def test_invalid_inputs_raise_value_error_naming_the_parameter(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_fastest_on_tiny_vectors_is_tree_without_pipelines():
+    assert nbl.fastest(2, 4, 4, DELTA, NOMINAL)[0] == "Tree"
+    assert nbl.fastest(10**5, 2, 1, DELTA, NOMINAL)[0] == "Tree"  # no Snake/Fence timeline on 2 nodes
