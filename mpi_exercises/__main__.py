@@ -14,6 +14,7 @@ import sys
 #: command name -> (module, one-line help).  A new command is one line here.
 COMMANDS = {
     "pingpong": ("mpi_exercises.pingpong", "ping-pong latency/bandwidth sweep; fits alpha and beta"),
+    "nbl-testjig": ("mpi_exercises.nbl_testjig", "f(L) test jig: centre rank using 1, 2, 4, 6 links at once"),
 }
 
 

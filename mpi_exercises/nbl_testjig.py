@@ -1,0 +1,194 @@
+"""The f(L) test jig of Littlefield (1992), Table 1: how much slower is a node that uses
+several links at once?
+
+Rank 0 is the centre node, ranks 1, 2, 3 its neighbours (other ranks wait).  For each
+block size S (double-precision elements):
+
+* L = 1: neighbour 1 sends S doubles, the centre receives them;
+* L = 2, 4, 6: the centre exchanges S doubles (sends and receives at once) with
+  1, 2 or 3 neighbours.
+
+Each sample is ``--inner`` back-to-back operations timed with ``MPI.Wtime`` on the
+centre after a barrier, divided by ``--inner``; ``--warmup`` untimed samples come
+first.  Table 1 uses the minimum sample per case by default (``--statistic``).
+As in the paper, dT(L) is the difference of the times at adjacent block sizes
+and f(L) = dT(L) / dT(1); :func:`netmodels.nbl.fit_f` also fits f(L) over all sizes.
+
+    mpiexec -n 4 python -m mpi_exercises nbl-testjig --json testjig.json
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _bench
+
+DEFAULT_SIZES = [60, 120, 300, 600, 6000, 60000]
+
+
+def element_sizes(text: str) -> list[int]:
+    """argparse type: at least 2 distinct block sizes >= 1 (elements), comma-separated."""
+    import argparse
+
+    sizes = _bench.size_list(text)
+    if len(sizes) < 2 or sizes[0] < 1:
+        raise argparse.ArgumentTypeError(
+            f"need at least 2 distinct block sizes >= 1 (f(L) is a ratio of differences), got {text!r}")
+    return sizes
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--sizes", type=element_sizes, default=DEFAULT_SIZES,
+                   help="comma-separated block sizes in double-precision ELEMENTS, at least 2 "
+                        "(default: the paper's 60,120,300,600 and 6000,60000)")
+    p.add_argument("--repetitions", type=_bench.positive_int, default=30,
+                   help="timed samples per (L, size) (default 30)")
+    p.add_argument("--inner", type=_bench.positive_int, default=10,
+                   help="back-to-back operations per sample (default 10)")
+    p.add_argument("--warmup", type=_bench.nonneg_int, default=3,
+                   help="untimed samples before each (L, size) (default 3)")
+    p.add_argument("--statistic", choices=("min", "median"), default="min",
+                   help="which time per (L, size) enters Table 1 and the fit (default min: the "
+                        "sample least disturbed by other processes)")
+    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def link_counts(nprocs: int) -> list[int]:
+    """The L values a run on ``nprocs`` ranks can measure: 1 and 2k for k neighbours."""
+    return [1] + [2 * k for k in range(1, min(3, nprocs - 1) + 1)]
+
+
+def _operation(comm, L, sendbuf, recvbufs, tag):
+    """One L-link operation; returns nothing.  Ranks not involved return at once."""
+    from mpi4py import MPI
+
+    rank = comm.Get_rank()
+    if L == 1:
+        if rank == 0:
+            comm.Recv([recvbufs[0], MPI.DOUBLE], source=1, tag=tag)
+        elif rank == 1:
+            comm.Send([sendbuf, MPI.DOUBLE], dest=0, tag=tag)
+        return
+    k = L // 2
+    if rank == 0:
+        reqs = [comm.Irecv([recvbufs[i], MPI.DOUBLE], source=i + 1, tag=tag) for i in range(k)]
+        reqs += [comm.Isend([sendbuf, MPI.DOUBLE], dest=i + 1, tag=tag) for i in range(k)]
+        MPI.Request.Waitall(reqs)
+    elif rank <= k:
+        reqs = [comm.Irecv([recvbufs[0], MPI.DOUBLE], source=0, tag=tag),
+                comm.Isend([sendbuf, MPI.DOUBLE], dest=0, tag=tag)]
+        MPI.Request.Waitall(reqs)
+
+
+def measure(comm, sizes, repetitions, inner, warmup, progress=True) -> list[dict]:
+    """Run the jig; per-(L, S) summaries on rank 0 (empty list elsewhere)."""
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    rank = comm.Get_rank()
+    Ls = link_counts(comm.Get_size())
+    sendbuf_all = np.full(max(sizes), float(rank + 1))
+    recv_all = [np.zeros(max(sizes)) for _ in range(3)]
+    cases = [(L, S) for L in Ls for S in sizes]
+    results = []
+    bar = tqdm(cases, desc="f(L) test jig", unit="case", file=sys.stderr,
+               disable=(rank != 0) or (not progress) or None)
+    for tag, (L, S) in enumerate(bar):
+        sendbuf = sendbuf_all[:S]
+        recvbufs = [r[:S] for r in recv_all]
+        samples = np.empty(repetitions)
+        for i in range(-warmup, repetitions):
+            comm.Barrier()
+            t0 = MPI.Wtime()
+            for _ in range(inner):
+                _operation(comm, L, sendbuf, recvbufs, tag)
+            dt = (MPI.Wtime() - t0) / inner
+            if i >= 0:
+                samples[i] = dt
+        if rank == 0:
+            if S and recvbufs[0][0] != 2.0:  # what neighbour 1 sent
+                raise RuntimeError(f"test jig received {recvbufs[0][0]} instead of 2.0")
+            stats = _bench.summarize(samples)
+            stats.update({"L": L, "S": S, "bytes": 8 * S})
+            results.append(stats)
+    comm.Barrier()
+    return results
+
+
+def table(results: list[dict], stat: str = "median_s") -> dict:
+    """Table 1 from the results: T, dT and f(L) = dT(L)/dT(1) per L, and a least-squares f(L)."""
+    from netmodels.nbl import f_from_testjig, fit_f
+
+    Ls = sorted({r["L"] for r in results})
+    S = sorted({r["S"] for r in results})
+    T = {L: np.array([next(r[stat] for r in results if r["L"] == L and r["S"] == s) for s in S])
+         for L in Ls}
+    out = {"S": S, "T_s": {str(L): T[L].tolist() for L in Ls}, "statistic": stat}
+    try:
+        dT, f = f_from_testjig(S, T)
+        out["dT_s"] = {str(L): v.tolist() for L, v in dT.items()}
+        out["f"] = {str(L): v.tolist() for L, v in f.items()}
+    except ValueError as exc:  # timing noise can make dT(1) <= 0 on a busy machine
+        out["dT_s"], out["f"], out["warning"] = None, None, str(exc)
+    try:
+        fitted, beta, icpt = fit_f(S, T)
+        out["fit"] = {"f": {str(L): v for L, v in fitted.items()}, "beta_s_per_elem": beta,
+                      "intercept_s": {str(L): v for L, v in icpt.items()}}
+    except ValueError as exc:
+        out["fit"] = None
+        out["warning"] = str(exc)
+    return out
+
+
+def report(tab: dict) -> str:
+    """Table 1 layout: S, then T (µs) per L, dT and f(L)."""
+    Ls = list(tab["T_s"])
+    head = f"{'S':>8} " + " ".join(f"{'T(L=' + L + ') µs':>13}" for L in Ls)
+    lines = [head, "-" * len(head)]
+    for i, s in enumerate(tab["S"]):
+        lines.append(f"{s:>8} " + " ".join(f"{tab['T_s'][L][i] * 1e6:13.2f}" for L in Ls))
+    if tab.get("f"):
+        lines += ["", "f(L) = dT(L)/dT(1) between adjacent sizes:"]
+        for i in range(len(tab["S"]) - 1):
+            lines.append(f"  {tab['S'][i]:>7} -> {tab['S'][i + 1]:<7} "
+                         + " ".join(f"f({L})={tab['f'][L][i]:6.2f}" for L in Ls[1:]))
+    if tab.get("fit"):
+        fit = tab["fit"]
+        lines += ["", "Least-squares over all sizes (T(L) = a_L + f(L) beta S):",
+                  f"  beta = {fit['beta_s_per_elem'] * 1e9:.3f} ns per element; "
+                  + " ".join(f"f({L}) = {v:.2f}" for L, v in fit["f"].items())]
+    if tab.get("warning"):
+        lines.append(f"WARNING: {tab['warning']}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    sizes = args.sizes
+    if comm.Get_size() < 2:
+        if comm.Get_rank() == 0:
+            print("nbl-testjig needs at least 2 ranks (4 for L = 1, 2, 4, 6): "
+                  "mpiexec -n 4 python -m mpi_exercises nbl-testjig", file=sys.stderr)
+        return 2
+    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    results = measure(comm, sizes, args.repetitions, args.inner, args.warmup,
+                      progress=not args.no_progress)
+    if comm.Get_rank() == 0:
+        tab = table(results, args.statistic + "_s")
+        print(report(tab), flush=True)
+        if args.json:
+            _bench.write_json(args.json, {
+                "benchmark": "nbl-testjig", "environment": _bench.environment(comm),
+                "oversubscribed": oversubscribed,
+                "parameters": {"sizes_elements": sizes, "repetitions": args.repetitions,
+                               "inner": args.inner, "warmup": args.warmup,
+                               "statistic": args.statistic,
+                               "links": link_counts(comm.Get_size())},
+                "results": results, "table": tab})
+            print(f"results written to {args.json}")
+    return 0

@@ -1,0 +1,77 @@
+"""The f(L) test jig (Littlefield 1992, Table 1) under mpiexec, with small sizes."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mpi_exercises import nbl_testjig
+from tests.mpirun import ROOT, run_mpi, run_mpi_ok
+
+QUICK = ["--sizes", "60,600,6000", "--repetitions", "5", "--inner", "2", "--warmup", "1", "--no-progress"]
+
+
+@pytest.mark.mpi
+def test_four_ranks_measure_l_1_2_4_6_and_write_table1(tmp_path):
+    out = tmp_path / "jig.json"
+    res = run_mpi_ok(4, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--json", str(out)], timeout=90)
+    assert "T(L=6)" in res.stdout
+    data = json.loads(out.read_text())
+    assert data["parameters"]["links"] == [1, 2, 4, 6]
+    assert sorted({(r["L"], r["S"]) for r in data["results"]}) == [
+        (L, S) for L in (1, 2, 4, 6) for S in (60, 600, 6000)]
+    for r in data["results"]:
+        assert 0 < r["min_s"] <= r["median_s"] <= r["max_s"] and r["bytes"] == 8 * r["S"]
+    tab = data["table"]
+    assert tab["S"] == [60, 600, 6000] and set(tab["T_s"]) == {"1", "2", "4", "6"}
+    # the table is the arithmetic of Table 1 applied to the minimum times
+    T = {int(L): np.array(v) for L, v in tab["T_s"].items()}
+    mins = {(r["L"], r["S"]): r["min_s"] for r in data["results"]}
+    assert T[4][1] == mins[4, 600]
+    if tab["f"] is not None:
+        d1 = np.diff(T[1])
+        np.testing.assert_allclose(tab["f"]["6"], np.diff(T[6]) / d1)
+
+
+@pytest.mark.mpi
+def test_two_ranks_measure_only_l_1_and_2(tmp_path):
+    out = tmp_path / "jig.json"
+    run_mpi_ok(2, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--json", str(out)], timeout=60)
+    data = json.loads(out.read_text())
+    assert data["parameters"]["links"] == [1, 2]
+    assert {r["L"] for r in data["results"]} == {1, 2}
+
+
+@pytest.mark.mpi
+def test_extra_ranks_wait_and_one_rank_is_a_clear_error():
+    res = run_mpi_ok(5, ["-m", "mpi_exercises", "nbl-testjig", "--sizes", "1,10", "--repetitions", "2",
+                         "--inner", "1", "--no-progress"], timeout=90)
+    assert "T(L=6)" in res.stdout
+    res = run_mpi(1, ["-m", "mpi_exercises", "nbl-testjig", "--no-progress"], timeout=60)
+    assert res.returncode == 2 and "at least 2 ranks" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("bad", [["--sizes", "60"], ["--sizes", "0,60"], ["--sizes", "x"],
+                                 ["--repetitions", "0"], ["--statistic", "mean"], ["--bogus"]])
+def test_bad_arguments_exit_2_with_usage_and_no_traceback(bad):
+    res = subprocess.run([sys.executable, "-m", "mpi_exercises", "nbl-testjig", *bad],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+
+
+def test_table_from_known_times_reproduces_the_papers_arithmetic():
+    from netmodels.machines import DELTA_TABLE1
+
+    results = [{"L": L, "S": S, "min_s": t} for L, ts in DELTA_TABLE1["T"].items()
+               for S, t in zip(DELTA_TABLE1["S"], ts)]
+    tab = nbl_testjig.table(results, "min_s")
+    np.testing.assert_allclose(tab["f"]["2"], [106 / 65, 267 / 154, 440 / 232])
+    assert "f(4)=" in nbl_testjig.report(tab)
+
+
+def test_link_counts():
+    assert nbl_testjig.link_counts(2) == [1, 2]
+    assert nbl_testjig.link_counts(4) == nbl_testjig.link_counts(9) == [1, 2, 4, 6]
