@@ -126,3 +126,17 @@ DELTA_TABLE1 = {
 DELTA_MESHES = ((4, 4), (16, 16), (16, 32))
 DELTA_VECTOR_LENGTHS = (10**2, 10**3, 10**4, 10**5, 5 * 10**5)
 DELTA_BLOCK_RANGE = (20, 600)
+
+HOEFLER2005 = ("Höfler & Rehm, A practical Approach to the Rating of Barrier Algorithms using the "
+               "LogP Model and Open MPI (slides, 2005)")
+
+#: The slides' "Benchmark Results" table: barrier times (s) on 128 and 256 nodes (Fast
+#: Ethernet, Extreme Black Diamond switch).  "open_mpi" is Open MPI's own barrier; the
+#: slides do not say which algorithm it used nor the combining tree's fan-in.
+HOEFLER2005_BARRIER_TIMES = {
+    "central_counter": {128: 4594.50 * US, 256: 4909.67 * US},
+    "combining_tree": {128: 4009.79 * US, 256: 4343.63 * US},
+    "tournament": {128: 3642.54 * US, 256: 4378.77 * US},
+    "dissemination": {128: 1904.57 * US, 256: 1977.12 * US},
+    "open_mpi": {128: 3559.88 * US, 256: 4226.88 * US},
+}

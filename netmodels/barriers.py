@@ -1,0 +1,211 @@
+"""Barrier algorithms as schedules of zero-count messages (see :mod:`netmodels.schedule`).
+
+Every function returns a :class:`~netmodels.schedule.Schedule` on ``nprocs`` ranks whose
+transfers carry no data (``count == 0``): a message only says "I (and everyone I have
+heard from) have entered".  The MPI executor runs these schedules, the LogP model
+(:mod:`netmodels.logp`) costs them, and :func:`entered_sets` checks them without MPI.
+
+The algorithms are those of Höfler & Rehm's barrier slides (seed 002): central counter,
+combining tree, tournament, dissemination, binomial tree, n-way dissemination, and the
+two other O(log2 P) algorithms the slides name, butterfly and pairwise exchange.  How
+each handles a P that is not a power of two is said in its docstring.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._check import positive_int
+from .schedule import Schedule, Transfer
+
+
+def _schedule(name: str, nprocs: int, steps, **meta) -> Schedule:
+    steps = [tuple(Transfer(s, d) for s, d in step) for step in steps]
+    return Schedule(name, nprocs, 0, [s for s in steps if s], meta)
+
+
+def _ceil_log(base: int, p: int) -> int:
+    """Smallest r with base**r >= p (exact integer arithmetic)."""
+    r, reach = 0, 1
+    while reach < p:
+        reach *= base
+        r += 1
+    return r
+
+
+def central_counter(nprocs: int) -> Schedule:
+    """Everyone tells rank 0 (the counter), then rank 0 releases everyone: 2 steps, O(P).
+
+    Any P works.  The message-passing form of the shared counter: the root receives
+    P - 1 arrivals one after the other, then sends P - 1 releases one after the other.
+    """
+    p = positive_int("nprocs", nprocs)
+    return _schedule("central_counter", p, [[(r, 0) for r in range(1, p)],
+                                            [(0, r) for r in range(1, p)]])
+
+
+def combining_tree(nprocs: int, fan_in: int = 4) -> Schedule:
+    """Arrival up a ``fan_in``-ary tree, release down the same tree: O(fan_in · log_fan_in P).
+
+    Ranks form the heap-ordered tree with parent ``(r - 1) // fan_in``; any P works (the
+    last level is partly filled).  Step ``d`` of the arrival phase carries the messages of
+    the ranks at depth ``D - d`` to their parents, so a parent waits for all its children
+    before it reports; the release phase runs the same levels downwards.
+    """
+    p = positive_int("nprocs", nprocs)
+    k = positive_int("fan_in", fan_in, minimum=2)
+    depth = [0] * p
+    for r in range(1, p):
+        depth[r] = depth[(r - 1) // k] + 1
+    top = max(depth)
+    up = [[(r, (r - 1) // k) for r in range(1, p) if depth[r] == d] for d in range(top, 0, -1)]
+    down = [[((r - 1) // k, r) for r in range(1, p) if depth[r] == d] for d in range(1, top + 1)]
+    return _schedule("combining_tree", p, up + down, fan_in=k)
+
+
+def _tournament_rounds(p: int):
+    """Rounds of the tournament: in round k the loser r (r mod 2^(k+1) == 2^k) meets r - 2^k."""
+    return [[(r, r - 2**k) for r in range(2**k, p, 2 ** (k + 1))] for k in range(_ceil_log(2, p))]
+
+
+def tournament(nprocs: int, release: str = "tree") -> Schedule:
+    """Tournament barrier (Hensgen, Finkel & Manber 1988): ⌈log2 P⌉ rounds of matches, then a release.
+
+    In round k the statically chosen loser ``r`` (``r mod 2^(k+1) == 2^k``) tells the winner
+    ``r - 2^k``; rank 0 is the champion.  A loser without an opponent (P not a power of two)
+    simply advances.  The slides class it as "O(log2 P) + Bcast": the release is a broadcast,
+    ``release="tree"`` (default) down the reversed tournament tree as in Mellor-Crummey &
+    Scott's version, or ``release="flat"`` (the champion sends to everyone, the message
+    form of a global wake-up flag).  With ``"tree"`` the messages are those of
+    :func:`binomial`: in message passing the two algorithms coincide.
+    """
+    p = positive_int("nprocs", nprocs)
+    if release not in ("tree", "flat"):
+        raise ValueError(f"release must be 'tree' or 'flat', got {release!r}")
+    rounds = _tournament_rounds(p)
+    if release == "tree":
+        wake = [[(w, r) for r, w in rnd] for rnd in reversed(rounds)]
+    else:
+        wake = [[(0, r) for r in range(1, p)]]
+    return _schedule("tournament", p, rounds + wake, release=release)
+
+
+def binomial(nprocs: int) -> Schedule:
+    """Binomial-tree fan-in to rank 0 and fan-out from it: 2⌈log2 P⌉ steps.
+
+    Rank r's parent is r with its lowest set bit cleared; the fan-in sends from the
+    leaves of the smallest subtrees first, the fan-out to the largest subtree first.
+    Any P works (subtrees beyond P are absent).
+    """
+    p = positive_int("nprocs", nprocs)
+    rounds = _tournament_rounds(p)
+    return _schedule("binomial", p, rounds + [[(w, r) for r, w in rnd] for rnd in reversed(rounds)])
+
+
+def dissemination(nprocs: int) -> Schedule:
+    """Dissemination barrier (Hensgen, Finkel & Manber 1988): ⌈log2 P⌉ rounds.
+
+    In round k rank r sends to ``(r + 2^k) mod P`` and hears from ``(r - 2^k) mod P``;
+    after round k it has heard, directly or not, from its 2^(k+1) - 1 predecessors.  Any
+    P works, with no extra round.
+    """
+    p = positive_int("nprocs", nprocs)
+    return _schedule("dissemination", p,
+                     [[(r, (r + 2**k) % p) for r in range(p)] for k in range(_ceil_log(2, p))])
+
+
+def nway_dissemination(nprocs: int, n: int = 2) -> Schedule:
+    """n-way dissemination (Hoefler et al., 2006): ⌈log_(n+1) P⌉ rounds of n messages each.
+
+    In round k rank r sends to ``(r + j (n+1)^k) mod P`` for j = 1..n; after round k it has
+    heard from its (n+1)^(k+1) - 1 predecessors.  ``n = 1`` is :func:`dissemination`.
+    Any P works; a target that wraps onto r itself or repeats one of the round is dropped.
+    """
+    p = positive_int("nprocs", nprocs)
+    n = positive_int("n", n)
+    steps = []
+    for k in range(_ceil_log(n + 1, p)):
+        step = []
+        for r in range(p):
+            seen = {r}
+            for j in range(1, n + 1):
+                d = (r + j * (n + 1) ** k) % p
+                if d not in seen:
+                    seen.add(d)
+                    step.append((r, d))
+        steps.append(step)
+    return _schedule("nway_dissemination", p, steps, n=n)
+
+
+def butterfly(nprocs: int) -> Schedule:
+    """Butterfly barrier (Brooks 1986): ⌈log2 P⌉ rounds of pairwise exchanges r ↔ r XOR 2^k.
+
+    For P not a power of two the butterfly runs on Q = 2^⌈log2 P⌉ virtual ranks and the
+    missing virtual rank v >= P is played by the real rank v - Q/2, which then sends and
+    receives for two roles in a round (messages between roles of one rank are dropped,
+    duplicates merged).  No extra round is needed, but some ranks carry twice the load.
+    """
+    p = positive_int("nprocs", nprocs)
+    q = 2 ** _ceil_log(2, p)
+    def real(v):
+        return v if v < p else v - q // 2
+    steps = []
+    for k in range(_ceil_log(2, p)):
+        pairs = {(real(v), real(v ^ 2**k)) for v in range(q)}
+        steps.append(sorted((s, d) for s, d in pairs if s != d))
+    return _schedule("butterfly", p, steps)
+
+
+def pairwise_exchange(nprocs: int) -> Schedule:
+    """Pairwise exchange (recursive doubling, as in MPICH's barrier): log2 m rounds, m = 2^⌊log2 P⌋.
+
+    If P is not a power of two, the P - m extra ranks r >= m first report to r - m, the
+    m low ranks run the butterfly exchanges among themselves, and finally release their
+    extra partner: two more steps, ⌊log2 P⌋ + 2 in all.
+    """
+    p = positive_int("nprocs", nprocs)
+    m = 2 ** (p.bit_length() - 1)
+    extra = [(r, r - m) for r in range(m, p)]
+    core = [[(r, r ^ 2**k) for r in range(m)] for k in range(m.bit_length() - 1)]
+    return _schedule("pairwise_exchange", p, [extra] + core + [[(s, d) for d, s in extra]])
+
+
+#: algorithm name -> schedule builder (keyword options pass through)
+BUILDERS = {
+    "central_counter": central_counter,
+    "combining_tree": combining_tree,
+    "tournament": tournament,
+    "dissemination": dissemination,
+    "binomial": binomial,
+    "nway_dissemination": nway_dissemination,
+    "butterfly": butterfly,
+    "pairwise_exchange": pairwise_exchange,
+}
+
+
+def build(algorithm: str, nprocs: int, **options) -> Schedule:
+    """The schedule of ``algorithm`` (a key of :data:`BUILDERS`) on ``nprocs`` ranks."""
+    if algorithm not in BUILDERS:
+        raise ValueError(f"algorithm must be one of {sorted(BUILDERS)}, got {algorithm!r}")
+    return BUILDERS[algorithm](nprocs, **options)
+
+
+def entered_sets(schedule: Schedule) -> np.ndarray:
+    """Boolean matrix K with K[p, q] = "rank p's exit depends causally on rank q's entry".
+
+    Knowledge is propagated through the steps with the schedule semantics: a message
+    of step t carries what its sender knew at the beginning of step t.  A schedule is a
+    correct barrier iff K is all True.
+    """
+    k = np.eye(schedule.nprocs, dtype=bool)
+    for step in schedule.steps:
+        new = k.copy()
+        for tr in step:
+            new[tr.dst] |= k[tr.src]
+        k = new
+    return k
+
+
+def is_barrier(schedule: Schedule) -> bool:
+    """True iff every rank's exit depends on every rank's entry (see :func:`entered_sets`)."""
+    return bool(entered_sets(schedule).all())

@@ -1,0 +1,450 @@
+"""The LogP family: LogP (Culler et al. 1993), LogGP (Alexandrov et al. 1995), PLogP
+(Kielmann et al. 2000), the cost of any schedule under LogP, and barrier times.
+
+Units are SI: seconds, bytes.  LogP's parameters:
+
+* ``L``: latency, the time a small message spends in the network (upper bound);
+* ``o``: overhead, the time a processor is busy sending (``o_s``) or receiving (``o_r``)
+  one message; the slides assume ``o_s = o_r = o``;
+* ``g``: gap, the minimum interval between consecutive sends (or receives) of one
+  processor, ``1/g`` its message rate;
+* ``P``: the number of processors.
+
+:func:`simulate` costs a :class:`~netmodels.schedule.Schedule` message by message under
+these rules; :func:`barrier_time` gives the closed forms derived in the chapter, which
+the tests check against :func:`simulate`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ._check import positive, positive_int
+
+#: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.barriers`)
+ALGORITHMS = ("central_counter", "combining_tree", "tournament", "binomial", "dissemination",
+              "nway_dissemination", "butterfly", "pairwise_exchange")
+
+
+@dataclass(frozen=True)
+class LogP:
+    """LogP parameters in seconds: latency ``L``, overhead ``o``, gap ``g``; ``P`` processors.
+
+    ``o`` is the send overhead and, unless ``o_r`` is given, also the receive overhead
+    (the slides' assumption ``o_s = o_r``).  ``L`` and ``g`` may be 0, ``o`` must be > 0.
+    """
+
+    L: float
+    o: float
+    g: float
+    P: int
+    o_r: float | None = None
+    name: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "L", positive("L", self.L, allow_zero=True))
+        object.__setattr__(self, "o", positive("o", self.o))
+        object.__setattr__(self, "g", positive("g", self.g, allow_zero=True))
+        object.__setattr__(self, "P", positive_int("P", self.P))
+        o_r = self.o if self.o_r is None else positive("o_r", self.o_r)
+        object.__setattr__(self, "o_r", o_r)
+
+    # the slides' base equations -------------------------------------------------
+    @property
+    def o_s(self) -> float:
+        """Send overhead (s)."""
+        return self.o
+
+    @property
+    def f_s(self) -> float:
+        """Time between two sends of one processor: ``max(o_s, g)`` (s)."""
+        return max(self.o_s, self.g)
+
+    @property
+    def f_r(self) -> float:
+        """Time between two receives of one processor: ``max(o_r, g)`` (s)."""
+        return max(self.o_r, self.g)
+
+    @property
+    def t_r(self) -> float:
+        """One round of send-one/receive-one: ``max(f_r, o_s + L + o_r) = max(g, o_s + L + o_r)`` (s)."""
+        return max(self.f_r, self.o_s + self.L + self.o_r)
+
+    @property
+    def one_way(self) -> float:
+        """Time from the start of a send to the end of its receive: ``o_s + L + o_r`` (s)."""
+        return self.o_s + self.L + self.o_r
+
+    def with_P(self, P: int) -> "LogP":
+        """The same machine with ``P`` processors."""
+        return replace(self, P=P)
+
+
+@dataclass(frozen=True)
+class LogGP(LogP):
+    """LogGP: LogP plus ``G``, the time per byte of a long message (s/B).
+
+    A message of ``m`` bytes keeps the sender busy ``o_s``, leaves the network interface
+    over ``(m - 1) G`` after its first byte, and costs ``o_s + (m - 1) G + L + o_r`` end to
+    end (Alexandrov et al. 1995); ``m = 0`` is treated like ``m = 1``.
+    """
+
+    G: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "G", positive("G", self.G, allow_zero=True))
+
+    def message_time(self, nbytes) -> float | np.ndarray:
+        """End-to-end time of one message of ``nbytes`` (s)."""
+        m = np.asarray(nbytes, dtype=float)
+        if np.any(~np.isfinite(m) | (m < 0)):
+            raise ValueError(f"nbytes must be finite and >= 0, got {nbytes!r}")
+        t = self.o_s + self.L + self.o_r + np.maximum(m - 1, 0) * self.G
+        return float(t) if t.ndim == 0 else t
+
+
+@dataclass(frozen=True)
+class PLogP:
+    """Parameterised LogP (Kielmann, Bal & Verstoep 2000): size-dependent ``o_s(m)``, ``o_r(m)``, ``g(m)``.
+
+    The three functions are tabulated at ``sizes`` (bytes, increasing) and interpolated
+    linearly in between (Kielmann's procedure measures them at a few sizes).  In PLogP
+    the end-to-end time of an m-byte message is ``L + g(m)``: L holds everything the gap
+    does not, so PLogP's L is *not* LogP's L (see :meth:`to_logp`).
+    """
+
+    L: float
+    sizes: tuple
+    o_s: tuple
+    o_r: tuple
+    g: tuple
+    P: int = 2
+    name: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        positive("L", self.L, allow_zero=True)
+        positive_int("P", self.P)
+        arrays = {k: np.asarray(getattr(self, k), dtype=float) for k in ("sizes", "o_s", "o_r", "g")}
+        n = arrays["sizes"].size
+        if n < 1 or any(a.shape != (n,) for a in arrays.values()):
+            raise ValueError("sizes, o_s, o_r and g must be 1-D sequences of equal length >= 1")
+        if np.any(np.diff(arrays["sizes"]) <= 0) or arrays["sizes"][0] < 0:
+            raise ValueError("sizes must be >= 0 and strictly increasing")
+        for k in ("o_s", "o_r", "g"):
+            if np.any(~np.isfinite(arrays[k]) | (arrays[k] < 0)):
+                raise ValueError(f"{k} must hold finite values >= 0")
+            object.__setattr__(self, k, tuple(arrays[k]))
+        object.__setattr__(self, "sizes", tuple(arrays["sizes"]))
+
+    def _at(self, name: str, nbytes):
+        return np.interp(np.asarray(nbytes, dtype=float), self.sizes, getattr(self, name))
+
+    def send_overhead(self, nbytes):
+        """o_s(m) in seconds."""
+        return self._at("o_s", nbytes)
+
+    def recv_overhead(self, nbytes):
+        """o_r(m) in seconds."""
+        return self._at("o_r", nbytes)
+
+    def gap(self, nbytes):
+        """g(m) in seconds."""
+        return self._at("g", nbytes)
+
+    def message_time(self, nbytes):
+        """End-to-end time ``L + g(m)`` of one m-byte message (s)."""
+        return self.L + self.gap(nbytes)
+
+    def to_logp(self, nbytes: float = 0) -> LogP:
+        """The LogP machine seen by messages of ``nbytes``: same end-to-end time ``L + g(m)``.
+
+        LogP's latency is what is left of it after the two overheads:
+        ``L_LogP = L + g(m) - o_s(m) - o_r(m)`` (clipped at 0).
+        """
+        os_, or_, g = (float(self._at(k, nbytes)) for k in ("o_s", "o_r", "g"))
+        return LogP(max(self.L + g - os_ - or_, 0.0), max(os_, 1e-12), g, self.P, o_r=max(or_, 1e-12),
+                    name=self.name, source=self.source)
+
+
+# ---------------------------------------------------------------- simulation of a schedule
+def simulate(schedule, params: LogP, entry=None) -> np.ndarray:
+    """Exit time (s) of every rank when ``schedule`` runs on the LogP machine ``params``.
+
+    Rules (one processor, one step): the rank starts the step when it has finished the
+    previous one; it sends its messages of the step in order, each send starting at
+    least ``g`` after its previous send and keeping the CPU busy ``o_s``; a message
+    arrives ``o_s + L`` after its send started; then the rank receives the step's
+    messages in order of arrival, each receive starting no earlier than the arrival, the
+    end of the previous CPU activity, and ``g`` after the previous receive, and keeping
+    the CPU busy ``o_r``.  ``entry`` (s, one per rank) delays each rank's start; default 0.
+    ``params.P`` is not used: the schedule says how many ranks there are.
+    """
+    p = schedule.nprocs
+    ready = np.zeros(p) if entry is None else np.array(entry, dtype=float)
+    if ready.shape != (p,) or np.any(~np.isfinite(ready)):
+        raise ValueError(f"entry must hold {p} finite times")
+    os_, or_, L, g = params.o_s, params.o_r, params.L, params.g
+    last_send = np.full(p, -math.inf)
+    last_recv = np.full(p, -math.inf)
+    for step in schedule.steps:
+        cpu = ready.copy()
+        inbox: dict[int, list] = {}
+        for order, tr in enumerate(step):
+            start = max(cpu[tr.src], last_send[tr.src] + g)
+            last_send[tr.src] = start
+            cpu[tr.src] = start + os_
+            inbox.setdefault(tr.dst, []).append((start + os_ + L, order))
+        for dst, msgs in inbox.items():
+            for arrival, _ in sorted(msgs):
+                start = max(cpu[dst], arrival, last_recv[dst] + g)
+                last_recv[dst] = start
+                cpu[dst] = start + or_
+        ready = cpu
+    return ready
+
+
+# ---------------------------------------------------------------- closed forms
+def _ceil_log(base: int, p: int) -> int:
+    r, reach = 0, 1
+    while reach < p:
+        reach *= base
+        r += 1
+    return r
+
+
+def _check_params(params) -> LogP:
+    if not isinstance(params, LogP):
+        raise ValueError(f"params must be a netmodels.logp.LogP, got {type(params).__name__}")
+    return params
+
+
+def barrier_time(algorithm: str, params: LogP, **options) -> float:
+    """Predicted time (s) of a barrier on ``params.P`` ranks entering together.
+
+    ``algorithm`` is one of :data:`ALGORITHMS`; options: ``fan_in`` (combining_tree,
+    default 4), ``n`` (nway_dissemination, default 2).  The closed forms are derived in
+    the chapter "The LogP family and barriers" (with ``o_s = o_r``).  They equal
+    :func:`simulate` of the schedule of :mod:`netmodels.barriers` when the schedule is
+    regular: any P for central counter and dissemination, a full tree for the combining
+    tree (P = (k^(D+1) - 1)/(k - 1)), P a power of n + 1 for n-way dissemination, a power
+    of two for the others.  For other P they are upper bounds (the tests check both).
+    """
+    _check_params(params)
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
+    allowed = {"combining_tree": {"fan_in"}, "nway_dissemination": {"n"}}.get(algorithm, set())
+    if set(options) - allowed:
+        raise ValueError(f"unknown option(s) {sorted(set(options) - allowed)} for {algorithm}; "
+                         f"allowed: {sorted(allowed) or 'none'}")
+    return _FORMULAS[algorithm](params, params.P, **options)
+
+
+def _central_counter(m: LogP, P: int) -> float:
+    if P == 1:
+        return 0.0
+    return 2 * m.one_way + (P - 2) * (m.f_r + m.f_s)
+
+
+def _tree_depth(P: int, k: int) -> int:
+    """Depth of the heap-ordered k-ary tree on P nodes (the depth of node P - 1)."""
+    depth, first, width = 0, 0, 1          # level d holds nodes first .. first + width - 1
+    while first + width < P:
+        first, width, depth = first + width, width * k, depth + 1
+    return depth
+
+
+def _combining_tree(m: LogP, P: int, fan_in: int = 4) -> float:
+    k = positive_int("fan_in", fan_in, minimum=2)
+    return _tree_depth(P, k) * (2 * m.one_way + (k - 1) * (m.f_r + m.f_s))
+
+
+def _rounds(R: int, first: float, rest: float) -> float:
+    """R rounds: the first is not held back by the gap of an earlier one."""
+    return 0.0 if R == 0 else first + (R - 1) * rest
+
+
+def _nway_round(m: LogP, n: int, first: bool = False) -> float:
+    """One round of n-way dissemination: send n messages, then receive n."""
+    f = max(m.f_s, m.f_r)
+    return (n - 1) * f + max((n - 1) * f + m.o_s + m.o_r, m.one_way, 0.0 if first else m.g)
+
+
+def _nway_dissemination(m: LogP, P: int, n: int = 2) -> float:
+    n = positive_int("n", n)
+    return _rounds(_ceil_log(n + 1, P), _nway_round(m, n, True), _nway_round(m, n))
+
+
+def _dissemination(m: LogP, P: int) -> float:
+    return _rounds(_ceil_log(2, P), m.one_way, m.t_r)
+
+
+def _binomial(m: LogP, P: int) -> float:
+    # fan-in: one receive per round at the winners; fan-out: the same chain backwards
+    return 2 * _dissemination(m, P)
+
+
+def _butterfly(m: LogP, P: int) -> float:
+    R = _ceil_log(2, P)
+    if P == 2**R:
+        return _dissemination(m, P)
+    # some ranks play two roles: two sends and two receives per round
+    return _rounds(R, _nway_round(m, 2, True), _nway_round(m, 2))
+
+
+def _pairwise_exchange(m: LogP, P: int) -> float:
+    R = P.bit_length() - 1
+    # not a power of two: one step to fold the extra ranks in, one to release them
+    return _rounds(R if P & (P - 1) == 0 else R + 2, m.one_way, m.t_r)
+
+
+_FORMULAS = {
+    "central_counter": _central_counter,
+    "combining_tree": _combining_tree,
+    "tournament": _binomial,
+    "binomial": _binomial,
+    "dissemination": _dissemination,
+    "nway_dissemination": _nway_dissemination,
+    "butterfly": _butterfly,
+    "pairwise_exchange": _pairwise_exchange,
+}
+
+
+# ---------------------------------------------------------------- lower bound
+def knowledge_bound(params: LogP) -> float:
+    """Lower bound (s) on any barrier of ``params.P`` ranks under LogP.
+
+    A rank can leave only once its knowledge covers all P entries.  Knowledge grows at
+    most like an optimal broadcast run backwards (Karp et al., optimal broadcast in
+    LogP): a rank takes in one message every ``f = max(o_r, g)`` and each message brings
+    at most what its sender knew ``o_s + L + o_r`` earlier, so the number N(t) of entries
+    one rank can know at time t obeys N(t) <= N(t - f) + N(t - (o_s + L + o_r)), N = 1
+    before the first message.  Returns the first t with N(t) >= P.
+    """
+    _check_params(params)
+    P = params.P
+    if P == 1:
+        return 0.0
+    f, w = params.f_r, params.one_way
+    # greedy optimal broadcast with grouped events: {time: number of ranks informed then}
+    import heapq
+    informed, events = 1, [(0.0, 1)]
+    # each group informed at time t keeps sending at t, t + f, t + 2f, ...
+    while True:
+        t, count = heapq.heappop(events)
+        arrival = t + w
+        informed += count
+        if informed >= P:
+            return arrival
+        heapq.heappush(events, (t + f, count))      # the senders send again
+        heapq.heappush(events, (arrival, count))    # the newly informed start sending
+
+
+# ---------------------------------------------------------------- fits
+@dataclass(frozen=True)
+class PRTTFit:
+    """LogGP parameters from Netgauge's PRTT(n, d, s) measurements (seconds, s/B)."""
+
+    L: float
+    o_s: float
+    o_r: float
+    g: float
+    G: float
+    n: int
+    sizes: tuple
+    o_s_by_size: tuple      #: o_s(s) at each size: PLogP's send overhead
+    gap_by_size: tuple      #: (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1) at each size
+
+    def model(self, P: int = 2) -> LogGP:
+        """The fitted machine as :class:`LogGP` (negative estimates clipped to tiny positives)."""
+        return LogGP(max(self.L, 0.0), max(self.o_s, 1e-12), max(self.g, 0.0), P,
+                     o_r=max(self.o_r, 1e-12), G=max(self.G, 0.0), name="PRTT fit")
+
+
+def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r) -> PRTTFit:
+    """Fit LogGP to PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) as Netgauge does (Hoefler et al. 2007).
+
+    PRTT(n, d, s) is the time of one "parametrised round trip": the client sends n
+    messages of s bytes with a pause of d seconds after each send, the server answers
+    with one message when all n have arrived.  Under LogGP, with f(s) = max(o_s, g + sG):
+
+    * PRTT(1,0,s) = 2 (o_s + L + o_r + s G) (a plain round trip);
+    * PRTT(n,0,s) = PRTT(1,0,s) + (n - 1) f(s): back-to-back sends go at the gap, so the
+      slope of (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1) over s is G and its intercept g;
+    * PRTT(n,d,s) = PRTT(1,0,s) + (n - 1)(o_s + d) when d >= f(s): o_s(s) follows.
+
+    ``o_r`` (s, scalar or one per size) is measured directly (the time of a receive
+    whose message has already arrived); ``d`` is a scalar or one per size.  L is what
+    is left of the zero-byte round trip: L = PRTT(1,0,s0)/2 - o_s(s0) - o_r(s0) at the
+    smallest size s0 (Netgauge itself prints PRTT(1,0,0)/2).  Sizes in bytes, times in s.
+    """
+    s = np.asarray(sizes, dtype=float)
+    n = positive_int("n", n, minimum=2)
+    arrays = [np.broadcast_to(np.asarray(a, dtype=float), s.shape) for a in (prtt_1_0, prtt_n_0, prtt_n_d, d, o_r)]
+    if s.ndim != 1 or s.size < 2 or np.unique(s).size < 2:
+        raise ValueError("sizes must be a 1-D sequence with at least 2 distinct sizes")
+    if np.any(s < 0) or any(np.any(~np.isfinite(a) | (a < 0)) for a in arrays):
+        raise ValueError("sizes and times must be finite and >= 0")
+    r1, rn0, rnd, dd, orr = arrays
+    gap = (rn0 - r1) / (n - 1)
+    G, g = np.polyfit(s, gap, 1)
+    o_s = (rnd - r1) / (n - 1) - dd
+    i0 = int(np.argmin(s))
+    L = r1[i0] / 2 - o_s[i0] - orr[i0] - s[i0] * G
+    return PRTTFit(float(L), float(o_s[i0]), float(orr[i0]), float(g), float(G), n,
+                   tuple(s), tuple(o_s), tuple(gap))
+
+
+def prtt_model(params: LogGP, n: int, d: float, nbytes) -> np.ndarray:
+    """PRTT(n, d, s) predicted by LogGP (s): the forward model :func:`fit_prtt` inverts."""
+    s = np.asarray(nbytes, dtype=float)
+    rtt = 2 * (params.o_s + params.L + params.o_r + s * params.G)
+    f = np.maximum(params.o_s, params.g + s * params.G)
+    return rtt + (n - 1) * np.maximum(f, params.o_s + d)
+
+
+@dataclass(frozen=True)
+class BarrierFit:
+    """LogP parameters fitted to measured barrier times, and the predictions (s)."""
+
+    L: float
+    o: float
+    rows: tuple          #: (algorithm, P, measured_s, predicted_s)
+    rms_relative: float  #: root-mean-square relative error over the rows fitted
+
+    def params(self, P: int) -> LogP:
+        return LogP(self.L, self.o, 0.0, P, name="fit to barrier times")
+
+
+def fit_barrier_times(measured, options=None) -> BarrierFit:
+    """Fit L and o (g <= o, so g drops out) to barrier times by relative least squares.
+
+    ``measured`` is a sequence of ``(algorithm, P, seconds)``; ``options`` maps an
+    algorithm to the keyword options of :func:`barrier_time` (e.g. a combining tree's
+    ``fan_in``).  Uses ``scipy.optimize.least_squares`` with L, o >= 0.
+    """
+    from scipy.optimize import least_squares
+
+    options = options or {}
+    rows = [(a, positive_int("P", P), positive("seconds", t)) for a, P, t in measured]
+    if len(rows) < 2:
+        raise ValueError("measured must hold at least 2 (algorithm, P, seconds) rows to fit L and o")
+
+    def predict(x):
+        L, o = x
+        return np.array([barrier_time(a, LogP(L, max(o, 1e-15), 0.0, P), **options.get(a, {}))
+                         for a, P, _ in rows])
+
+    t = np.array([r[2] for r in rows])
+    scale = float(np.median(t))
+    res = least_squares(lambda x: (predict(x * scale) - t) / t, x0=[0.05, 0.005],
+                        bounds=([0, 1e-9], [np.inf, np.inf]))
+    L, o = res.x * scale
+    pred = predict(res.x * scale)
+    return BarrierFit(float(L), float(o), tuple((a, P, m, float(p)) for (a, P, m), p in zip(rows, pred)),
+                      float(np.sqrt(np.mean(((pred - t) / t) ** 2))))
