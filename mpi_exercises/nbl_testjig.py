@@ -11,6 +11,9 @@ block size S (double-precision elements):
 Each sample is ``--inner`` back-to-back operations timed with ``MPI.Wtime`` on the
 centre after a barrier, divided by ``--inner``; ``--warmup`` untimed samples come
 first.  Table 1 uses the minimum sample per case by default (``--statistic``).
+MPI's blocking waits spin; when ranks outnumber cores (``--wait auto``) every wait
+polls and yields the core instead, so that a waiting rank does not starve the
+ranks it waits for.
 As in the paper, dT(L) is the difference of the times at adjacent block sizes
 and f(L) = dT(L) / dT(1); :func:`netmodels.nbl.fit_f` also fits f(L) over all sizes.
 
@@ -19,7 +22,9 @@ and f(L) = dT(L) / dT(1); :func:`netmodels.nbl.fit_f` also fits f(L) over all si
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 import numpy as np
 
@@ -52,6 +57,9 @@ def add_arguments(p) -> None:
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="which time per (L, size) enters Table 1 and the fit (default min: the "
                         "sample least disturbed by other processes)")
+    p.add_argument("--wait", choices=("auto", "block", "yield"), default="auto",
+                   help="how ranks wait: 'block' (MPI's waits, which spin), 'yield' (poll and give "
+                        "the core to another rank between polls), 'auto' (yield when oversubscribed)")
     p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -61,29 +69,48 @@ def link_counts(nprocs: int) -> list[int]:
     return [1] + [2 * k for k in range(1, min(3, nprocs - 1) + 1)]
 
 
-def _operation(comm, L, sendbuf, recvbufs, tag):
-    """One L-link operation; returns nothing.  Ranks not involved return at once."""
+def _wait(reqs, yield_cpu: bool) -> None:
+    """Wait for all requests; with ``yield_cpu`` poll and give the core away between polls."""
+    from mpi4py import MPI
+
+    if not yield_cpu:
+        MPI.Request.Waitall(reqs)
+        return
+    while not MPI.Request.Testall(reqs):
+        os.sched_yield() if hasattr(os, "sched_yield") else time.sleep(0)
+
+
+def _operation(comm, L, sendbuf, recvbufs, tag, yield_cpu=False):
+    """One L-link operation.  Ranks not involved return at once."""
     from mpi4py import MPI
 
     rank = comm.Get_rank()
+    reqs = []
     if L == 1:
         if rank == 0:
-            comm.Recv([recvbufs[0], MPI.DOUBLE], source=1, tag=tag)
+            reqs = [comm.Irecv([recvbufs[0], MPI.DOUBLE], source=1, tag=tag)]
         elif rank == 1:
-            comm.Send([sendbuf, MPI.DOUBLE], dest=0, tag=tag)
-        return
-    k = L // 2
-    if rank == 0:
-        reqs = [comm.Irecv([recvbufs[i], MPI.DOUBLE], source=i + 1, tag=tag) for i in range(k)]
-        reqs += [comm.Isend([sendbuf, MPI.DOUBLE], dest=i + 1, tag=tag) for i in range(k)]
-        MPI.Request.Waitall(reqs)
-    elif rank <= k:
-        reqs = [comm.Irecv([recvbufs[0], MPI.DOUBLE], source=0, tag=tag),
-                comm.Isend([sendbuf, MPI.DOUBLE], dest=0, tag=tag)]
-        MPI.Request.Waitall(reqs)
+            reqs = [comm.Isend([sendbuf, MPI.DOUBLE], dest=0, tag=tag)]
+    else:
+        k = L // 2
+        if rank == 0:
+            reqs = [comm.Irecv([recvbufs[i], MPI.DOUBLE], source=i + 1, tag=tag) for i in range(k)]
+            reqs += [comm.Isend([sendbuf, MPI.DOUBLE], dest=i + 1, tag=tag) for i in range(k)]
+        elif rank <= k:
+            reqs = [comm.Irecv([recvbufs[0], MPI.DOUBLE], source=0, tag=tag),
+                    comm.Isend([sendbuf, MPI.DOUBLE], dest=0, tag=tag)]
+    if reqs:
+        _wait(reqs, yield_cpu)
 
 
-def measure(comm, sizes, repetitions, inner, warmup, progress=True) -> list[dict]:
+def _barrier(comm, yield_cpu: bool) -> None:
+    if yield_cpu:
+        _wait([comm.Ibarrier()], True)
+    else:
+        comm.Barrier()
+
+
+def measure(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False) -> list[dict]:
     """Run the jig; per-(L, S) summaries on rank 0 (empty list elsewhere)."""
     from mpi4py import MPI
     from tqdm import tqdm
@@ -101,10 +128,10 @@ def measure(comm, sizes, repetitions, inner, warmup, progress=True) -> list[dict
         recvbufs = [r[:S] for r in recv_all]
         samples = np.empty(repetitions)
         for i in range(-warmup, repetitions):
-            comm.Barrier()
+            _barrier(comm, yield_cpu)
             t0 = MPI.Wtime()
             for _ in range(inner):
-                _operation(comm, L, sendbuf, recvbufs, tag)
+                _operation(comm, L, sendbuf, recvbufs, tag, yield_cpu)
             dt = (MPI.Wtime() - t0) / inner
             if i >= 0:
                 samples[i] = dt
@@ -176,8 +203,9 @@ def run(args) -> int:
                   "mpiexec -n 4 python -m mpi_exercises nbl-testjig", file=sys.stderr)
         return 2
     oversubscribed = _bench.warn_if_oversubscribed(comm)
+    yield_cpu = args.wait == "yield" or (args.wait == "auto" and oversubscribed)
     results = measure(comm, sizes, args.repetitions, args.inner, args.warmup,
-                      progress=not args.no_progress)
+                      progress=not args.no_progress, yield_cpu=yield_cpu)
     if comm.Get_rank() == 0:
         tab = table(results, args.statistic + "_s")
         print(report(tab), flush=True)
@@ -187,7 +215,7 @@ def run(args) -> int:
                 "oversubscribed": oversubscribed,
                 "parameters": {"sizes_elements": sizes, "repetitions": args.repetitions,
                                "inner": args.inner, "warmup": args.warmup,
-                               "statistic": args.statistic,
+                               "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",
                                "links": link_counts(comm.Get_size())},
                 "results": results, "table": tab})
             print(f"results written to {args.json}")

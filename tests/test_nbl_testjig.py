@@ -36,11 +36,12 @@ def test_four_ranks_measure_l_1_2_4_6_and_write_table1(tmp_path):
 
 
 @pytest.mark.mpi
-def test_two_ranks_measure_only_l_1_and_2(tmp_path):
+@pytest.mark.parametrize("wait", ["block", "yield"])
+def test_two_ranks_measure_only_l_1_and_2(tmp_path, wait):
     out = tmp_path / "jig.json"
-    run_mpi_ok(2, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--json", str(out)], timeout=60)
+    run_mpi_ok(2, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--wait", wait, "--json", str(out)], timeout=60)
     data = json.loads(out.read_text())
-    assert data["parameters"]["links"] == [1, 2]
+    assert data["parameters"]["links"] == [1, 2] and data["parameters"]["wait"] == wait
     assert {r["L"] for r in data["results"]} == {1, 2}
 
 
@@ -54,7 +55,8 @@ def test_extra_ranks_wait_and_one_rank_is_a_clear_error():
 
 
 @pytest.mark.parametrize("bad", [["--sizes", "60"], ["--sizes", "0,60"], ["--sizes", "x"],
-                                 ["--repetitions", "0"], ["--statistic", "mean"], ["--bogus"]])
+                                 ["--repetitions", "0"], ["--statistic", "mean"], ["--wait", "sleep"],
+                                 ["--bogus"]])
 def test_bad_arguments_exit_2_with_usage_and_no_traceback(bad):
     res = subprocess.run([sys.executable, "-m", "mpi_exercises", "nbl-testjig", *bad],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
