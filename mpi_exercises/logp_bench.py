@@ -1,0 +1,193 @@
+"""Measure LogGP parameters (L, o_s, o_r, g, G) with Netgauge's PRTT(n, d, s) method.
+
+Method (Hoefler, Lichei & Rehm 2007, as implemented in Netgauge's ``loggp`` pattern):
+a parametrised round trip PRTT(n, d, s) is timed on rank 0 (the client): it sends n
+messages of s bytes to rank 1, pausing d seconds (busy wait) after each but the last,
+and rank 1 (the server) answers with one s-byte message once all n have arrived.  Per
+size s three of them are measured, PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d,s) with
+d = PRTT(1,0,s) (longer than any gap), and :func:`netmodels.logp.fit_prtt` turns
+them into g and G (line through (PRTT(n,0,s) - PRTT(1,0,s))/(n-1) over s), o_s(s)
+((PRTT(n,d,s) - PRTT(1,0,s))/(n-1) - d) and L.  o_r(s) is timed on the server: the
+time of a receive whose message has certainly arrived (the server waits d first).  As
+a cross-check the time of the client's blocking send, o_s(direct), is recorded too.
+
+    mpiexec -n 2 python -m mpi_exercises logp --json logp.json
+
+Each PRTT is sampled ``--repetitions`` times after ``--warmup`` untimed runs; the fit
+uses medians (as Netgauge does); min, quartiles and max are stored in the JSON, with a
+second fit to the minima (``fit_min``), more robust on a shared machine.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _bench
+
+DEFAULT_SIZES = [0, 1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384]
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
+                   help="comma-separated message sizes in bytes, suffix k/M allowed "
+                        "(default 0,1,8,64,256,1k,2k,4k,8k,16k)")
+    p.add_argument("--n", type=_n_type, default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
+    p.add_argument("--repetitions", type=_bench.positive_int, default=200,
+                   help="timed samples of each PRTT per size (default 200)")
+    p.add_argument("--warmup", type=_bench.nonneg_int, default=20, help="untimed runs first (default 20)")
+    p.add_argument("--json", metavar="FILE", help="write raw data and fit to FILE as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _n_type(text: str) -> int:
+    import argparse
+
+    value = _bench.positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}")
+    return value
+
+
+def _spin(seconds: float, wtime) -> None:
+    """Busy-wait (a sleep would hand the core to the OS and wake up late)."""
+    t = wtime()
+    while wtime() - t < seconds:
+        pass
+
+
+def _prtt(comm, msg, n, d, reps, warmup):
+    """Samples of PRTT(n, d, len(msg)) on rank 0 (rank 1 serves); empty elsewhere."""
+    from mpi4py import MPI
+
+    rank, wtime = comm.Get_rank(), MPI.Wtime
+    out = np.empty(reps)
+    for i in range(-warmup, reps):
+        if rank == 0:
+            t0 = wtime()
+            for k in range(n):
+                comm.Send([msg, MPI.BYTE], dest=1, tag=7)
+                if d > 0 and k < n - 1:
+                    _spin(d, wtime)
+            comm.Recv([msg, MPI.BYTE], source=1, tag=8)
+            if i >= 0:
+                out[i] = wtime() - t0
+        elif rank == 1:
+            for _ in range(n):
+                comm.Recv([msg, MPI.BYTE], source=0, tag=7)
+            comm.Send([msg, MPI.BYTE], dest=0, tag=8)
+    return out
+
+
+def _overheads(comm, msg, d, reps, warmup):
+    """(o_s direct on rank 0, o_r on rank 1) samples: time of a Send, of a Recv already arrived."""
+    from mpi4py import MPI
+
+    rank, wtime = comm.Get_rank(), MPI.Wtime
+    out = np.empty(reps)
+    for i in range(-warmup, reps):
+        if rank == 0:
+            t0 = wtime()
+            comm.Send([msg, MPI.BYTE], dest=1, tag=9)
+            t = wtime() - t0
+            comm.Recv([msg[:0], MPI.BYTE], source=1, tag=10)
+        elif rank == 1:
+            _spin(d, wtime)                 # the message has arrived by now
+            t0 = wtime()
+            comm.Recv([msg, MPI.BYTE], source=0, tag=9)
+            t = wtime() - t0
+            comm.Send([msg[:0], MPI.BYTE], dest=0, tag=10)
+        if rank in (0, 1) and i >= 0:
+            out[i] = t
+    return out
+
+
+def measure(comm, sizes, n, reps, warmup, progress=True) -> list[dict]:
+    """The PRTT sweep on ranks 0 and 1; per-size summaries on rank 0 (seconds)."""
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    rank = comm.Get_rank()
+    buf = np.zeros(max(sizes) or 1, dtype=np.uint8)
+    results = []
+    for s in tqdm(sizes, desc="PRTT", unit="size", file=sys.stderr,
+                  disable=(rank != 0) or not progress or None):
+        msg = buf[:s]
+        r1 = _prtt(comm, msg, 1, 0.0, reps, warmup)
+        d = float(np.median(r1)) if rank == 0 else 0.0
+        d = comm.bcast(d, root=0)
+        rn0 = _prtt(comm, msg, n, 0.0, reps, warmup)
+        rnd = _prtt(comm, msg, n, d, reps, warmup)
+        ov = _overheads(comm, msg, d, reps, warmup)
+        o_r = None
+        if rank == 1:
+            comm.Send([ov, MPI.DOUBLE], dest=0, tag=11)
+        elif rank == 0:
+            o_r = np.empty(reps)
+            comm.Recv([o_r, MPI.DOUBLE], source=1, tag=11)
+            results.append({"bytes": s, "d_s": d, "prtt_1_0": _bench.summarize(r1),
+                            "prtt_n_0": _bench.summarize(rn0), "prtt_n_d": _bench.summarize(rnd),
+                            "o_s_direct": _bench.summarize(ov), "o_r": _bench.summarize(o_r)})
+    comm.Barrier()
+    return results
+
+
+def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
+    """LogGP from the medians (or ``statistic="min_s"``) by ``netmodels.logp.fit_prtt`` (s, s/B).
+
+    Minima are the better estimate on a machine shared with other jobs: noise only
+    ever adds time.
+    """
+    from netmodels.logp import fit_prtt
+
+    col = lambda key: [r[key][statistic] for r in results]  # noqa: E731
+    f = fit_prtt([r["bytes"] for r in results], col("prtt_1_0"), col("prtt_n_0"), col("prtt_n_d"), n,
+                 [r["d_s"] for r in results], col("o_r"))
+    return {"statistic": statistic, "L_s": f.L, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": f.g,
+            "G_s_per_byte": f.G, "n": n,
+            "o_s_by_size_s": list(f.o_s_by_size), "gap_by_size_s": list(f.gap_by_size),
+            "o_r_by_size_s": col("o_r"), "o_s_direct_by_size_s": col("o_s_direct")}
+
+
+def report(results: list[dict], fitted: dict) -> str:
+    n = fitted["n"]
+    lines = [f"{'size':>9} {'PRTT(1,0)':>10} {f'PRTT({n},0)':>11} {f'PRTT({n},d)':>11} {'o_s':>7} "
+             f"{'o_s dir':>8} {'o_r':>7}   (µs, medians)", "-" * 72]
+    for r, os_ in zip(results, fitted["o_s_by_size_s"]):
+        lines.append(f"{_bench.fmt_bytes(r['bytes']):>9} {r['prtt_1_0']['median_s'] * 1e6:10.2f} "
+                     f"{r['prtt_n_0']['median_s'] * 1e6:11.2f} {r['prtt_n_d']['median_s'] * 1e6:11.2f} "
+                     f"{os_ * 1e6:7.2f} {r['o_s_direct']['median_s'] * 1e6:8.2f} {r['o_r']['median_s'] * 1e6:7.2f}")
+    G = fitted["G_s_per_byte"]
+    lines += ["", f"LogGP (Netgauge PRTT method, from the {fitted['statistic'][:-2]}s):",
+              f"  L   = {fitted['L_s'] * 1e6:8.3f} µs", f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
+              f"  o_r = {fitted['o_r_s'] * 1e6:8.3f} µs", f"  g   = {fitted['g_s'] * 1e6:8.3f} µs",
+              f"  G   = {G * 1e9:8.4f} ns/B" + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else "")]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() < 2:
+        if comm.Get_rank() == 0:
+            print("logp needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises logp", file=sys.stderr)
+        return 2
+    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    results = measure(comm, args.sizes, args.n, args.repetitions, args.warmup, not args.no_progress)
+    if comm.Get_rank() == 0:
+        if len({r["bytes"] for r in results}) < 2:
+            print("logp needs at least 2 distinct sizes to fit g and G", file=sys.stderr)
+            return 2
+        fitted = fit(results, args.n)
+        print(report(results, fitted), flush=True)
+        if args.json:
+            _bench.write_json(args.json, {
+                "benchmark": "logp-prtt", "environment": _bench.environment(comm),
+                "oversubscribed": oversubscribed,
+                "parameters": {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions,
+                               "warmup": args.warmup},
+                "results": results, "fit": fitted, "fit_min": fit(results, args.n, "min_s")})
+            print(f"results written to {args.json}")
+    return 0

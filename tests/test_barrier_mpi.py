@@ -1,0 +1,95 @@
+"""Barrier algorithms under mpiexec: no rank leaves before every rank has entered.
+
+One mpiexec job per P = 1..8 runs ``python -m mpi_exercises.barrier --verify N``, which
+loops over every algorithm (and a few option variants): back-to-back barriers with a
+random delay before each entry plus one late rank per barrier, entry/exit stamped on
+CLOCK_MONOTONIC (one clock for all processes of this host).  A negative control shows
+that the check catches a schedule that is not a barrier.  Above 2 ranks this 2-core
+machine is oversubscribed: delays are in milliseconds, the counts small.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.mpirun import ROOT, run_mpi, run_mpi_ok
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("nprocs", range(1, 9))
+def test_every_algorithm_is_a_barrier_under_mpi(nprocs):
+    res = run_mpi_ok(nprocs, ["-m", "mpi_exercises.barrier", "--verify", "12", "--max-delay-ms", "1"],
+                     timeout=120)
+    assert "all barriers correct" in res.stdout
+    assert res.stdout.count("checked ") == 12  # 9 algorithms, three of them with two variants
+
+
+def _driver(mode):
+    """Run under mpiexec: ``broken`` (negative control) or ``frontdoor``."""
+    from mpi4py import MPI
+
+    import mpi_exercises
+    from netmodels import barriers
+    from netmodels.schedule import Schedule
+    from mpi_exercises.barrier import verify
+
+    comm = MPI.COMM_WORLD
+    if mode == "broken":
+        good = barriers.dissemination(comm.Get_size())
+        broken = Schedule("dissemination-without-last-round", good.nprocs, 0, good.steps[:-1])
+        bad = verify(comm, broken, barriers=20, max_delay=2e-3)
+        if comm.Get_rank() == 0:
+            print(f"violations {len(bad)}")
+    else:
+        for name in ("dissemination", "butterfly", "mpi"):
+            mpi_exercises.barrier(comm, algorithm=name)
+        mpi_exercises.barrier(comm, algorithm="combining_tree", fan_in=3)
+        try:
+            mpi_exercises.barrier(comm, algorithm="no-such")
+        except ValueError as err:
+            if comm.Get_rank() == 0:
+                print("ValueError:", err)
+
+
+@pytest.mark.mpi
+def test_the_mpi_check_catches_a_broken_barrier():
+    res = run_mpi_ok(4, [__file__, "broken"], timeout=60)
+    n = int(res.stdout.split("violations")[1].split()[0])
+    assert n >= 10  # the late rank is seen by fewer than all others in most of the 20
+
+
+@pytest.mark.mpi
+def test_front_door_runs_and_rejects_unknown_algorithms():
+    res = run_mpi_ok(3, [__file__, "frontdoor"], timeout=60)
+    assert "ValueError: algorithm must be one of" in res.stdout
+
+
+@pytest.mark.mpi
+def test_barrier_bench_writes_json_and_ranks_every_algorithm(tmp_path):
+    out = tmp_path / "b.json"
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "barrier-bench", "--repetitions", "5", "--inner", "5",
+                         "--warmup", "2", "--no-progress", "--json", str(out)], timeout=90)
+    data = json.loads(out.read_text())
+    names = [r["algorithm"] for r in data["results"]]
+    assert sorted(names) == sorted(["central_counter", "combining_tree", "tournament", "dissemination",
+                                    "binomial", "nway_dissemination", "butterfly", "pairwise_exchange",
+                                    "mpi"])
+    for r in data["results"]:
+        assert 0 < r["min_s"] <= r["median_s"] <= r["max_s"]
+    assert "dissemination" in res.stdout and data["environment"]["ranks"] == 2
+
+
+@pytest.mark.parametrize("bad", [["--algorithms", "nope"], ["--fan-in", "1"], ["--repetitions", "0"],
+                                 ["--inner", "x"], ["--bogus"]])
+def test_barrier_bench_bad_arguments_exit_2_without_traceback(bad):
+    res = subprocess.run([sys.executable, "-m", "mpi_exercises", "barrier-bench", *bad],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    _driver(sys.argv[1])

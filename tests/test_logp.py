@@ -1,0 +1,200 @@
+"""LogP models, barrier schedules and their closed forms, checked without MPI.
+
+References: the causal "who-has-entered" propagation (a barrier is correct iff every
+exit depends on every entry), the message-by-message LogP simulation of the schedules
+(independent of the closed forms), hand-computed timelines, and synthetic data for fits.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from netmodels import barriers, logp
+from netmodels.machines import HOEFLER2005_BARRIER_TIMES
+from netmodels.schedule import Schedule
+
+VARIANTS = [(name, {}) for name in barriers.BUILDERS] + [
+    ("combining_tree", {"fan_in": 2}), ("combining_tree", {"fan_in": 3}),
+    ("nway_dissemination", {"n": 1}), ("nway_dissemination", {"n": 3}),
+    ("tournament", {"release": "flat"})]
+
+
+@pytest.mark.parametrize("name,opts", VARIANTS)
+def test_every_schedule_is_a_barrier_for_P_1_to_70(name, opts):
+    for P in range(1, 71):
+        s = barriers.build(name, P, **opts)
+        assert s.nprocs == P and s.nelems == 0
+        assert all(tr.count == 0 for step in s.steps for tr in step)
+        assert barriers.is_barrier(s), (name, opts, P)
+
+
+def test_the_correctness_check_can_fail():
+    d = barriers.dissemination(12)
+    for drop in range(d.nsteps):  # without any one of its rounds it is no barrier
+        broken = Schedule("broken", 12, 0, d.steps[:drop] + d.steps[drop + 1:])
+        assert not barriers.is_barrier(broken)
+    k = barriers.entered_sets(Schedule("gather", 3, 0, [tuple(barriers.central_counter(3).steps[0])]))
+    assert k[0].all() and not k[1].all()
+
+
+def test_step_counts_follow_the_complexity_classes():
+    for P in (2, 3, 7, 8, 9, 100, 1024):
+        R = math.ceil(math.log2(P))
+        assert barriers.dissemination(P).nsteps == R
+        assert barriers.butterfly(P).nsteps == R
+        assert barriers.tournament(P).nsteps == 2 * R
+        assert barriers.nway_dissemination(P, 3).nsteps == math.ceil(round(math.log(P, 4), 9))
+        assert barriers.pairwise_exchange(P).nsteps == (R if P & (P - 1) == 0 else int(math.log2(P)) + 2)
+    assert barriers.central_counter(50).nsteps == 2
+    assert sum(len(s) for s in barriers.central_counter(50).steps) == 2 * 49
+    assert barriers.tournament(8).steps == barriers.binomial(8).steps  # same messages
+
+
+def _regular(name, P, opts):
+    if name in ("central_counter", "dissemination"):
+        return True
+    if name == "combining_tree":
+        k, total, width = opts.get("fan_in", 4), 1, 1
+        while total < P:
+            width *= k
+            total += width
+        return total == P
+    if name == "nway_dissemination":
+        x = 1
+        while x < P:
+            x *= opts.get("n", 2) + 1
+        return x == P
+    return P & (P - 1) == 0
+
+
+@pytest.mark.parametrize("regime", ["slides: g <= o", "gap-bound: g > o"])
+def test_closed_forms_equal_the_simulation_when_regular_and_bound_it_otherwise(regime):
+    rng = np.random.default_rng(7 if regime.startswith("s") else 8)
+    Ps = list(range(1, 34)) + [64, 81, 85, 128]
+    for _ in range(6):
+        L, o = rng.uniform(0, 20), rng.uniform(0.1, 3)
+        g = rng.uniform(0, o) if regime.startswith("s") else rng.uniform(o, 3 * o + L)
+        for name, opts in VARIANTS:
+            if "release" in opts:
+                continue
+            for P in Ps:
+                m = logp.LogP(L, o, g, P)
+                sim = logp.simulate(barriers.build(name, P, **opts), m).max()
+                closed = logp.barrier_time(name, m, **opts)
+                assert sim <= closed * (1 + 1e-12) + 1e-12, (name, opts, P)
+                if _regular(name, P, opts):
+                    assert closed == pytest.approx(sim, rel=1e-12, abs=1e-12), (name, opts, P)
+
+
+def test_slides_dissemination_formula_when_o_exceeds_g():
+    m = logp.LogP(L=50e-6, o=5e-6, g=2e-6, P=128)
+    assert logp.barrier_time("dissemination", m) == pytest.approx((2 * m.o + m.L) * 7)
+    # and the slides' max{t_r, t_s} * ceil(log2 P) overstates it only when g > 2o + L:
+    gappy = logp.LogP(L=1e-6, o=1e-6, g=10e-6, P=8)
+    assert logp.barrier_time("dissemination", gappy) == pytest.approx(gappy.one_way + 2 * gappy.g)
+    assert logp.barrier_time("dissemination", gappy) < 3 * gappy.t_r
+
+
+def test_base_equations_of_the_slides():
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        L, o, o_r, g = rng.uniform(0, 5, 4)
+        m = logp.LogP(L, o + 1e-3, g, 4, o_r=o_r + 1e-3)
+        assert m.t_r == pytest.approx(max(m.g, m.o_s + m.L + m.o_r))  # max{max{g,o_r}, ...}
+        assert m.f_s == max(m.o_s, m.g) and m.f_r == max(m.o_r, m.g)
+
+
+def test_hand_computed_central_counter_and_tournament_timelines():
+    m = logp.LogP(L=10.0, o=1.0, g=0.5, P=3)
+    # central counter, P = 3: arrivals at 11, root receives 11-12 and 12-13, sends at 13
+    # and 14, the last release is received 14 + 1 + 10 .. + 1 = 26.
+    assert logp.simulate(barriers.central_counter(3), m).max() == 26.0
+    assert logp.barrier_time("central_counter", m) == 26.0
+    # dissemination, P = 5: three rounds of o + L + o
+    assert logp.simulate(barriers.dissemination(5), m).max() == 36.0
+
+
+def test_knowledge_bound_is_below_every_algorithm_and_tight_for_small_P():
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        L, o = rng.uniform(0, 20), rng.uniform(0.1, 3)
+        for P in (2, 3, 5, 8, 17, 64):
+            m = logp.LogP(L, o, rng.uniform(0, o), P)
+            bound = logp.knowledge_bound(m)
+            best = min(logp.simulate(barriers.build(n, P, **opts), m).max() for n, opts in VARIANTS)
+            assert bound <= best + 1e-9
+    m = logp.LogP(L=10.0, o=1.0, g=0.0, P=3)
+    assert logp.knowledge_bound(m) == 13.0  # two receives after one latency: 11, 12, 13
+    assert logp.barrier_time("nway_dissemination", m, n=2) == 13.0
+
+
+def test_dissemination_is_not_optimal_when_latency_dominates():
+    m = logp.LogP(L=100e-6, o=1e-6, g=0.0, P=1024)
+    diss = logp.barrier_time("dissemination", m)
+    nway = min(logp.barrier_time("nway_dissemination", m, n=n) for n in range(2, 40))
+    assert nway < 0.5 * diss
+    assert logp.knowledge_bound(m) < nway
+
+
+def test_prtt_fit_recovers_loggp_from_its_forward_model():
+    true = logp.LogGP(L=3e-6, o=1.5e-6, g=2e-6, P=2, o_r=1.0e-6, G=0.4e-9)
+    sizes = np.array([0, 64, 1024, 4096, 16384, 65536])
+    n, d = 10, 200e-6
+    fit = logp.fit_prtt(sizes, logp.prtt_model(true, 1, 0, sizes), logp.prtt_model(true, n, 0, sizes),
+                        logp.prtt_model(true, n, d, sizes), n, d, true.o_r)
+    assert fit.g == pytest.approx(true.g) and fit.G == pytest.approx(true.G)
+    assert fit.o_s == pytest.approx(true.o_s) and fit.L == pytest.approx(true.L)
+    assert fit.model().L == pytest.approx(true.L)
+
+
+def test_barrier_table_fit_recovers_synthetic_parameters():
+    true = logp.LogP(L=200e-6, o=12e-6, g=0.0, P=2)
+    rows = [(a, P, logp.barrier_time(a, true.with_P(P))) for a in
+            ("central_counter", "dissemination", "tournament") for P in (128, 256)]
+    fit = logp.fit_barrier_times(rows)
+    assert fit.L == pytest.approx(true.L, rel=1e-6) and fit.o == pytest.approx(true.o, rel=1e-6)
+    assert fit.rms_relative < 1e-8
+
+
+def test_slides_table_is_typed_once_and_fit_to_it_explains_the_winner():
+    rows = [(a, P, t) for a, d in HOEFLER2005_BARRIER_TIMES.items() if a != "open_mpi" for P, t in d.items()]
+    fit = logp.fit_barrier_times(rows, {"combining_tree": {"fan_in": 2}})
+    pred = {(a, P): p for a, P, _, p in fit.rows}
+    for P in (128, 256):
+        assert min((a for a, q in pred if q == P), key=lambda a: pred[a, P]) == "dissemination"
+    assert 0.05 < fit.rms_relative < 0.3  # LogP explains the ranking, not every number
+
+
+def test_plogp_and_loggp_agree_with_their_definitions():
+    p = logp.PLogP(L=5e-6, sizes=(0, 1024), o_s=(1e-6, 2e-6), o_r=(1e-6, 3e-6), g=(2e-6, 6e-6))
+    assert p.message_time(512) == pytest.approx(5e-6 + 4e-6)
+    lp = p.to_logp(0)
+    assert lp.one_way == pytest.approx(p.message_time(0))
+    gp = logp.LogGP(L=1e-6, o=1e-6, g=1e-6, P=2, G=1e-9)
+    assert gp.message_time(1001) == pytest.approx(3e-6 + 1000e-9)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: logp.LogP(-1, 1, 1, 2), lambda: logp.LogP(1, 0, 1, 2), lambda: logp.LogP(1, 1, -1, 2),
+    lambda: logp.LogP(1, 1, 1, 0), lambda: logp.LogP(1, 1, 1, 2.5), lambda: logp.LogP(math.nan, 1, 1, 2),
+    lambda: logp.LogGP(1, 1, 1, 2, G=-1),
+    lambda: logp.barrier_time("bogus", logp.LogP(1, 1, 1, 2)),
+    lambda: logp.barrier_time("dissemination", logp.LogP(1, 1, 1, 2), fan_in=3),
+    lambda: logp.barrier_time("combining_tree", logp.LogP(1, 1, 1, 2), fan_in=1),
+    lambda: logp.barrier_time("dissemination", (1, 1, 1, 2)),
+    lambda: logp.PLogP(1, (0, 1), (1,), (1, 1), (1, 1)),
+    lambda: barriers.build("bogus", 4), lambda: barriers.dissemination(0),
+    lambda: barriers.nway_dissemination(4, 0), lambda: barriers.tournament(4, release="x"),
+    lambda: logp.fit_barrier_times([("dissemination", 8, 1e-3)]),
+])
+def test_bad_parameters_raise_valueerror(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_valueerror_names_the_parameter_and_range():
+    with pytest.raises(ValueError, match=r"o must be a finite real number > 0"):
+        logp.LogP(1e-6, 0, 0, 4)
+    with pytest.raises(ValueError, match=r"P must be an integer >= 1"):
+        logp.LogP(1e-6, 1e-6, 0, 0)
