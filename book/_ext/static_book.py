@@ -1,0 +1,159 @@
+"""The built book works without a kernel and without the network.
+
+A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
+
+- serves Plotly and the script of the interactive figures (``netmodels/interactive.py``)
+  from the site: ``_static/plotly.min.js`` is copied from the installed ``plotly``
+  package and both are loaded (``defer``) only on pages that contain such a figure;
+- serves MathJax 3 from the site: ``mathjax_path`` points to ``_static/mathjax/``, filled
+  from the ``django-static-mathjax`` wheel (MathJax 3.2.2; only the files the CHTML
+  renderer, its fonts, TeX extensions, the menu and English accessibility need);
+- does not emit ipywidgets views: the static book has no kernel to drive them and
+  their JavaScript manager would come from a CDN (``nb_ipywidgets_js: {}`` in
+  ``_config.yml``).  A widget view becomes a one-line note; the notebook's interactive
+  twin (a Plotly slider figure) follows it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+STATIC = HERE / "static"
+WIDGET_VIEW = '<script type="application/vnd.jupyter.widget-view+json">'
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+LIVE_NOTE = ("Live panel: it recomputes the model as you move its sliders, so it needs a running "
+             "Python kernel. Open this notebook in JupyterLab to use it; in this book, use the "
+             "interactive figure below.")
+
+#: MathJax files copied from the package's es5 directory (relative paths or directories).
+MATHJAX_FILES = [
+    "tex-mml-chtml.js",
+    "output/chtml/fonts/woff-v2",
+    "input/tex/extensions",
+    "ui",
+    "a11y",
+    "sre/mathmaps/base.json",
+    "sre/mathmaps/en.json",
+    "sre/mathmaps/nemeth.json",
+]
+
+
+def plotly_js() -> Path:
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not path.is_file():
+        raise FileNotFoundError(f"plotly.min.js not found in the plotly package at {path}")
+    return path
+
+
+def mathjax_es5() -> Path:
+    path = Path(str(resources.files("mathjax"))) / "static" / "mathjax" / "es5"
+    if not (path / "tex-mml-chtml.js").is_file():
+        raise FileNotFoundError(f"MathJax 3 not found at {path}: install django-static-mathjax")
+    return path
+
+
+def replace_widget_views(app: Sphinx, doctree: nodes.document) -> None:
+    """Turn ipywidgets view outputs into a short note (no widget manager in the static book)."""
+    for raw in list(doctree.findall(nodes.raw)):
+        if raw.get("format") == "html" and raw.astext().lstrip().startswith(WIDGET_VIEW):
+            raw.replace_self(nodes.paragraph(LIVE_NOTE, LIVE_NOTE, classes=["nm-live-only"]))
+
+
+def _unwanted(asset) -> bool:
+    """The ipywidgets state (no manager reads it) and Thebe: the book has no launch
+    buttons, Thebe would load from a CDN, and sphinx-thebe 0.3 declares its
+    configuration twice on every page (a JavaScript SyntaxError)."""
+    attrs = getattr(asset, "attributes", {}) or {}
+    name = str(getattr(asset, "filename", "") or "")
+    return (attrs.get("type") == WIDGET_STATE or "THEBE_JS_URL" in str(attrs.get("body", ""))
+            or name.endswith(("sphinx-thebe.js", "sphinx-thebe.css")))
+
+
+def page_assets(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Load Plotly and the figure script where a figure is; drop unwanted assets."""
+    for key in ("script_files", "css_files"):
+        if context.get(key) is not None:
+            context[key][:] = [a for a in context[key] if not _unwanted(a)]
+    if 'class="nm-interactive"' in context.get("body", ""):
+        app.add_js_file("plotly.min.js", loading_method="defer")
+        app.add_js_file("nm-interactive.js", loading_method="defer")
+        app.add_css_file("nm-interactive.css")
+
+
+REDIRECT = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{title}</title>
+<meta http-equiv="Refresh" content="0; url={url}">
+{icon}</head>
+<body><p><a href="{url}">{title}</a></p></body></html>
+"""
+
+
+def complete_redirect(app: Sphinx) -> None:
+    """sphinx-external-toc writes index.html as a bare meta refresh: make it a page with
+    a title, a link and the favicon (else the browser asks for a missing /favicon.ico)."""
+    index = Path(app.outdir) / "index.html"
+    if not index.is_file():
+        return
+    text = index.read_text(encoding="utf-8")
+    m = re.fullmatch(r'<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*', text)
+    if not m:
+        return
+    icon = ""
+    if app.config.html_favicon:
+        icon = f'<link rel="icon" href="_static/{Path(app.config.html_favicon).name}">\n'
+    title = html.escape(app.config.html_title or app.config.project or "")
+    index.write_text(REDIRECT.format(title=title, url=html.escape(m.group(1)), icon=icon), encoding="utf-8")
+
+
+def copy_assets(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    complete_redirect(app)
+    static = Path(app.outdir) / "_static"
+    static.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(plotly_js(), static / "plotly.min.js")
+    if str(app.config.mathjax_path).startswith("mathjax/"):
+        src, dst = mathjax_es5(), static / "mathjax"
+        for rel in MATHJAX_FILES:
+            s, d = src / rel, dst / rel
+            d.parent.mkdir(parents=True, exist_ok=True)
+            if s.is_dir():
+                shutil.copytree(s, d, dirs_exist_ok=True)
+            else:
+                shutil.copy2(s, d)
+        target = static / app.config.mathjax_path
+        if not target.is_file():
+            logger.warning("mathjax_path %s is not among the copied MathJax files", app.config.mathjax_path)
+
+
+def check_config(app: Sphinx, config) -> None:
+    # pydata-sphinx-theme logs a console error on a first visit without a default mode
+    config.html_context.setdefault("default_mode", "auto")
+    if getattr(config, "nb_ipywidgets_js", None):
+        logger.warning("nb_ipywidgets_js loads the widget manager from a CDN: set it to {} "
+                       "(the static book replaces widget views by a note)")
+    if str(config.mathjax_path).startswith(("http:", "https:", "//")):
+        logger.warning("mathjax_path points to a CDN; use mathjax/tex-mml-chtml.js (served by the site)")
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", check_config)
+    app.connect("builder-inited", lambda app: app.config.html_static_path.append(str(STATIC)))
+    app.connect("doctree-read", replace_widget_views)
+    app.connect("html-page-context", page_assets, priority=600)
+    app.connect("build-finished", copy_assets, priority=900)   # after the index.html redirect
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

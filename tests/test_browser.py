@@ -1,0 +1,238 @@
+"""The built book in a real browser: every page loads from localhost alone, cleanly.
+
+The book is built from the working tree into a temporary directory with the flags of
+``make book`` (-W -n --keep-going), so the test sees the current sources and never a
+stale ``_build/``; set ``BOOK_HTML=path/to/html`` to test an existing build instead (the
+deployment workflow tests the very site it uploads).  The site is served on 127.0.0.1 by
+a thread of this process and loaded in headless Chromium (``tests/cdp.py``).  A page
+fails on: a JavaScript error or console error, a request to any host but localhost, an
+HTTP error or failed request, an image that does not load, an internal link to a missing
+page or anchor, math left unrendered, an interactive figure that did not draw.  On one
+interactive figure a slider is dragged with the mouse and the drawn curve must change.
+
+Without Chromium the test is skipped on a developer's machine and fails under CI=true
+(``.ci/run`` installs Debian's ``chromium``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from tests.cdp import Browser, find_chromium
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+# -- fixtures ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    exe = find_chromium()
+    if exe is None:
+        msg = "chromium not found (apt-get install chromium, or set CHROMIUM)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(msg + ": the browser test is required in CI")
+        pytest.skip(msg)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    given = os.environ.get("BOOK_HTML")
+    if given:
+        html = Path(given).resolve()
+        assert (html / "index.html").is_file(), f"BOOK_HTML={given} has no index.html"
+        return html
+    out = tmp_path_factory.mktemp("book")
+    jb = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(jb) if jb.exists() else shutil.which("jupyter-book") or "jupyter-book", "build", str(ROOT),
+           "--path-output", str(out), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert res.returncode == 0, f"book build failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
+    return out / "_build" / "html"
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser(chromium, tmp_path_factory):
+    with Browser(chromium, tmp_path_factory.mktemp("chromium-profile")) as b:
+        yield b
+
+
+# -- helpers -----------------------------------------------------------------------------
+def pages(site: Path) -> list[str]:
+    """Every HTML page of the site, relative, except copied sources and static files."""
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                  if p.relative_to(site).parts[0] not in ("_static", "_sources", "_images"))
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for k, v in attrs:
+            if k == "id" or (k == "name" and tag == "a"):
+                self.ids.add(v or "")
+
+
+@functools.lru_cache(maxsize=None)
+def anchors(path: Path) -> frozenset:
+    parser = _Ids()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return frozenset(parser.ids)
+
+
+def network_problems(events: list[dict]) -> list[str]:
+    """Requests leaving localhost, HTTP errors, failed loads, console and JS errors."""
+    urls, found = {}, []
+    for e in events:
+        m, p = e["method"], e["params"]
+        if m == "Network.requestWillBeSent":
+            url = p["request"]["url"]
+            urls[p["requestId"]] = url
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https", "ws", "wss") and parts.hostname not in LOCAL_HOSTS:
+                found.append(f"request leaves localhost: {url}")
+        elif m == "Network.responseReceived" and p["response"]["status"] >= 400:
+            found.append(f"HTTP {p['response']['status']}: {p['response']['url']}")
+        elif m == "Network.loadingFailed" and not p.get("canceled"):
+            found.append(f"failed to load ({p.get('errorText')}): {urls.get(p['requestId'], '?')}")
+        elif m == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"):
+            text = " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+            found.append(f"console.{p['type']}: {text}")
+        elif m == "Runtime.exceptionThrown":
+            d = p["exceptionDetails"]
+            found.append(f"JavaScript exception: {d.get('exception', {}).get('description') or d.get('text')}")
+        elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
+            found.append(f"browser error: {p['entry']['text']} {p['entry'].get('url', '')}")
+    return found
+
+
+IMAGES_JS = """(async () => {
+  const imgs = Array.from(document.images);
+  imgs.forEach(i => { i.loading = 'eager'; });
+  await Promise.all(imgs.map(i => i.complete ? null : new Promise(r => {
+    i.addEventListener('load', r); i.addEventListener('error', r); setTimeout(r, 5000); })));
+  return imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.currentSrc || i.src);
+})()"""
+
+MATH_JS = """(async () => {
+  const math = document.querySelectorAll('.math, span.math, div.math').length;
+  if (!math) return {math: 0, rendered: 0};
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  return {math, rendered: document.querySelectorAll('mjx-container').length,
+          errors: document.querySelectorAll('mjx-merror').length};
+})()"""
+
+FIGURES_JS = """Array.from(document.querySelectorAll('div.nm-interactive')).map(d => ({
+  id: d.id, mounted: d.hasAttribute('data-nm-mounted'),
+  svg: !!d.querySelector('.main-svg'), sliders: d.querySelectorAll('input.nm-slider').length}))"""
+
+
+def link_problems(browser: Browser, site: Path, origin: str) -> list[str]:
+    found = []
+    hrefs = browser.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+    for href in sorted(set(hrefs)):
+        parts = urlsplit(href)
+        if parts.scheme not in ("http", "https") or f"{parts.scheme}://{parts.netloc}" != origin:
+            continue
+        path = site / unquote(parts.path).lstrip("/")
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            found.append(f"broken link: {href}")
+        elif parts.fragment and path.suffix == ".html" and unquote(parts.fragment) not in anchors(path):
+            found.append(f"missing anchor: {href}")
+    return found
+
+
+# -- tests -------------------------------------------------------------------------------
+def test_every_page_works_offline(site, server, browser):
+    all_pages = pages(site)
+    assert "index.html" in all_pages and len(all_pages) >= 3, all_pages
+    report, n_figures, n_math = {}, 0, 0
+    for page in all_pages:
+        events = browser.load(f"{server}/{page}")
+        found = network_problems(events)
+        found += [f"image did not load: {src}" for src in browser.evaluate(IMAGES_JS, await_promise=True)]
+        found += link_problems(browser, site, server)
+        math = browser.evaluate(MATH_JS, await_promise=True)
+        if math["math"]:
+            n_math += 1
+            if not math["rendered"] or math["errors"]:
+                found.append(f"math not rendered by MathJax: {math}")
+        for fig in browser.evaluate(FIGURES_JS):
+            n_figures += 1
+            if not (fig["mounted"] and fig["svg"] and fig["sliders"]):
+                found.append(f"interactive figure not drawn: {fig}")
+        found += network_problems(browser.events[len(events):])   # anything logged meanwhile
+        if found:
+            report[page] = found
+    assert not report, "\n".join(f"{page}:\n  " + "\n  ".join(v) for page, v in report.items())
+    assert n_math >= 1, "no page has math: the MathJax check never ran"
+    assert n_figures >= 1, "no page has an interactive figure (netmodels.interactive)"
+
+
+STATE_JS = """(() => {
+  const root = document.querySelector('div.nm-interactive[data-nm-mounted]');
+  const input = root.querySelector('input.nm-slider');
+  input.scrollIntoView({block: 'center'});
+  const r = input.getBoundingClientRect();
+  // what is drawn: every line's path and every marker's position
+  const drawn = Array.from(root.querySelectorAll('.scatterlayer path.js-line, .scatterlayer path.point'))
+    .map(p => p.getAttribute('d') + '@' + (p.getAttribute('transform') || ''));
+  return {id: root.id, value: input.value, max: input.max, frame: root.getAttribute('data-nm-frame'),
+          label: input.parentNode.querySelector('output').textContent,
+          d: drawn.length ? drawn.join('|') : null,
+          x: r.left, y: r.top + r.height / 2, w: r.width};
+})()"""
+
+
+def test_dragging_a_slider_changes_the_figure(site, server, browser, tmp_path):
+    with_figures = [p for p in pages(site) if 'class="nm-interactive"' in (site / p).read_text(encoding="utf-8")]
+    assert with_figures, "no page has an interactive figure (netmodels.interactive)"
+    page = "book/alpha_beta.html" if "book/alpha_beta.html" in with_figures else with_figures[0]
+    events = browser.load(f"{server}/{page}")
+    before = browser.evaluate(STATE_JS)
+    assert before["d"], f"the first figure of {page} draws nothing: {before}"
+    # drag the thumb of the first slider from its position to the other end of the track
+    frac = int(before["value"]) / int(before["max"])
+    start = before["x"] + 8 + frac * (before["w"] - 16)
+    end = before["x"] + (4 if frac > 0.5 else before["w"] - 4)
+    browser.drag(start, before["y"], end)
+    browser.pump(0.5)
+    after = browser.evaluate(STATE_JS)
+    if os.environ.get("BOOK_SCREENSHOTS"):
+        browser.screenshot(Path(os.environ["BOOK_SCREENSHOTS"]) / "slider-after.png")
+    assert after["value"] != before["value"], f"the slider did not move: {before} -> {after}"
+    assert after["frame"] != before["frame"] and after["label"] != before["label"], (before, after)
+    assert after["d"] != before["d"], "the slider moved but the drawn curve did not change"
+    assert not network_problems(browser.events[len(events):])
