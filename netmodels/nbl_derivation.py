@@ -155,3 +155,31 @@ def paper_printed_optimal_block(algorithm: str) -> sp.Expr:
 def denominator(sopt: sp.Expr, numerator: sp.Expr) -> sp.Expr:
     """D such that sopt = sqrt(numerator / D), expanded and collected (for display)."""
     return sp.collect(sp.expand(sp.simplify(numerator / sopt**2)), [P, W, H, beta])
+
+
+# ------------------------------------------------------------------ executable schedules
+def schedule_timeline(sched) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per step of a :class:`~netmodels.schedule.Schedule`: the most active links of a rank,
+    the widest combine (0, 2 or 3 vectors) and the largest block (elements)."""
+    L, k, s = [], [], []
+    for step in sched.steps:
+        links = np.zeros(sched.nprocs, int)
+        arrivals = np.zeros(sched.nprocs, int)
+        for tr in step:
+            links[tr.src] += 1
+            links[tr.dst] += 1
+            arrivals[tr.dst] += tr.combine
+        L.append(links.max())
+        k.append(arrivals.max() + 1 if arrivals.max() else 0)
+        s.append(max(tr.count for tr in step))
+    return np.array(L), np.array(k), np.array(s)
+
+
+def schedule_time(sched, machine, f) -> float:
+    """Cost of a schedule under the NBL model, step by step, in seconds: each step costs
+    ``L α + f(L) β s + c s`` for its busiest node (L links), its largest block s and
+    its widest combine (c = c2 or c3, 0 if the step combines nothing)."""
+    L, k, s = schedule_timeline(sched)
+    c = np.select([k == 2, k >= 3], [machine.c2, machine.c3], 0.0)
+    fL = np.array([f[int(x)] for x in L])
+    return float(np.sum(L * machine.alpha + fL * machine.beta * s + c * s))

@@ -1,0 +1,285 @@
+"""Figures of the NBL chapter (Littlefield 1992): T(S) curves, regime maps, and a live panel.
+
+Drawing functions take a matplotlib ``Axes`` and plain numbers, so the panel, the
+chapter and the tests use the same code.  Times are drawn in milliseconds, α in µs,
+β, c2 and c3 in µs per element.
+"""
+
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+
+from . import nbl
+from .nbl import ALGORITHMS, NBLMachine
+
+US = 1e-6
+COLORS = {"Tree": "#4c72b0", "Snake": "#dd8452", "Fence": "#55a868"}
+
+#: Default axes of the regime maps: vector lengths 10 .. 10**6 elements and meshes
+#: W x H = 2x2 ... 64x32 (P = 4 ... 2048), W = H or W = 2H.
+MAP_NS = np.unique(np.round(np.geomspace(10, 1e6, 81)).astype(np.int64))
+MAP_MESHES = tuple((2 ** ((k + 1) // 2), 2 ** (k // 2)) for k in range(2, 12))
+
+
+def draw_curves(ax, N, W, H, machine, f, *, Ss=None, label="", style="-", tree=True):
+    """T(S) of Snake and Fence (ms) over block sizes S, their optima, and Tree's time."""
+    Ss = np.unique(np.round(np.geomspace(1, max(N // 3, 2), 300)).astype(np.int64)) if Ss is None else Ss
+    out = {}
+    for name in ("Snake", "Fence"):
+        try:
+            t = nbl.curves(name, N, W, H, Ss, machine, f)
+        except ValueError:
+            continue
+        ax.plot(Ss, t * 1e3, style, color=COLORS[name], label=f"{name} {label}".strip())
+        if np.any(np.isfinite(t)):
+            i = int(np.nanargmin(t))
+            ax.plot(Ss[i], t[i] * 1e3, "o", color=COLORS[name], ms=5)
+            out[name] = (int(Ss[i]), float(t[i]))
+    if tree:
+        tt = nbl.tree_time(N, W, H, machine, f)
+        ax.axhline(tt * 1e3, color=COLORS["Tree"], ls=style, lw=1, label=f"Tree {label}".strip())
+        out["Tree"] = (N, tt)
+    ax.set(xscale="log", xlabel="block size S (elements)", ylabel="time (ms)")
+    return out
+
+
+def draw_regime(ax, winner, Ns=MAP_NS, meshes=MAP_MESHES, title=""):
+    """The fastest algorithm on a (mesh, N) grid as coloured cells."""
+    from matplotlib.colors import ListedColormap
+
+    cmap = ListedColormap([COLORS[a] for a in ALGORITHMS])
+    P = np.array([w * h for w, h in meshes])
+    x = np.geomspace(Ns[0], Ns[-1], len(Ns) + 1) if len(Ns) > 1 else np.array([Ns[0], Ns[0] * 2])
+    y = np.arange(len(meshes) + 1) - 0.5
+    ax.pcolormesh(x, y, winner, cmap=cmap, vmin=-0.5, vmax=len(ALGORITHMS) - 0.5, shading="flat")
+    ax.set(xscale="log", xlabel="vector length N (elements)", ylabel="mesh W x H (P)", title=title)
+    ax.set_yticks(np.arange(len(meshes)), [f"{w}x{h} ({p})" for (w, h), p in zip(meshes, P)], fontsize=7)
+    return ax
+
+
+def regime_legend(ax):
+    """Legend of the algorithm colours, above the map (the map's cells cover the axes)."""
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color=COLORS[a], label=a) for a in ALGORITHMS], loc="lower left",
+              bbox_to_anchor=(0.0, 1.0), ncol=3, fontsize=7, frameon=False, borderaxespad=0.2)
+
+
+def machine_from(alpha_us, beta_us, c2_us, c3_us) -> NBLMachine:
+    """An NBLMachine from µs and µs-per-element values (slider units)."""
+    return NBLMachine(alpha_us * US, beta_us * US, c2_us * US, c3_us * US, name="panel")
+
+
+def compute(alpha_us, beta_us, c2_us, c3_us, fvalues, N, mesh, Ns=MAP_NS, meshes=MAP_MESHES):
+    """Everything one redraw of the panel needs (vectorised): (machine, f, winner map)."""
+    m = machine_from(alpha_us, beta_us, c2_us, c3_us)
+    f = {1: 1.0, **{L: float(v) for L, v in fvalues.items()}}
+    winner, _, _ = nbl.regime_map(Ns, meshes, m, f)
+    return m, f, winner
+
+
+class PanelFigure:
+    """The panel's figure: a regime map and T(S) curves whose artists are updated in place
+    (no re-layout, no new artists), so that a redraw costs one model evaluation and one render."""
+
+    def __init__(self, Ns=MAP_NS, meshes=MAP_MESHES, nS=200):
+        from matplotlib.figure import Figure
+
+        self.Ns, self.meshes = Ns, meshes
+        self.fig = Figure(figsize=(9, 3.4), dpi=72)
+        self.fig.subplots_adjust(left=0.13, right=0.98, bottom=0.14, top=0.9, wspace=0.25)
+        self.ax_map, self.ax_t = self.fig.subplots(1, 2)
+        draw_regime(self.ax_map, np.zeros((len(meshes), len(Ns))), Ns, meshes)
+        self.mesh = self.ax_map.collections[0]
+        regime_legend(self.ax_map)
+        self.nS = nS
+        self.lines = {a: self.ax_t.plot([], [], color=COLORS[a], label=a)[0] for a in ALGORITHMS}
+        self.dots = {a: self.ax_t.plot([], [], "o", color=COLORS[a], ms=5)[0] for a in ("Snake", "Fence")}
+        self.ax_t.set(xscale="log", yscale="log", xlabel="block size S (elements)", ylabel="time (ms)")
+        self.ax_t.legend(fontsize=7, loc="upper right")
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(self.fig)
+        self.animated = [self.mesh, *self.lines.values(), *self.dots.values()]
+        for a in self.animated:
+            a.set_animated(True)
+        self._key, self._background = None, None
+
+    def update(self, machine, f, winner, N, W, H) -> str:
+        """Redraw with new model results; returns the title of the curves."""
+        self.mesh.set_array(winner.ravel())
+        Ss = np.unique(np.round(np.geomspace(1, max(N // 3, 2), self.nS)).astype(np.int64))
+        best = ("Tree", N, nbl.tree_time(N, W, H, machine, f))
+        ys = [best[2]]
+        for name in ("Snake", "Fence"):
+            try:
+                t = nbl.curves(name, N, W, H, Ss, machine, f)
+            except ValueError:
+                t = np.full(Ss.shape, np.nan)
+            self.lines[name].set_data(Ss, t * 1e3)
+            if np.any(np.isfinite(t)):
+                i = int(np.nanargmin(t))
+                self.dots[name].set_data([Ss[i]], [t[i] * 1e3])
+                ys += [np.nanmin(t), np.nanmax(t)]
+                if t[i] < best[2]:
+                    best = (name, int(Ss[i]), float(t[i]))
+            else:
+                self.dots[name].set_data([], [])
+        self.lines["Tree"].set_data([1, Ss[-1]], [ys[0] * 1e3] * 2)
+        # limits on whole decades (three of them above the fastest time): they change
+        # rarely, so the axes (ticks and labels: most of the drawing time) are seldom redrawn
+        low = 10.0 ** np.floor(np.log10(min(ys) * 1e3))
+        self.ax_t.set_xlim(1, 10.0 ** np.ceil(np.log10(Ss[-1])))
+        self.ax_t.set_ylim(low, 1000 * low)
+        return (f"N = {N:,}, {W}x{H}: {best[0]} fastest ({best[2] * 1e3:.3g} ms"
+                + (f", S = {best[1]})" if best[0] != "Tree" else ")"))
+
+    def render(self) -> bytes:
+        """PNG of the figure.  The axes (ticks, labels: most of the drawing time) are drawn
+        only when their limits change; otherwise only the data artists are redrawn (blitting)."""
+        import io
+
+        from PIL import Image
+
+        canvas = self.fig.canvas
+        key = (self.ax_t.get_xlim(), self.ax_t.get_ylim())
+        if key != self._key:
+            canvas.draw()
+            self._background, self._key = canvas.copy_from_bbox(self.fig.bbox), key
+        else:
+            canvas.restore_region(self._background)
+        for a in self.animated:
+            a.axes.draw_artist(a)
+        img = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buf = io.BytesIO()
+        img.save(buf, format="PNG", compress_level=1)
+        return buf.getvalue()
+
+
+def nbl_panel(machine: NBLMachine | None = None, f: dict | None = None, N: int = 10**5,
+              mesh=(16, 16)):
+    """Sliders α, β, c2, c3, f(2)..f(6), N and the mesh, redrawing the regime map and T(S).
+
+    The figure is an ``ipywidgets.Image`` re-rendered on every change; the label under it
+    gives the time of the last redraw (model, drawing and PNG rendering).
+    """
+    import ipywidgets as w
+
+    machine = machine or nbl.NBLMachine(54 * US, 1.54 * US, 0.25 * US, 0.37 * US)
+    f = f or nbl.NOMINAL
+    slider = dict(continuous_update=False, style={"description_width": "70px"},
+                  layout=w.Layout(width="300px"))
+    alpha = w.FloatLogSlider(value=machine.alpha / US, base=10, min=-1, max=3, description="α (µs)", **slider)
+    beta = w.FloatLogSlider(value=machine.beta / US, base=10, min=-4, max=1, description="β (µs/el)", **slider)
+    c2 = w.FloatLogSlider(value=max(machine.c2 / US, 1e-4), base=10, min=-4, max=1, description="c2 (µs/el)",
+                          **slider)
+    c3 = w.FloatLogSlider(value=max(machine.c3 / US, 1e-4), base=10, min=-4, max=1, description="c3 (µs/el)",
+                          **slider)
+    fs = {L: w.FloatSlider(value=float(f.get(L, L)), min=1.0, max=float(L), step=0.05, description=f"f({L})",
+                           **slider) for L in (2, 3, 4, 5, 6)}
+    nlen = w.BoundedIntText(value=N, min=3, max=10**7, description="N (curves)", **slider)
+    mesh_box = w.Dropdown(options=[f"{a}x{b}" for a, b in MAP_MESHES], value=f"{mesh[0]}x{mesh[1]}",
+                          description="mesh", **slider)
+    image = w.Image(format="png")
+    status = w.Label()
+    pf = PanelFigure()
+
+    def redraw(_=None):
+        t0 = _time.perf_counter()
+        W, H = (int(v) for v in mesh_box.value.split("x"))
+        m, ff, winner = compute(alpha.value, beta.value, c2.value, c3.value,
+                                {L: s.value for L, s in fs.items()}, int(nlen.value), (W, H))
+        title = pf.update(m, ff, winner, int(nlen.value), W, H)
+        image.value = pf.render()
+        status.value = f"{title}; redraw took {1e3 * (_time.perf_counter() - t0):.0f} ms"
+
+    for s in (alpha, beta, c2, c3, nlen, mesh_box, *fs.values()):
+        s.observe(redraw, names="value")
+    redraw()
+    return w.VBox([w.HBox([w.VBox([alpha, beta, c2, c3, nlen, mesh_box]), w.VBox(list(fs.values()))]),
+                   image, status])
+
+
+def draw_mesh_step(ax, sched, step: int, *, title: str | None = None):
+    """Messages of one step of a mesh schedule (netmodels.combining): nodes on their mesh
+    positions, an arrow per transfer labelled with its block number (1-based), partially
+    combined data in orange, final results in blue.  Opposite messages on one link are
+    drawn side by side."""
+    from .combining import mesh_coords
+
+    W, H = sched.meta["mesh"]
+    block = max(sched.meta.get("block", sched.nelems), 1)
+    xs, ys = zip(*(mesh_coords(r, (W, H)) for r in range(sched.nprocs)))
+    ax.scatter(xs, ys, s=120, color="0.85", edgecolor="0.4", zorder=1)
+    for tr in sched.steps[step]:
+        (x0, y0), (x1, y1) = mesh_coords(tr.src, (W, H)), mesh_coords(tr.dst, (W, H))
+        dx, dy = x1 - x0, y1 - y0
+        norm = max(abs(dx) + abs(dy), 1)
+        off = 0.09 * np.array([-dy, dx]) / norm  # shift to the right of the direction of travel
+        a = np.array([x0, y0]) + off + 0.18 * np.array([dx, dy]) / norm
+        b = np.array([x1, y1]) + off - 0.18 * np.array([dx, dy]) / norm
+        color = "#dd8452" if tr.combine else "#4c72b0"
+        ax.annotate("", b, a, arrowprops=dict(arrowstyle="-|>", color=color, lw=1.6), zorder=2)
+        if sched.name != "tree":
+            mid = (a + b) / 2 + 1.6 * off
+            ax.text(*mid, str(tr.start // block + 1), fontsize=7, ha="center", va="center", color=color)
+    ax.set(xlim=(-0.6, W - 0.4), ylim=(-0.6, H - 0.4), aspect="equal", xticks=[], yticks=[])
+    ax.set_title(title if title is not None else f"step {step + 1}", fontsize=9)
+    for side in ax.spines.values():
+        side.set_visible(False)
+
+
+# ------------------------------------------------------------------ static twins (no kernel)
+def blend(phi: float) -> dict:
+    """f(L) = 1 + phi (L - 1): phi = 0 is the standard model, phi = 1 the nominal NBL model."""
+    return {L: 1.0 + phi * (L - 1) for L in range(1, 7)}
+
+
+def static_regime_map(Ns=None, meshes=MAP_MESHES):
+    """Precomputed regime map for the HTML book: sliders α, β and the NBL strength phi
+    (f(L) = 1 + phi (L - 1)); c2, c3 from the DELTA."""
+    from . import interactive as ia
+    from .machines import DELTA
+
+    Ns = np.unique(np.round(np.geomspace(10, 1e6, 41)).astype(np.int64)) if Ns is None else Ns
+    P = np.array([w * h for w, h in meshes], dtype=float)
+
+    def z(x, y, alpha, beta, phi):
+        m = NBLMachine(alpha, beta, DELTA.c2, DELTA.c3)
+        winner, _, _ = nbl.regime_map(Ns, meshes, m, blend(phi))
+        return winner.astype(float)
+
+    return ia.slider_heatmap(
+        z, Ns.astype(float), P,
+        params={"alpha": ia.Param(ia.grid(5.4e-6, 5.4e-4, 5), "α", "µs", scale=1 / US, initial=DELTA.alpha),
+                "beta": ia.Param(ia.grid(1.54e-7, 1.54e-5, 3), "β", "µs/element", scale=1 / US,
+                                 initial=DELTA.beta),
+                "phi": ia.Param(np.linspace(0, 1, 5), "NBL strength φ", "", fmt=".2f", initial=1.0)},
+        title="Fastest algorithm; f(L) = 1 + φ(L − 1)", xlabel="vector length N (elements)",
+        ylabel="nodes P (meshes 2x2 … 64x32)", categories=list(ALGORITHMS), log_x=True, log_y=True)
+
+
+def static_curves(N=10**5, mesh=(16, 16)):
+    """Precomputed T(S) of Snake and Fence (and Tree) for the HTML book: sliders α and phi."""
+    from . import interactive as ia
+    from .machines import DELTA
+
+    W, H = mesh
+    Ss = np.unique(np.round(np.geomspace(5, N // 3, 60)).astype(np.int64))
+
+    def curves(S, alpha, phi):
+        m = NBLMachine(alpha, DELTA.beta, DELTA.c2, DELTA.c3)
+        f = blend(phi)
+        out = {a: nbl.curves(a, N, W, H, Ss, m, f) for a in ("Snake", "Fence")}
+        out["Tree"] = np.full(Ss.shape, nbl.tree_time(N, W, H, m, f))
+        return out
+
+    styles = {a: {"line": {"color": COLORS[a], "width": 2}} for a in ALGORITHMS}
+    return ia.slider_figure(
+        curves, Ss.astype(float),
+        params={"alpha": ia.Param(ia.grid(5.4e-6, 5.4e-4, 9), "α", "µs", scale=1 / US, initial=DELTA.alpha),
+                "phi": ia.Param(np.linspace(0, 1, 11), "NBL strength φ", "", fmt=".1f", initial=1.0)},
+        title=f"Time against block size, N = {N:,}, {W}x{H} mesh", xlabel="block size S (elements)",
+        ylabel="time (ms)", y_scale=1e3, log_x=True, log_y=True, styles=styles, digits=4)
