@@ -22,7 +22,7 @@ from pathlib import Path
 import websocket
 
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-extensions", "--disable-default-apps", "--no-default-browser-check",
     "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--no-pings",

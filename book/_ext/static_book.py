@@ -8,6 +8,7 @@ A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
 - serves MathJax 3 from the site: ``mathjax_path`` points to ``_static/mathjax/``, filled
   from the ``django-static-mathjax`` wheel (MathJax 3.2.2; only the files the CHTML
   renderer, its fonts, TeX extensions, the menu and English accessibility need);
+- keeps the site small: the theme's JavaScript/CSS source maps are not published;
 - does not emit ipywidgets views: the static book has no kernel to drive them and
   their JavaScript manager would come from a CDN (``nb_ipywidgets_js: {}`` in
   ``_config.yml``).  A widget view becomes a one-line note; the notebook's interactive
@@ -125,6 +126,8 @@ def copy_assets(app: Sphinx, exception) -> None:
     complete_redirect(app)
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
+    for sourcemap in static.rglob("*.map"):      # the theme's source maps (3 MB): for debugging only
+        sourcemap.unlink()
     shutil.copy2(plotly_js(), static / "plotly.min.js")
     if str(app.config.mathjax_path).startswith("mathjax/"):
         src, dst = mathjax_es5(), static / "mathjax"
