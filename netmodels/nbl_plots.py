@@ -179,9 +179,10 @@ def nbl_panel(machine: NBLMachine | None = None, f: dict | None = None, N: int =
                           **slider)
     fs = {L: w.FloatSlider(value=float(f.get(L, L)), min=1.0, max=float(L), step=0.05, description=f"f({L})",
                            **slider) for L in (2, 3, 4, 5, 6)}
-    nlen = w.BoundedIntText(value=N, min=3, max=10**7, description="N (curves)", **slider)
+    box = {k: v for k, v in slider.items() if k != "continuous_update"}
+    nlen = w.BoundedIntText(value=N, min=3, max=10**7, description="N (curves)", **box)
     mesh_box = w.Dropdown(options=[f"{a}x{b}" for a, b in MAP_MESHES], value=f"{mesh[0]}x{mesh[1]}",
-                          description="mesh", **slider)
+                          description="mesh", **box)
     image = w.Image(format="png")
     status = w.Label()
     pf = PanelFigure()

@@ -272,3 +272,25 @@ def test_invalid_inputs_raise_value_error_naming_the_parameter(call, match):
 def test_fastest_on_tiny_vectors_is_tree_without_pipelines():
     assert nbl.fastest(2, 4, 4, DELTA, NOMINAL)[0] == "Tree"
     assert nbl.fastest(10**5, 2, 1, DELTA, NOMINAL)[0] == "Tree"  # no Snake/Fence timeline on 2 nodes
+
+
+# ------------------------------------------------------------------ figures and panel
+def test_panel_redraws_from_the_vectorised_map():
+    from netmodels import nbl_plots
+
+    panel = nbl_plots.nbl_panel(DELTA, NOMINAL, N=10**5, mesh=(16, 16))
+    status = panel.children[-1]
+    assert status.value.startswith("N = 100,000, 16x16: Snake fastest")
+    sliders = panel.children[0].children[1].children  # f(2) .. f(6)
+    sliders[-1].value = 1.0  # f(6) = 1: Fence no longer penalised
+    assert "Fence fastest" in status.value
+    m, f, winner = nbl_plots.compute(54, 1.54, 0.25, 0.37, {L: L for L in (2, 3, 4, 5, 6)}, 10**5, (16, 16))
+    np.testing.assert_array_equal(winner, nbl.regime_map(nbl_plots.MAP_NS, nbl_plots.MAP_MESHES, DELTA, NOMINAL)[0])
+
+
+def test_static_twins_cover_standard_and_nominal():
+    from netmodels import nbl_plots
+
+    assert nbl_plots.blend(0) == STANDARD and nbl_plots.blend(1) == NOMINAL
+    html = nbl_plots.static_curves(N=3000, mesh=(4, 4))._repr_html_()
+    assert "Snake" in html and "Fence" in html
