@@ -1,0 +1,267 @@
+"""Global combining (allreduce) with any schedule of :mod:`netmodels.combining`, and its CLI.
+
+    from mpi_exercises import allreduce
+    y = allreduce(comm, x, algorithm="snake")        # == comm.Allreduce(x, y, MPI.SUM)
+
+    mpiexec -n 4 python -m mpi_exercises allreduce --algorithm snake -N 100000 --block 500 \\
+        --repeat 20 --json out.json
+
+Every call first runs one small collective (an ``Allreduce`` of five integers) that
+checks that all ranks passed valid and identical arguments: a bad argument on any
+rank becomes a ``ValueError`` on every rank, never a rank left waiting.  Executors
+(schedule, buffers, persistent requests) are cached on the communicator itself (an
+MPI attribute) per (algorithm, N, dtype, op, block, mesh), so repeated calls do not
+rebuild them; the least recently used of more than ``CACHE_SIZE`` are freed.
+Importing this module does not start MPI.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import zlib
+from collections import OrderedDict
+
+import numpy as np
+
+from netmodels import combining
+from netmodels._check import positive_int
+
+from . import _bench
+
+ALGORITHMS = combining.ALGORITHMS + ("mpi",)
+OPS = ("sum", "prod", "max", "min")
+CACHE_SIZE = 16
+_KEYVAL = None
+
+
+def _op_name(op) -> str:
+    from mpi4py import MPI
+
+    for name in OPS:
+        if op == getattr(MPI, name.upper()):
+            return name
+    raise ValueError(f"op must be one of MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN; got {op!r}")
+
+
+def _local_check(comm, x, algorithm, block, op, mesh, out):
+    """Validate the arguments of one rank; return (x, op name, mesh, block) or raise ValueError."""
+    from .executor import mpi_datatype
+
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
+    if block is not None:
+        block = positive_int("block", block)
+    opname = _op_name(op)
+    x = np.asarray(x)
+    mpi_datatype(x.dtype)
+    if x.dtype.kind == "c" and opname in ("max", "min"):
+        raise ValueError(f"MPI defines MAX and MIN for real types only, not for {x.dtype}")
+    p = comm.Get_size()
+    if mesh is None:
+        from mpi4py import MPI
+
+        mesh = tuple(MPI.Compute_dims(p, 2))
+    mesh = combining.check_mesh(p, mesh)
+    if out is not None:
+        if not isinstance(out, np.ndarray) or out.shape != x.shape or out.dtype != x.dtype \
+                or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {x.shape} and "
+                             f"dtype {x.dtype}")
+        if np.may_share_memory(out, x):
+            raise ValueError("out must not share memory with x (x is never modified)")
+    return x, opname, mesh, block
+
+
+def _agree(comm, error, n, key):
+    """One small collective: raise the same ValueError on every rank if any rank failed or disagrees."""
+    from mpi4py import MPI
+
+    h = zlib.crc32(repr(key).encode()) if key is not None else 0
+    v = np.array([1 if error else 0, n, -n, h, -h], dtype=np.int64)
+    comm.Allreduce(MPI.IN_PLACE, v, op=MPI.MAX)
+    if error is not None:
+        raise error
+    if v[0]:
+        raise ValueError("allreduce: invalid arguments on another rank (its ValueError says which)")
+    if v[1] != -v[2]:
+        raise ValueError(f"allreduce: x must have the same number of elements on every rank; "
+                         f"got sizes from {-v[2]} to {v[1]}")
+    if v[3] != -v[4]:
+        raise ValueError("allreduce: algorithm, block, op, mesh and dtype must be the same on every rank")
+
+
+def _delete_cache(comm, keyval, cache):
+    cache.clear()  # the communicator is going away: nothing left to talk to
+
+
+def _cache(comm) -> OrderedDict:
+    """The executor cache stored on ``comm`` as an MPI attribute."""
+    from mpi4py import MPI
+
+    global _KEYVAL
+    if _KEYVAL is None:
+        _KEYVAL = MPI.Comm.Create_keyval(delete_fn=_delete_cache)
+    cache = comm.Get_attr(_KEYVAL)
+    if cache is None:
+        cache = OrderedDict()
+        comm.Set_attr(_KEYVAL, cache)
+    return cache
+
+
+def executor_for(comm, algorithm, nelems, dtype, op, block=None, mesh=None):
+    """The cached :class:`~mpi_exercises.executor.Executor` for these arguments (collective on a miss)."""
+    from .executor import Executor
+
+    if block is None and algorithm in combining.PIPELINED:
+        block = combining.default_block(algorithm, comm.Get_size(), nelems, mesh)
+    key = (algorithm, nelems, np.dtype(dtype).str, _op_name(op), block, tuple(mesh))
+    cache = _cache(comm)
+    ex = cache.get(key)
+    if ex is None:
+        ex = Executor(comm, combining.build(algorithm, comm.Get_size(), nelems, block, mesh), dtype, op)
+        cache[key] = ex
+        while len(cache) > CACHE_SIZE:               # same calls on every rank: same eviction
+            cache.popitem(last=False)[1].free()
+    else:
+        cache.move_to_end(key)
+    return ex
+
+
+def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=None, mesh=None, out=None):
+    """Element-wise combination of ``x`` over all ranks of ``comm``, equal to ``MPI.Allreduce``.
+
+    ``algorithm``: one of :data:`ALGORITHMS` (``"mpi"`` is the library's own Allreduce).
+    ``block``: block size in elements for snake and fence (None: ``combining.default_block``).
+    ``op``: ``MPI.SUM`` (default, also when None), ``MPI.PROD``, ``MPI.MAX`` or ``MPI.MIN``.
+    ``mesh``: ``(W, H)`` with ``W*H == comm.size`` (None: ``MPI.Compute_dims(P, 2)``).
+    ``out``: array of x's shape and dtype to write the result into (None: a new one).
+    ``x`` is never modified.  Collective; raises ValueError on every rank on bad input.
+    """
+    from mpi4py import MPI
+
+    if op is None:
+        op = MPI.SUM
+    try:
+        x, opname, mesh, block = _local_check(comm, x, algorithm, block, op, mesh, out)
+        error, n, key = None, x.size, (algorithm, block, opname, mesh, x.dtype.str)
+    except ValueError as exc:
+        error, n, key = exc, 0, None
+    _agree(comm, error, n, key)
+    if out is None:
+        out = np.empty(x.shape, dtype=x.dtype)
+    flat = out.reshape(-1)
+    if algorithm == "mpi":
+        comm.Allreduce(np.ascontiguousarray(x).reshape(-1), flat, op=op)
+        return out
+    np.copyto(flat, x.reshape(-1))
+    executor_for(comm, algorithm, n, x.dtype, op, block, mesh).run(flat)
+    return out
+
+
+# --------------------------------------------------------------------------- command line
+DTYPES = ("float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint8",
+          "complex128", "complex64")
+
+
+def mesh_arg(text: str) -> tuple[int, int]:
+    """argparse type: ``WxH``, e.g. ``4x2``."""
+    import argparse
+
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+        if w >= 1 and h >= 1:
+            return w, h
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"mesh must be WxH with integers >= 1, e.g. 4x2; got {text!r}")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--algorithm", choices=ALGORITHMS, default="snake", help="default: snake")
+    p.add_argument("-N", type=_bench.nonneg_int, default=100_000, help="vector length in elements (default 100000)")
+    p.add_argument("--block", type=_bench.positive_int, help="block size in elements (snake, fence)")
+    p.add_argument("--mesh", type=mesh_arg, help="logical mesh WxH with W*H = ranks (default: MPI.Compute_dims)")
+    p.add_argument("--dtype", choices=DTYPES, default="float64", help="default: float64")
+    p.add_argument("--op", choices=OPS, default="sum", help="default: sum")
+    p.add_argument("--repeat", type=_bench.positive_int, default=20, help="timed calls (default 20)")
+    p.add_argument("--warmup", type=_bench.nonneg_int, default=3, help="untimed calls first (default 3)")
+    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
+
+
+def test_vector(n: int, dtype, rank: int, op: str) -> np.ndarray:
+    """A rank-dependent vector whose combination is exact in integers and well-conditioned in floats."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(1234 + rank)
+    if op == "prod":                                 # +-1 and small factors keep products in range
+        v = rng.choice(np.array([1, 1, 1, 2, -1] if dtype.kind != "u" else [1, 1, 2]), size=n)
+    else:
+        v = rng.integers(-50 if dtype.kind != "u" else 0, 50, size=n)
+    x = v.astype(dtype)
+    if dtype.kind in "fc":
+        x += rng.random(n).astype(dtype) * (0.5 if op != "prod" else 0.0)
+    if dtype.kind == "c":
+        x += 1j * rng.integers(-3, 3, size=n).astype(dtype)
+    return x
+
+
+def matches(result: np.ndarray, reference: np.ndarray) -> bool:
+    """Exactly for integers, to a relative tolerance for floats."""
+    if result.dtype.kind in "iu":
+        return bool(np.array_equal(result, reference))
+    rtol = 1e-4 if result.dtype in (np.float32, np.complex64) else 1e-10
+    return bool(np.allclose(result, reference, rtol=rtol, atol=rtol))
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    op = getattr(MPI, args.op.upper())
+    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    x = test_vector(args.N, args.dtype, rank, args.op)
+    ref = np.empty_like(x)
+    comm.Allreduce(x, ref, op=op)
+    try:
+        out = allreduce(comm, x, args.algorithm, args.block, op, args.mesh)
+    except ValueError as exc:
+        if rank == 0:
+            print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ok = comm.allreduce(matches(out, ref), op=MPI.LAND)
+    samples = np.empty(args.repeat)
+    for i in range(-args.warmup, args.repeat):
+        comm.Barrier()
+        t0 = MPI.Wtime()
+        allreduce(comm, x, args.algorithm, args.block, op, args.mesh, out=out)
+        if i >= 0:
+            samples[i] = MPI.Wtime() - t0
+    comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)   # a call ends when the slowest rank is done
+    if rank == 0:
+        stats = _bench.summarize(samples)
+        print(f"allreduce {args.algorithm} P={comm.Get_size()} N={args.N} {args.dtype} {args.op}: "
+              f"{'correct' if ok else 'WRONG'} (vs MPI.Allreduce); min {stats['min_s'] * 1e6:.1f} µs, "
+              f"median {stats['median_s'] * 1e6:.1f} µs over {args.repeat} calls", flush=True)
+        if args.json:
+            _bench.write_json(args.json, {
+                "benchmark": "allreduce", "environment": _bench.environment(comm),
+                "oversubscribed": oversubscribed, "correct": ok,
+                "parameters": {k: v for k, v in vars(args).items() if k not in ("module", "command")},
+                "results": stats})
+            print(f"results written to {args.json}")
+    if not ok:
+        if rank == 0:
+            print("error: the result differs from MPI.Allreduce", file=sys.stderr)
+        return 1
+    return 0
+
+
+class _CallableModule(types.ModuleType):
+    """Importing this submodule rebinds ``mpi_exercises.allreduce`` to it: keep it callable."""
+
+    def __call__(self, *args, **kwargs):
+        return allreduce(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

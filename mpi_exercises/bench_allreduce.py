@@ -1,0 +1,151 @@
+"""Every allreduce algorithm against ``MPI.Allreduce``, in the same run, over vector lengths.
+
+For each N (float64, MPI.SUM) and each algorithm: warm-up calls, then timed calls of
+the front door ``allreduce(comm, x, algorithm, out=out)`` (so the per-call argument
+check and executor lookup are included; the output array is reused), each preceded
+by a barrier and timed with ``MPI.Wtime``; a call's time is the slowest rank's.
+Prints min/median per algorithm and the ratio of each median to ``MPI.Allreduce``'s.
+
+    mpiexec -n 4 python -m mpi_exercises bench-allreduce --json bench.json
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _bench
+
+DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 262144, 1048576]
+
+
+def add_arguments(p) -> None:
+    from .allreduce import ALGORITHMS
+
+    p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
+                   help="comma-separated vector lengths in elements (float64), suffix k/M allowed "
+                        "(default 1,8,64,512,4k,32k,256k,1M)")
+    p.add_argument("--algorithms", type=lambda t: _algorithm_list(t, ALGORITHMS), default=list(ALGORITHMS),
+                   help="comma-separated subset of " + ",".join(ALGORITHMS) + " (mpi is always included)")
+    p.add_argument("--iterations", type=_bench.positive_int, default=200,
+                   help="timed calls per size for small vectors (default 200)")
+    p.add_argument("--warmup", type=_bench.nonneg_int, default=10, help="untimed calls first (default 10)")
+    p.add_argument("--budget-bytes", type=_bench.positive_int, default=256 * 2**20,
+                   help="cap on calls x bytes per size (default 256 MiB; at least 10 calls)")
+    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _algorithm_list(text, known):
+    import argparse
+
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"algorithms must be a comma-separated subset of {','.join(known)}; "
+                                         f"got {text!r}")
+    return list(dict.fromkeys(names + ["mpi"]))
+
+
+def iterations_for(nelems: int, iterations: int, budget_bytes: int) -> int:
+    """Timed calls for one size: ``iterations`` capped by the byte budget, at least 10."""
+    return max(min(10, iterations), min(iterations, budget_bytes // max(8 * nelems, 1)))
+
+
+def time_calls(comm, fn, iters: int, warmup: int) -> np.ndarray:
+    """Per-call times (s) of ``fn()``, each after a barrier; the slowest rank's time per call."""
+    from mpi4py import MPI
+
+    samples = np.empty(iters)
+    for i in range(-warmup, iters):
+        comm.Barrier()
+        t0 = MPI.Wtime()
+        fn()
+        if i >= 0:
+            samples[i] = MPI.Wtime() - t0
+    comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
+    return samples
+
+
+def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=True) -> list[dict]:
+    """One result per (N, algorithm) on every rank."""
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    from .allreduce import allreduce
+
+    rank = comm.Get_rank()
+    results = []
+    jobs = [(n, a) for n in sizes for a in algorithms]
+    for n, algorithm in tqdm(jobs, desc="bench-allreduce", unit="case", file=sys.stderr,
+                             disable=(rank != 0) or (not progress) or None):
+        x = np.random.default_rng(rank).random(n)
+        out = np.empty_like(x)
+        ref = np.empty_like(x)
+        comm.Allreduce(x, ref, op=MPI.SUM)
+        allreduce(comm, x, algorithm, out=out)
+        ok = bool(np.allclose(out, ref, rtol=1e-12, atol=0))
+        samples = time_calls(comm, lambda: allreduce(comm, x, algorithm, out=out),
+                             iterations_for(n, iterations, budget_bytes), warmup)
+        stats = _bench.summarize(samples)
+        stats.update(nelems=n, algorithm=algorithm, correct=comm.allreduce(ok, op=MPI.LAND))
+        results.append(stats)
+    return results
+
+
+def ratios(results: list[dict]) -> dict:
+    """``{N: {algorithm: median / MPI median}}`` and the best of ours per N."""
+    out = {}
+    for r in results:
+        out.setdefault(r["nelems"], {})[r["algorithm"]] = r["median_s"]
+    table = {}
+    for n, med in out.items():
+        ref = med["mpi"]
+        row = {a: t / ref for a, t in med.items() if a != "mpi"}
+        if row:
+            best = min(row, key=row.get)
+            row["best"], row["best_ratio"] = best, row[best]
+        table[n] = row
+    return table
+
+
+def report(results: list[dict], algorithms: list[str]) -> str:
+    ours = [a for a in algorithms if a != "mpi"]
+    med = {(r["nelems"], r["algorithm"]): r["median_s"] for r in results}
+    sizes = sorted({r["nelems"] for r in results})
+    width = max(9, *(len(a) for a in algorithms))
+    lines = ["Median time per call (µs), float64 SUM; ratio = ours / MPI.Allreduce",
+             f"{'N':>8} " + " ".join(f"{a[:width]:>{width}}" for a in ["mpi"] + ours) + "  best of ours",
+             "-" * (10 + (width + 1) * (len(ours) + 1) + 24)]
+    tab = ratios(results)
+    for n in sizes:
+        row = [f"{med[(n, 'mpi')] * 1e6:>{width}.1f}"] + [f"{med[(n, a)] * 1e6:>{width}.1f}" for a in ours]
+        best = f"  {tab[n]['best']} x{tab[n]['best_ratio']:.2f}" if ours else ""
+        lines.append(f"{n:>8} " + " ".join(row) + best)
+    bad = sorted({(r["nelems"], r["algorithm"]) for r in results if not r["correct"]})
+    if bad:
+        lines.append(f"WRONG RESULTS: {bad}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    results = measure(comm, args.sizes, args.algorithms, args.iterations, args.warmup, args.budget_bytes,
+                      progress=not args.no_progress)
+    correct = all(r["correct"] for r in results)
+    if comm.Get_rank() == 0:
+        print(report(results, args.algorithms), flush=True)
+        if args.json:
+            _bench.write_json(args.json, {
+                "benchmark": "bench-allreduce", "environment": _bench.environment(comm),
+                "oversubscribed": oversubscribed,
+                "parameters": {"sizes": args.sizes, "algorithms": args.algorithms, "dtype": "float64",
+                               "op": "sum", "iterations": args.iterations, "warmup": args.warmup,
+                               "budget_bytes": args.budget_bytes},
+                "results": results, "ratios": {str(k): v for k, v in ratios(results).items()}})
+            print(f"results written to {args.json}")
+    return 0 if correct else 1

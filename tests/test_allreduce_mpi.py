@@ -1,0 +1,74 @@
+"""mpi_exercises.allreduce and the executor under mpiexec, against MPI.Allreduce.
+
+One mpiexec job per P runs tests/allreduce_sweep.py (every algorithm x N x dtypes x
+ops, then the bad-argument cases); timeouts turn a deadlock into a failure.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.mpirun import ROOT, run_mpi, run_mpi_ok
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("nprocs", [1, 2, 3, 4, 5, 6])
+def test_sweep_matches_mpi_allreduce_and_bad_arguments_raise_everywhere(nprocs):
+    res = run_mpi(nprocs, ["tests/allreduce_sweep.py"], timeout=150)
+    assert res.returncode == 0 and "SWEEP OK" in res.stdout, \
+        f"exit {res.returncode}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr[-3000:]}"
+
+
+@pytest.mark.mpi
+def test_cli_checks_against_mpi_and_writes_json(tmp_path):
+    out = tmp_path / "ar.json"
+    res = run_mpi_ok(4, ["-m", "mpi_exercises", "allreduce", "--algorithm", "snake", "-N", "10001",
+                         "--block", "500", "--repeat", "5", "--json", str(out)], timeout=90)
+    assert "correct (vs MPI.Allreduce)" in res.stdout and "median" in res.stdout
+    data = json.loads(out.read_text())
+    assert data["correct"] is True and data["parameters"]["block"] == 500
+    assert 0 < data["results"]["min_s"] <= data["results"]["median_s"]
+
+
+@pytest.mark.mpi
+def test_cli_mesh_of_the_wrong_size_is_a_clear_error():
+    res = run_mpi(2, ["-m", "mpi_exercises", "allreduce", "--algorithm", "fence", "--mesh", "3x1",
+                      "-N", "10"], timeout=60)
+    assert res.returncode == 2
+    assert "W*H must equal 2" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.mpi
+def test_benchmark_runs_and_reports_ratios(tmp_path):
+    out = tmp_path / "bench.json"
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "bench-allreduce", "--sizes", "1,1000",
+                         "--algorithms", "snake,ring", "--iterations", "10", "--warmup", "2",
+                         "--no-progress", "--json", str(out)], timeout=90)
+    assert "best of ours" in res.stdout
+    data = json.loads(out.read_text())
+    assert {(r["nelems"], r["algorithm"]) for r in data["results"]} == \
+        {(n, a) for n in (1, 1000) for a in ("snake", "ring", "mpi")}
+    assert all(r["correct"] for r in data["results"])
+    assert data["ratios"]["1000"]["best"] in ("snake", "ring")
+
+
+@pytest.mark.parametrize("command, bad", [
+    ("allreduce", ["--algorithm", "bogus"]), ("allreduce", ["-N", "-1"]), ("allreduce", ["--block", "0"]),
+    ("allreduce", ["--mesh", "4by2"]), ("allreduce", ["--op", "xor"]),
+    ("bench-allreduce", ["--algorithms", "snake,nope"]), ("bench-allreduce", ["--sizes", "x"])])
+def test_bad_arguments_exit_2_with_usage_and_no_traceback(command, bad):
+    res = subprocess.run([sys.executable, "-m", "mpi_exercises", command, *bad],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+
+
+def test_importing_the_package_and_the_cli_does_not_start_mpi():
+    code = ("import sys, mpi_exercises, mpi_exercises.allreduce, mpi_exercises.bench_allreduce, "
+            "mpi_exercises.executor; from mpi_exercises.__main__ import build_parser; build_parser(); "
+            "assert 'mpi4py.MPI' not in sys.modules, 'MPI imported'; "
+            "from mpi_exercises import allreduce; assert callable(allreduce)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 0, res.stderr
