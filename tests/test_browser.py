@@ -189,6 +189,8 @@ def test_every_page_works_offline(site, server, browser):
             n_math += 1
             if not math["rendered"] or math["errors"]:
                 found.append(f"math not rendered by MathJax: {math}")
+        if browser.evaluate("document.querySelectorAll('script[type*=\"jupyter.widget\"]').length"):
+            found.append("ipywidgets view or state left in the page (no widget manager is served)")
         for fig in browser.evaluate(FIGURES_JS):
             n_figures += 1
             if not (fig["mounted"] and fig["svg"] and fig["sliders"]):
