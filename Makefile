@@ -38,3 +38,25 @@ test: $(STAMP)
 
 clean:
 	rm -rf _build .pytest_cache
+
+# ---------------------------------------------------------------- Instructor targets
+# The nbgrader course is labs/ (guide: labs/README.md).  Every lab is a folder of
+# labs/source/ holding notebooks with solutions and hidden tests.
+#   make release    student versions in labs/release/<lab>/ (solutions, hidden tests stripped)
+#   make grade      autograde labs/submitted/<student>/<lab>/ and write labs/grades.csv
+#   make feedback   HTML feedback in labs/feedback/<student>/<lab>/
+COURSE := labs
+LABS    = $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(COURSE)/source/*/*.ipynb)))))
+
+.PHONY: release grade feedback
+
+release: $(STAMP)
+	@for lab in $(LABS); do (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_assignment $$lab --force) || exit 1; done
+	@echo "Student versions: $(abspath $(COURSE))/release/"
+
+grade: $(STAMP)
+	$(BIN)/python $(COURSE)/grade.py --course $(COURSE)
+
+feedback: $(STAMP)
+	@for lab in $(LABS); do (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_feedback $$lab --force) || exit 1; done
+	@echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html"

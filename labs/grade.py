@@ -1,0 +1,319 @@
+"""Autograde every submission of the course and write one CSV gradebook.
+
+    python labs/grade.py                     # what `make grade` runs
+    python labs/grade.py --cell-timeout 10   # shorter per-cell limit
+
+Submissions live at ``submitted/<student>/<lab>/<lab>.ipynb`` with the data files the
+student hands in.  Each submission is graded by its own ``nbgrader autograde`` process,
+in its own process session, under a wall-clock limit: whatever one student hands in (a
+notebook that hangs, prints megabytes, exits, is empty or is not JSON at all), the
+batch goes on and every student gets a row in ``grades.csv``:
+
+    student, lab, status, data, auto_score, auto_max, score, max_score, manual_pending,
+    then one column per graded cell (its ``grade_id``) with the points scored.
+
+``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
+``empty notebook``, ``autograde failed`` or ``stopped after N s``; anything but ``graded`` scores 0.
+``data`` says whether each data file of the lab is the student's own, an unchanged copy
+of the released reference file, or missing.  Manually graded cells stay empty until an
+instructor grades them (``nbgrader formgrader``); ``score`` then includes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+HERE = Path(__file__).resolve().parent
+FIELDS = ["student", "lab", "status", "data", "auto_score", "auto_max", "score", "max_score",
+          "manual_pending"]
+
+
+@dataclass
+class Outcome:
+    """What happened to one (student, lab) submission."""
+
+    status: str
+    data: str = ""
+    detail: str = ""
+
+
+@dataclass
+class Lab:
+    """A lab of the source folder: its notebooks, graded cells and student data files."""
+
+    name: str
+    notebooks: list[str]
+    cells: list[tuple[str, str, bool]] = field(default_factory=list)  # (notebook, grade_id, manual)
+    data_files: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- course layout
+def nbgrader_command() -> list[str]:
+    exe = Path(sys.executable).with_name("nbgrader")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "nbgrader"]
+
+
+def course_config(course: Path):
+    """The traitlets config of ``course/nbgrader_config.py``."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+
+
+def find_labs(course: Path) -> list[Lab]:
+    """Labs = folders of ``source/`` holding notebooks; graded cells in notebook order."""
+    excluded = course_config(course).Autograde.get("exclude_overwriting", {})
+    labs = []
+    for folder in sorted(p for p in (course / "source").iterdir() if p.is_dir()):
+        nbs = sorted(p.stem for p in folder.glob("*.ipynb"))
+        if not nbs:
+            continue
+        lab = Lab(folder.name, nbs, data_files=list(excluded.get(folder.name, [])))
+        for name in nbs:
+            nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+            for cell in nb.cells:
+                meta = cell.metadata.get("nbgrader", {})
+                if meta.get("grade"):  # graded: a test cell, or a written answer (manual)
+                    lab.cells.append((name, meta["grade_id"], bool(meta.get("solution"))))
+        labs.append(lab)
+    return labs
+
+
+def column(lab: Lab, notebook: str, grade_id: str) -> str:
+    return grade_id if len(lab.notebooks) == 1 else f"{notebook}:{grade_id}"
+
+
+def data_status(course: Path, lab: Lab, folder: Path) -> str:
+    """'own', 'reference copy' or 'missing', per data file of the lab."""
+    parts = []
+    for name in lab.data_files:
+        mine, ref = folder / name, course / "source" / lab.name / name
+        if not mine.is_file():
+            state = "missing"
+        elif ref.is_file() and _digest(mine) == _digest(ref):
+            state = "reference copy"
+        else:
+            state = "own"
+        parts.append(f"{name}: {state}")
+    return "; ".join(parts)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# ---------------------------------------------------------------- grading
+def ensure_released(course: Path, labs: list[Lab], log) -> None:
+    """Labs missing from the gradebook are generated first (autograde needs their cells)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    for lab in labs:
+        try:
+            with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+                for name in lab.notebooks:
+                    gb.find_notebook(name, lab.name)
+            continue
+        except MissingEntry:
+            pass
+        log(f"{lab.name}: not in the gradebook yet, generating the student version first")
+        subprocess.run([*nbgrader_command(), "generate_assignment", lab.name, "--force"],
+                       cwd=course, check=True, capture_output=True, timeout=600)
+
+
+def check_notebooks(folder: Path, lab: Lab) -> str | None:
+    """None if the notebooks can be handed to nbgrader, else the status to record."""
+    present = [n for n in lab.notebooks if (folder / f"{n}.ipynb").is_file()]
+    if not present:
+        return "no notebook"
+    for name in present:
+        try:
+            nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+            nbformat.validate(nb)
+        except Exception as exc:  # noqa: BLE001 (anything a student hands in)
+            return f"unreadable notebook: {name}.ipynb ({type(exc).__name__})"
+        if not any(c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells):
+            # nbgrader restores missing test cells after the answer cells; with none left it fails
+            return f"empty notebook: {name}.ipynb has no answer or test cell of the lab"
+    return None
+
+
+def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeout) -> tuple[str, str]:
+    """Run ``nbgrader autograde`` for one submission in its own session; (status, log)."""
+    cmd = [*nbgrader_command(), "autograde", lab.name, "--student", student, "--force"]
+    if cell_timeout:
+        cmd.append(f"--Execute.timeout={int(cell_timeout)}")
+    proc = subprocess.Popen(cmd, cwd=course, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace", start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=student_timeout)
+        status = "graded" if proc.returncode == 0 else "autograde failed"
+    except subprocess.TimeoutExpired:
+        _kill_session(proc.pid)
+        out, _ = proc.communicate()
+        status = f"stopped after {student_timeout:.0f} s"
+    _kill_session(proc.pid)  # whatever the notebook left running in this session
+    return status, out
+
+
+def _kill_session(pid: int) -> None:
+    """Kill the process group of ``pid`` and every descendant (kernels run in their own session)."""
+    import psutil
+
+    try:
+        family = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        family = []
+    for p in family:
+        try:
+            os.killpg(os.getpgid(p.pid), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def forget(course: Path, lab: Lab, student: str) -> None:
+    """Drop a failed submission's stale grades (from an earlier run) from the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        try:
+            gb.remove_submission(lab.name, student)
+        except MissingEntry:
+            pass
+
+
+# ---------------------------------------------------------------- gradebook
+def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> list[dict]:
+    """One row per student and lab; scores from the gradebook for graded submissions."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out = []
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for lab in labs:
+            maxima = {(nb, gid): gb.find_grade_cell(gid, nb, lab.name).max_score for nb, gid, _ in lab.cells}
+            for student in students:
+                oc = outcomes.get((student, lab.name), Outcome("not submitted"))
+                row = {"student": student, "lab": lab.name, "status": oc.status, "data": oc.data,
+                       "auto_score": 0.0, "auto_max": 0.0, "score": 0.0,
+                       "max_score": float(sum(maxima.values())), "manual_pending": 0}
+                for nb, gid, manual in lab.cells:
+                    value = 0.0
+                    if oc.status == "graded":
+                        try:
+                            grade = gb.find_grade(gid, nb, lab.name, student)
+                        except MissingEntry:
+                            grade = None
+                        if grade is not None and manual and grade.manual_score is None:
+                            value = ""  # waiting for the instructor
+                        elif grade is not None:
+                            value = float(grade.score)
+                    row[column(lab, nb, gid)] = value
+                    if value == "":
+                        row["manual_pending"] += 1
+                        continue
+                    row["score"] += value
+                    if not manual:
+                        row["auto_score"] += value
+                        row["auto_max"] += maxima[(nb, gid)]
+                out.append(row)
+    return out
+
+
+def write_csv(path: Path, labs: list[Lab], table: list[dict]) -> None:
+    columns = list(FIELDS)
+    for lab in labs:
+        for nb, gid, _ in lab.cells:
+            if column(lab, nb, gid) not in columns:
+                columns.append(column(lab, nb, gid))
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, restval="")
+        writer.writeheader()
+        for row in table:
+            writer.writerow({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in row.items()})
+    tmp.replace(path)
+
+
+# ---------------------------------------------------------------- command line
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python labs/grade.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--course", type=Path, default=HERE, help="course folder (default: %(default)s)")
+    p.add_argument("--csv", type=Path, help="output file (default: COURSE/grades.csv)")
+    p.add_argument("--lab", action="append", help="grade only this lab (repeatable; default: all)")
+    p.add_argument("--cell-timeout", type=positive_seconds,
+                   help="seconds per cell (default: Execute.timeout of nbgrader_config.py)")
+    p.add_argument("--student-timeout", type=positive_seconds, default=900,
+                   help="wall-clock seconds per submission before it is stopped (default: %(default)s)")
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    course = args.course.resolve()
+    if not (course / "nbgrader_config.py").is_file() or not (course / "source").is_dir():
+        parser.error(f"{course} is not a course folder (nbgrader_config.py and source/ expected)")
+    labs = [lab for lab in find_labs(course) if not args.lab or lab.name in args.lab]
+    if not labs:
+        parser.error("no lab to grade")
+
+    def log(msg):
+        print(msg, flush=True)
+
+    # nbgrader runs `alembic` (a console script next to this Python) when it creates a gradebook.
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+    ensure_released(course, labs, log)
+    submitted = course / "submitted"
+    students = sorted(p.name for p in submitted.iterdir() if p.is_dir()) if submitted.is_dir() else []
+    outcomes = {}
+    for lab in labs:
+        for student in students:
+            folder = submitted / student / lab.name
+            if not folder.is_dir():
+                continue
+            t0 = time.monotonic()
+            problem = check_notebooks(folder, lab)
+            if problem:
+                status, text = problem, problem
+            else:
+                status, text = autograde(course, lab, student, args.cell_timeout, args.student_timeout)
+            logfile = course / "autograded" / student / f"{lab.name}.log"
+            logfile.parent.mkdir(parents=True, exist_ok=True)
+            logfile.write_text(text, encoding="utf-8")
+            if status != "graded":
+                forget(course, lab, student)
+            outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, folder))
+            log(f"{lab.name} {student}: {status} ({time.monotonic() - t0:.0f} s, log {logfile.relative_to(course)})")
+    out = args.csv or course / "grades.csv"
+    write_csv(out, labs, rows(course, labs, students, outcomes))
+    log(f"gradebook written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

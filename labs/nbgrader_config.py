@@ -1,0 +1,44 @@
+"""nbgrader configuration of the course (read by every ``nbgrader`` command run in ``labs/``).
+
+The course root is this folder: ``source/`` (instructor versions), ``release/`` (student
+versions), ``submitted/<student>/<lab>/`` (hand-ins), ``autograded/``, ``feedback/`` and
+``gradebook.db``.  Grading runs locally, offline, without Docker.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for grading_limits
+
+c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+c.CourseDirectory.course_id = "netmodels"
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+
+# Each lab ships data files with its source notebook (the reference measurement that makes
+# the source notebook deterministic under nbval).  nbgrader copies the source folder's files
+# over the student's before grading; the student's own measurement must win.
+c.Autograde.exclude_overwriting = {"lab1": ["pingpong.json"]}
+
+# A submission may delete test cells: put them back (from the gradebook) before grading.
+c.OverwriteCells.add_missing_cells = True
+
+# Per-cell time limit while grading (seconds).  A cell that runs longer is interrupted,
+# scores what it broke, and the rest of the notebook still runs.  Every cell of the labs
+# takes well under a second on a laptop.
+c.Execute.timeout = 60
+c.Execute.startup_timeout = 120
+c.Execute.interrupt_on_timeout = True
+
+# Outputs kept in the graded notebook and the feedback: lines and characters per cell.
+c.Autograde.autograde_preprocessors = [
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "grading_limits.LimitOutputSize",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.LimitOutputSize.max_lines = 200
+c.LimitOutputSize.max_chars = 20_000

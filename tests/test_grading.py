@@ -1,0 +1,278 @@
+"""The instructor's cycle on a temporary copy of the course: release, submit, grade, CSV.
+
+Submissions are generated from the source notebook with nbformat: a correct one, and one
+per way of breaking a notebook (a cell that raises, an infinite loop, tampered test cells,
+``sys.exit()`` and megabytes of output, a hung ``mpiexec``, a missing data file, an empty
+notebook, a file that is not JSON, no notebook at all).  The gradebook must give the correct
+one full marks and each broken one exactly what it did not break.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+
+from tests.mpirun import ROOT
+
+LABS = ROOT / "labs"
+LAB = "lab1"
+CELL_TIMEOUT = 12  # seconds per cell while grading here (the course default is 60)
+pytestmark = pytest.mark.timeout(900)
+
+SOLUTION = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+def run(cmd, cwd, timeout=300):
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert res.returncode == 0, f"{cmd} exited {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    return res
+
+
+def nbgrader(*args, cwd):
+    return run([str(Path(sys.executable).with_name("nbgrader")), *args], cwd)
+
+
+def copy_course(dest: Path) -> Path:
+    """The course without anything generated: config, grading helpers and source/."""
+    dest.mkdir(parents=True)
+    for name in ("nbgrader_config.py", "grade.py", "grading_limits.py"):
+        shutil.copy(LABS / name, dest / name)
+    shutil.copytree(LABS / "source", dest / "source",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    return dest
+
+
+def grade_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def cell_by_id(nb, grade_id):
+    for cell in nb.cells:
+        if grade_meta(cell).get("grade_id") == grade_id:
+            return cell
+    raise KeyError(grade_id)
+
+
+# ---------------------------------------------------------------- the released version
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    course = copy_course(tmp_path_factory.mktemp("course") / "labs")
+    nbgrader("generate_assignment", LAB, "--force", cwd=course)  # what `make release` runs
+    return course
+
+
+def source_nb():
+    return nbformat.read(LABS / "source" / LAB / f"{LAB}.ipynb", as_version=4)
+
+
+def secret_lines(nb) -> tuple[set[str], set[str]]:
+    """Lines of solutions and hidden tests that appear nowhere else in the source notebook."""
+    secret, public = set(), set()
+    for cell in nb.cells:
+        inside = None
+        for line in cell.source.splitlines():
+            s = line.strip()
+            if s in ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS"):
+                inside = s
+            elif s in ("### END SOLUTION", "### END HIDDEN TESTS"):
+                inside = None
+            elif s:
+                (secret if inside else public).add(s)
+    return secret - public, public
+
+
+def test_source_notebook_has_solutions_and_hidden_tests():
+    nb = source_nb()
+    text = "\n".join(c.source for c in nb.cells)
+    assert text.count("### BEGIN HIDDEN TESTS") >= 4 and text.count("### BEGIN SOLUTION") >= 8
+    assert nb.metadata.kernelspec.name == "python3"
+
+
+def test_release_contains_no_solution_and_no_hidden_test(course):
+    secret, _ = secret_lines(source_nb())
+    assert len(secret) > 40  # the check below has something to find
+    release = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
+    text = "\n".join(c.source for c in release.cells)
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Reference answer"):
+        assert marker not in text
+    lines = {line.strip() for line in text.splitlines()}
+    leaked = sorted(secret & lines)
+    assert not leaked, f"solution or hidden-test lines in the student version: {leaked}"
+    for cell in release.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None  # outputs would leak values
+    assert sorted(p.name for p in (course / "release" / LAB).iterdir()) == [f"{LAB}.ipynb", "pingpong.json"]
+
+
+# ---------------------------------------------------------------- submissions
+def solved(course: Path):
+    """The student version with every answer filled in from the source's solutions."""
+    src = source_nb()
+    nb = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
+    for cell in nb.cells:
+        meta = grade_meta(cell)
+        if meta.get("solution"):
+            ref = cell_by_id(src, meta["grade_id"]).source
+            if cell.cell_type == "code":
+                cell.source = "\n".join(l for l in ref.splitlines() if not SOLUTION.match(l))
+            else:
+                cell.source += "\n\nMy answer: latency-bound here, see my n1/2."
+    return nb
+
+
+def replace(nb, grade_id, old, new):
+    cell = cell_by_id(nb, grade_id)
+    assert old in cell.source, (grade_id, old)
+    cell.source = cell.source.replace(old, new, 1)
+
+
+def measure_cell(nb):
+    return next(c for c in nb.cells if "MEASURE = False" in c.source)
+
+
+def submissions(course: Path, marker: str) -> dict:
+    """student -> (files to write, grade_ids expected to fail)."""
+    data = (course / "source" / LAB / "pingpong.json").read_bytes()
+    subs = {}
+
+    def add(name, nb, failing=(), with_data=True):
+        files = {f"{LAB}.ipynb": nbformat.writes(nb) if not isinstance(nb, (str, type(None))) else nb}
+        if with_data:
+            files["pingpong.json"] = data
+        subs[name] = (files, failing if failing == "all" else set(failing))
+
+    add("alice", solved(course))
+
+    nb = solved(course)
+    replace(nb, "fit", "fit = fit_alpha_beta", "raise ValueError('oops')\nfit = fit_alpha_beta")
+    add("raises", nb, {"test_fit_units", "test_fit_data", "test_n_half"})
+
+    nb = solved(course)
+    replace(nb, "switch", "piecewise = ", "while True:\n    pass\npiecewise = ")
+    add("loops", nb, {"test_switch", "test_predict"})
+
+    nb = solved(course)  # wrong n_half, the test of it edited, other test cells edited or deleted
+    replace(nb, "fit", "n_half = alpha / beta", "n_half = 1.0")
+    cell_by_id(nb, "test_n_half").source = "assert True"
+    cell_by_id(nb, "test_load").source = "pass"
+    cell_by_id(nb, "test_switch").metadata.nbgrader["points"] = 100
+    nb.cells = [c for c in nb.cells if grade_meta(c).get("grade_id") not in ("test_fit_data", "test_predict")]
+    add("tamper", nb, {"test_n_half"})
+
+    nb = solved(course)
+    replace(nb, "comm_fraction", "import sympy", "import sys\nsys.exit()\nimport sympy")
+    replace(nb, "load", "times = np.array",
+            "print('x' * 5_000_000)\nfor _ in range(200_000):\n    print('spam')\ntimes = np.array")
+    add("noisy", nb, {"test_comm_fraction"})
+
+    nb = solved(course)
+    measure_cell(nb).source = (
+        "import subprocess, sys\nfrom pathlib import Path\n"
+        "mpiexec = str(Path(sys.executable).with_name('mpiexec'))\n"
+        f"subprocess.run([mpiexec, '-n', '2', sys.executable, '-c', 'import time; time.sleep(600)  # {marker}'])")
+    add("hung_mpiexec", nb)
+
+    add("no_data", solved(course), {"test_load", "test_fit_units", "test_fit_data", "test_n_half",
+                                    "test_switch", "test_predict"}, with_data=False)
+    add("empty", nbformat.v4.new_notebook(), "all")
+    add("not_json", '{"cells": [', "all")
+    add("no_notebook", None, "all")
+    return subs
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    marker = f"labs-hung-{uuid.uuid4().hex[:8]}"
+    subs = submissions(course, marker)
+    for student, (files, _) in subs.items():
+        folder = course / "submitted" / student / LAB
+        folder.mkdir(parents=True)
+        for name, content in files.items():
+            if content is not None:
+                (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    res = run([sys.executable, str(course / "grade.py"), "--course", str(course),
+               "--cell-timeout", str(CELL_TIMEOUT), "--student-timeout", "300"], course, timeout=850)
+    with open(course / "grades.csv", newline="") as fh:
+        table = {row["student"]: row for row in csv.DictReader(fh)}
+    return subs, table, res.stdout, marker
+
+
+def points(nb) -> dict:
+    return {grade_meta(c)["grade_id"]: float(grade_meta(c)["points"]) for c in nb.cells
+            if grade_meta(c).get("grade")}
+
+
+@pytest.mark.slow
+def test_every_submission_gets_a_row_and_loses_exactly_what_it_broke(graded):
+    subs, table, log, _ = graded
+    nb = source_nb()
+    pts = points(nb)
+    manual = {grade_meta(c)["grade_id"] for c in nb.cells if grade_meta(c).get("grade") and grade_meta(c).get("solution")}
+    auto_max = sum(v for k, v in pts.items() if k not in manual)
+    assert set(table) == set(subs), log
+    for student, (_, failing) in subs.items():
+        row = table[student]
+        assert row["lab"] == LAB and float(row["max_score"]) == sum(pts.values())
+        assert float(row["auto_max"]) == auto_max
+        if failing == "all":
+            assert row["status"] != "graded", (student, row)
+            assert all(float(row[k]) == 0 for k in pts), (student, row)
+            continue
+        assert row["status"] == "graded", (student, row, log)
+        got = {k: float(row[k]) for k in pts if k not in manual}
+        want = {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}
+        assert got == want, student
+        assert float(row["auto_score"]) == sum(want.values())
+        assert all(row[k] == "" for k in manual) and row["manual_pending"] == str(len(manual))
+
+
+@pytest.mark.slow
+def test_statuses_and_data_column(graded):
+    _, table, _, _ = graded
+    assert table["not_json"]["status"].startswith("unreadable notebook")
+    assert table["no_notebook"]["status"] == "no notebook"
+    assert table["empty"]["status"].startswith("empty notebook")
+    assert table["alice"]["data"] == "pingpong.json: reference copy"
+    assert table["no_data"]["data"] == "pingpong.json: missing"
+
+
+@pytest.mark.slow
+def test_hung_mpiexec_leaves_no_process_and_output_is_capped(graded, course):
+    _, _, _, marker = graded
+    left = [p.pid for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
+    assert not left, f"processes of the hung mpiexec survived grading: {left}"
+    noisy = course / "autograded" / "noisy" / LAB / f"{LAB}.ipynb"
+    assert noisy.stat().st_size < 200_000
+    assert "output truncated while grading" in noisy.read_text()
+
+
+@pytest.mark.slow
+def test_feedback_is_generated_for_graded_submissions(graded, course):
+    subs, table, _, _ = graded
+    nbgrader("generate_feedback", LAB, "--force", cwd=course)  # what `make feedback` runs
+    for student in ("alice", "loops"):
+        html = (course / "feedback" / student / LAB / f"{LAB}.html").read_text(errors="replace")
+        row = table[student]
+        assert f"Score: {float(row['auto_score']):.1f} / {float(row['max_score']):.1f}" in html
+    assert not (course / "feedback" / "not_json").exists()
+
+
+def test_grade_rejects_bad_arguments(tmp_path):
+    res = subprocess.run([sys.executable, str(LABS / "grade.py"), "--cell-timeout", "-1"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+    res = subprocess.run([sys.executable, str(LABS / "grade.py"), "--course", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "not a course folder" in res.stderr
