@@ -12,16 +12,19 @@ the step timelines of the paper's appendix (``PHASES``): every step costs
 step combines blocks.  ``N`` and ``S`` count vector elements; ``α`` is in seconds,
 ``β``, ``c2``, ``c3`` in seconds per element; all times are in seconds.
 
-The timelines hold when there are at least 3 blocks (``B = ceil(N / S) >= 3``),
-for Snake on ``P >= 3`` nodes and for Fence on meshes with ``W >= 3`` and
-``H >= 2`` (with ``W = 2`` no bottom-row node has six active links).  Outside
-that range the functions raise ``ValueError``.
+The paper's timelines hold when there are at least 3 blocks (``B = ceil(N / S) >= 3``),
+for Snake on ``P >= 3`` nodes and for Fence on meshes with ``W >= 3`` and ``H >= 2``
+(:func:`in_paper_regime`); there the closed forms are used.  Elsewhere (one or two
+blocks, a Fence two nodes wide, ...) the timeline is counted from the messages of the
+algorithm (:func:`count_timeline`), with the same step cost, so every mesh and every
+block size has a time.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -114,15 +117,14 @@ def _name(algorithm) -> str:
     raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
 
 
-def check_shape(algorithm: str, W: int, H: int) -> None:
-    """Raise ValueError if the paper's timeline of ``algorithm`` does not hold on a W x H mesh."""
+def in_paper_regime(algorithm: str, W: int, H: int) -> bool:
+    """True if the paper's closed-form timeline of ``algorithm`` holds on a W x H mesh (B >= 3)."""
     name = _name(algorithm)
-    W = positive_int("W", W)
-    H = positive_int("H", H)
-    if name == "Snake" and W * H < 3:
-        raise ValueError(f"Snake's timeline needs P = W*H >= 3 nodes, got W={W}, H={H}")
-    if name == "Fence" and (W < 3 or H < 2):
-        raise ValueError(f"Fence's timeline needs W >= 3 and H >= 2, got W={W}, H={H}")
+    if name == "Snake":
+        return W * H >= 3
+    if name == "Fence":
+        return W >= 3 and H >= 2
+    return True
 
 
 # ------------------------------------------------------------------ timelines
@@ -142,7 +144,7 @@ def tree_levels(W: int, H: int) -> int:
 
 
 def _phase_sum(name, P, W, H, B, S, m, fv):
-    """Vectorised sum over a timeline; P, W, H, B, S broadcast as numpy arrays."""
+    """Vectorised sum over the paper's timeline; P, W, H, B, S broadcast as numpy arrays."""
     cost = {0: 0.0, 2: m.c2, 3: m.c3}
     total = 0.0
     env = {"P": P, "W": W, "H": H, "B": B}
@@ -150,6 +152,135 @@ def _phase_sum(name, P, W, H, B, S, m, fv):
         count = eval(c, {}, env)  # noqa: S307 - fixed strings
         total = total + count * (L * m.alpha + (fv[L] * m.beta + cost[k]) * S)
     return total
+
+
+def messages(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int, bool]]:
+    """All messages (step, src, dst, combines) of Snake or Fence; steps count from 1.
+
+    Nodes are numbered along the snake (Snake) or as x + W y with (0, 0) the lower-left
+    corner (Fence).  Snake: block b leaves node P-1 at step b and moves one hop per step
+    to node 0; its result leaves node 0 the step after it arrives.  Fence: column x
+    starts block b at step b + W-1-x, so that a bottom-row node receives from above and
+    from the right in the same step; results go back along the bottom row and up.
+    This placement is independent of :mod:`netmodels.combining` (tests compare them).
+    """
+    name = _name(algorithm)
+    out = []
+    if name == "Snake":
+        P_ = W * H
+        for b in range(1, B + 1):
+            for i in range(P_ - 1, 0, -1):
+                out.append((b + (P_ - 1 - i), i, i - 1, True))
+            for i in range(0, P_ - 1):
+                out.append((b + P_ - 1 + i, i, i + 1, False))
+        return out
+    if name == "Fence":
+        def node(x, y):
+            return x + W * y
+        for b in range(1, B + 1):
+            for x in range(W):
+                s = b + W - 1 - x
+                for y in range(H - 1, 0, -1):
+                    out.append((s + (H - 1 - y), node(x, y), node(x, y - 1), True))
+            for x in range(W - 1, 0, -1):
+                out.append((b + W + H - 2 - x, node(x, 0), node(x - 1, 0), True))
+            for x in range(W):
+                t0 = b + W + H - 2 + x
+                if x < W - 1:
+                    out.append((t0, node(x, 0), node(x + 1, 0), False))
+                for y in range(H - 1):
+                    out.append((t0 + y, node(x, y), node(x, y + 1), False))
+        return out
+    raise ValueError("algorithm must be 'Snake' or 'Fence'")
+
+
+def count_timeline(algorithm: str, W: int, H: int, B: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: active links of the busiest node, and the widest combine (0, 2 or 3).
+
+    The combine arity of a node is 1 + the number of partially combined blocks it
+    receives in the step (0 if none).  Raises ValueError if a link carries two messages
+    in one step (the algorithms are free of link conflicts).
+    """
+    from collections import Counter
+
+    msgs = messages(algorithm, W, H, B)
+    if not msgs:
+        return np.zeros(0, int), np.zeros(0, int)
+    nsteps = max(m[0] for m in msgs)
+    links = np.zeros((nsteps, W * H), dtype=int)
+    arity = np.zeros((nsteps, W * H), dtype=int)
+    used = Counter((t, s, d) for t, s, d, _ in msgs)
+    if max(used.values()) > 1:
+        raise ValueError("link conflict: a link carries two messages in one step")
+    for t, s, d, comb in msgs:
+        links[t - 1, s] += 1
+        links[t - 1, d] += 1
+        if comb:
+            arity[t - 1, d] += 1
+    arity = np.where(arity > 0, arity + 1, 0)
+    return links.max(axis=1), arity.max(axis=1)
+
+
+def run_lengths(L, k) -> list[tuple[int, int, int]]:
+    """Run-length encode per-step (L, arity) into (steps, L, arity) phases."""
+    out = []
+    for a, b in zip(np.asarray(L).tolist(), np.asarray(k).tolist()):
+        if out and out[-1][1:] == (a, b):
+            out[-1] = (out[-1][0] + 1, a, b)
+        else:
+            out.append((1, a, b))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _counted(name: str, W: int, H: int, B: int) -> tuple:
+    return tuple(run_lengths(*count_timeline(name, W, H, B)))
+
+
+@lru_cache(maxsize=1024)
+def affine_timeline(algorithm: str, W: int, H: int) -> tuple[int, tuple]:
+    """(B0, phases) with phases (a, b, L, arity): for every B >= B0 the timeline has
+    ``a + b B`` steps of each kind.  The paper's closed form (B0 = 3) where it holds;
+    otherwise read off counted timelines at B0 and B0 + 1 (the pipeline's full phase
+    is the one that grows with B)."""
+    name = _name(algorithm)
+    if in_paper_regime(name, W, H):
+        env0 = {"P": W * H, "W": W, "H": H, "B": 0}
+        return 3, tuple((eval(c, {}, env0), int("B" in c), L, k)  # noqa: S307
+                        for c, L, k in PHASES[name])
+    B0 = 2 * (W + H) + 4 if name == "Fence" else 2 * W * H + 4
+    p0, p1 = _counted(name, W, H, B0), _counted(name, W, H, B0 + 1)
+    if [x[1:] for x in p0] != [x[1:] for x in p1]:
+        raise RuntimeError(f"{name} {W}x{H}: timeline not yet stable at B0 = {B0}")
+    return B0, tuple((c0 - (c1 - c0) * B0, c1 - c0, L, k) for (c0, L, k), (c1, _, _) in zip(p0, p1))
+
+
+def timeline(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int]]:
+    """The timeline (steps, L, arity) of Snake or Fence for any W x H mesh and B >= 1 blocks."""
+    name = _name(algorithm)
+    if name == "Tree":
+        return phases(name, W, H, B)
+    B0, aff = affine_timeline(name, W, H)
+    if B >= B0:
+        return [(a + b * B, L, k) for a, b, L, k in aff]
+    return list(_counted(name, W, H, B))
+
+
+def _time_vec(name, W, H, B, S, m, fv):
+    """Time of Snake or Fence on one mesh for arrays of block counts B and sizes S (seconds)."""
+    B, S = np.broadcast_arrays(np.asarray(B, dtype=np.int64), np.asarray(S, dtype=float))
+    cost = {0: 0.0, 2: m.c2, 3: m.c3}
+    out = np.zeros(B.shape)
+    B0, aff = affine_timeline(name, W, H)
+    big = B >= B0
+    if np.any(big):
+        Bb, Sb = B[big], S[big]
+        out[big] = sum((a + b * Bb) * (L * m.alpha + (fv[L] * m.beta + cost[k]) * Sb) for a, b, L, k in aff)
+    for b in np.unique(B[~big]):
+        sel = B == b
+        out[sel] = sum(c * (L * m.alpha + (fv[L] * m.beta + cost[k]) * S[sel])
+                       for c, L, k in _counted(name, W, H, int(b)))
+    return out
 
 
 # ------------------------------------------------------------------ closed forms
@@ -170,17 +301,12 @@ def _pipelined(name, N, W, H, S, machine, f) -> float:
     N = positive_int("N", N)
     W = positive_int("W", W)
     H = positive_int("H", H)
-    check_shape(name, W, H)
     S = positive_int("S", S)
     if S > N:
         raise ValueError(f"S must be in 1..N = {N}, got {S}")
-    B = _blocks(N, S)
-    if B < 3:
-        raise ValueError(f"{name}'s timeline needs B = ceil(N/S) >= 3 blocks, got N={N}, S={S} (B={B}); "
-                         f"use S <= {max((N - 1) // 2, 1)}")
     m = _machine(machine)
     fv = _ftable(f, needed_links(name))
-    return float(_phase_sum(name, W * H, W, H, B, S, m, fv))
+    return float(_time_vec(name, W, H, _blocks(N, S), S, m, fv))
 
 
 def snake_time(N, W, H, S, machine, f) -> float:
@@ -213,7 +339,7 @@ def block_candidates(N: int) -> np.ndarray:
 def optimal_block(algorithm, N, W, H, machine, f) -> int:
     """The integer block size S (elements) that minimises the time; the smallest on ties.
 
-    Exhaustive over :func:`block_candidates` with B >= 3.  Tree does not pipeline: N.
+    Exhaustive over :func:`block_candidates`.  Tree does not pipeline: N.
     """
     name = _name(algorithm)
     N = positive_int("N", N)
@@ -222,62 +348,53 @@ def optimal_block(algorithm, N, W, H, machine, f) -> int:
         return N
     W = positive_int("W", W)
     H = positive_int("H", H)
-    check_shape(name, W, H)
-    if N < 3:
-        raise ValueError(f"{name} needs N >= 3 elements (B >= 3 blocks), got N={N}")
     m = _machine(machine)
     fv = _ftable(f, needed_links(name))
     S = block_candidates(N)
-    B = -(-N // S)
-    S, B = S[B >= 3], B[B >= 3]
-    t = _phase_sum(name, W * H, W, H, B, S.astype(float), m, fv)
+    t = _time_vec(name, W, H, -(-N // S), S, m, fv)
     return int(S[int(np.argmin(t))])
 
 
 def fastest(N, W, H, machine, f) -> tuple[str, int, float]:
     """(algorithm, S, seconds) of the fastest algorithm at its optimal block size.
 
-    Only algorithms whose timeline holds for N, W, H compete (Snake and Fence need
-    N >= 3 and the mesh of :func:`check_shape`).  For Tree, S = N (one block).
+    For Tree, S = N (one block).  Ties go to the algorithm listed first in ALGORITHMS.
     """
     best = None
     for name in ALGORITHMS:
-        try:
-            S = optimal_block(name, N, W, H, machine, f)
-        except ValueError:
-            if name == "Tree":
-                raise
-            continue
+        S = optimal_block(name, N, W, H, machine, f)
         t = time(name, N, W, H, S, machine, f)
-        if best is None or t < best[2]:
-            best = (name, S, t)
+        if best is None or t < best[2] * (1 - 1e-12):  # equal times (Snake with B = 1 on
+            best = (name, S, t)                        # a chain is Tree): the first listed
     return best
 
 
 # ------------------------------------------------------------------ continuous optimum
+def _coefficients(name, W, H, m, fv):
+    """(a, K) of T = A + a B + K S for B >= B0: a = start-ups of the full-pipeline phase,
+    K = per-element cost of the other phases (the full phase's S B term is a constant N term)."""
+    cost = {0: 0.0, 2: m.c2, 3: m.c3}
+    _, aff = affine_timeline(name, W, H)
+    a = sum(b * L * m.alpha for _, b, L, _k in aff)
+    K = sum(c * (fv[L] * m.beta + cost[k]) for c, _, L, k in aff)
+    return a, K
+
+
 def continuous_optimal_block(algorithm, N, W, H, machine, f) -> float:
     """S* = sqrt(a N / K) minimising the timeline with B = N/S (real-valued).
 
-    ``a`` is the start-up cost of a full-pipeline step (4α for Snake, 6α for Fence)
-    and ``K`` the coefficient of S in T; see :mod:`netmodels.nbl_derivation`.
+    ``a`` is the start-up cost of a full-pipeline step (4α for Snake, 6α for Fence in the
+    paper's regime) and ``K`` the coefficient of S in T; see :mod:`netmodels.nbl_derivation`.
     """
     name = _name(algorithm)
     if name == "Tree":
         raise ValueError("algorithm must be 'Snake' or 'Fence' (Tree does not pipeline)")
     N = positive_int("N", N)
-    check_shape(name, W, H)
-    m = _machine(machine)
-    fv = _ftable(f, needed_links(name))
-    cost = {0: 0.0, 2: m.c2, 3: m.c3}
-    a = K = 0.0
-    for count, L, k in phases(name, W, H, 0):
-        # counts are affine in B: the B-dependent phase is the full pipeline "B-3"
-        per_S = fv[L] * m.beta + cost[k]
-        if L == max(needed_links(name)):
-            a = L * m.alpha
-            K -= 3 * per_S
-        else:
-            K += count * per_S
+    W = positive_int("W", W)
+    H = positive_int("H", H)
+    if W * H < 2:
+        raise ValueError("a pipeline needs P = W*H >= 2 nodes")
+    a, K = _coefficients(name, W, H, _machine(machine), _ftable(f, needed_links(name)))
     if K <= 0:
         raise ValueError("the timeline's coefficient of S is <= 0 for these parameters: "
                          "no interior optimum")
@@ -308,83 +425,71 @@ def paper_printed_optimal_block(algorithm, N, W, H, machine, f) -> float:
 
 # ------------------------------------------------------------------ regime map (vectorised)
 def best_times(algorithm, Ns, meshes, machine, f, *, ncandidates: int = 48):
-    """Minimum time over block sizes on a grid, vectorised (no Python loop over cells).
+    """Minimum time over block sizes on a grid, vectorised over vector lengths.
 
     Ns : vector lengths (elements); meshes : list of (W, H).  Returns (times, S) arrays of
-    shape (len(meshes), len(Ns)); NaN where the timeline does not hold.  Block sizes tried:
-    a geometric grid of ``ncandidates`` values plus ceil(N/B) around the continuous
-    optimum B* = N/S* (B* - 8 ... B* + 8).  The time is flat near its minimum, so the result
-    is within 0.5 % of :func:`optimal_block` (which is exhaustive and exact); the exact
-    optimum often prefers an S that divides N (no short last block).
+    shape (len(meshes), len(Ns)).  Block sizes tried for each N: a geometric grid of
+    ``ncandidates`` values, one and two blocks, and ceil(N/B) for B* - 8 ... B* + 8 around
+    the continuous optimum B* = N/S*.  The time is flat near its minimum, so the result
+    is within 0.5 % of :func:`optimal_block` (exhaustive and exact); the exact optimum
+    often prefers an S that divides N (no short last block).  The only Python loop is
+    over the meshes (and, for small block counts, over B values).
     """
     name = _name(algorithm)
     m = _machine(machine)
     Ns = np.asarray(Ns, dtype=np.int64)
-    Wv = np.array([w for w, _ in meshes], dtype=np.int64)[:, None, None]
-    Hv = np.array([h for _, h in meshes], dtype=np.int64)[:, None, None]
-    Nv = Ns[None, :, None]
+    if Ns.ndim != 1 or Ns.size == 0 or np.any(Ns < 1):
+        raise ValueError("Ns must be a non-empty 1-D sequence of integers >= 1")
     if name == "Tree":
         fv = _ftable(f, (1,))
         levels = np.array([tree_levels(w, h) for w, h in meshes])[:, None]
         t = levels * (2 * (m.alpha + fv[1] * m.beta * Ns[None, :]) + m.c2 * Ns[None, :])
         return t.astype(float), np.broadcast_to(Ns[None, :], t.shape).astype(float)
     fv = _ftable(f, needed_links(name))
-    # continuous optimum per cell: a N / K with K affine in W, H
-    cost = {0: 0.0, 2: m.c2, 3: m.c3}
-    Lmax = max(needed_links(name))
-    env = {"P": Wv * Hv, "W": Wv, "H": Hv, "B": 0}
-    K = 0.0
-    for c, L, k in PHASES[name]:
-        per_S = fv[L] * m.beta + cost[k]
-        K = K + (-3 * per_S if L == Lmax else eval(c, {}, env) * per_S)  # noqa: S307
-    Kpos = np.where(K > 0, K, np.nan)
-    Bstar = np.sqrt(np.where(Kpos > 0, Kpos * Nv / (Lmax * m.alpha), 1.0))
-    Bstar = np.nan_to_num(Bstar, nan=3.0)
-    Bnear = np.clip(np.floor(Bstar) + np.arange(-8, 9)[None, None, :], 1, None)
-    Snear = -(-Nv // Bnear.astype(np.int64))
-    geo = np.unique(np.geomspace(1, max(int(Ns.max()), 1), ncandidates).round().astype(np.int64))
-    S = np.concatenate([np.broadcast_to(geo[None, None, :], (len(meshes), len(Ns), geo.size)),
-                        Snear], axis=2)
-    B = -(-Nv // S)
-    ok = (S <= Nv) & (B >= 3)
-    t = _phase_sum(name, Wv * Hv, Wv, Hv, B, S.astype(float), m, fv)
-    t = np.where(ok, t, np.inf)
-    i = np.argmin(t, axis=2)
-    tbest = np.take_along_axis(t, i[..., None], 2)[..., 0]
-    Sbest = np.take_along_axis(S, i[..., None], 2)[..., 0].astype(float)
-    valid = np.isfinite(tbest)
-    if name == "Fence":
-        valid &= ((Wv >= 3) & (Hv >= 2))[..., 0]
-    else:
-        valid &= ((Wv * Hv) >= 3)[..., 0]
-    return np.where(valid, tbest, np.nan), np.where(valid, Sbest, np.nan)
+    geo = np.unique(np.geomspace(1, int(Ns.max()), ncandidates).round().astype(np.int64))
+    Nv = Ns[:, None]
+    times = np.empty((len(meshes), Ns.size))
+    blocks = np.empty((len(meshes), Ns.size))
+    for i, (W, H) in enumerate(meshes):
+        a, K = _coefficients(name, W, H, m, fv)
+        Bstar = np.sqrt(np.maximum(K, 0) * Nv / a) if a > 0 else np.ones_like(Nv, dtype=float)
+        Bnear = np.clip(np.floor(Bstar) + np.arange(-8, 9)[None, :], 1, None).astype(np.int64)
+        S = np.concatenate([np.broadcast_to(geo, (Ns.size, geo.size)), -(-Nv // Bnear),
+                            Nv, -(-Nv // 2)], axis=1)
+        S = np.minimum(S, Nv)
+        t = _time_vec(name, W, H, -(-Nv // S), S, m, fv)
+        j = np.argmin(t, axis=1)
+        times[i] = t[np.arange(Ns.size), j]
+        blocks[i] = S[np.arange(Ns.size), j]
+    return times, blocks
 
 
 def regime_map(Ns, meshes, machine, f):
     """Fastest algorithm on a grid: (winner index into ALGORITHMS, times, block sizes).
 
     ``times`` and ``S`` have shape (3, len(meshes), len(Ns)); winner has shape
-    (len(meshes), len(Ns)).  Vectorised: one redraw of a 40 x 60 map takes milliseconds.
+    (len(meshes), len(Ns)).  Vectorised: one redraw of a 10 x 80 map takes milliseconds.
     """
     res = [best_times(a, Ns, meshes, machine, f) for a in ALGORITHMS]
     times = np.stack([r[0] for r in res])
     S = np.stack([r[1] for r in res])
-    winner = np.argmin(np.where(np.isnan(times), np.inf, times), axis=0)
+    winner = np.argmin(times, axis=0)
     return winner, times, S
 
 
 def curves(algorithm, N, W, H, Ss, machine, f) -> np.ndarray:
-    """Time in seconds for each block size in ``Ss`` (NaN where B < 3 or S > N), vectorised."""
+    """Time in seconds for each block size in ``Ss`` (NaN where S > N or S < 1), vectorised."""
     name = _name(algorithm)
     m = _machine(machine)
+    N = positive_int("N", N)
     S = np.asarray(Ss, dtype=np.int64)
     if name == "Tree":
         return np.full(S.shape, tree_time(N, W, H, m, f))
-    check_shape(name, W, H)
     fv = _ftable(f, needed_links(name))
-    B = -(-N // S)
-    t = _phase_sum(name, W * H, W, H, B, S.astype(float), m, fv)
-    return np.where((S <= N) & (B >= 3) & (S >= 1), t, np.nan)
+    ok = (S >= 1) & (S <= N)
+    Sc = np.where(ok, S, 1)
+    t = _time_vec(name, positive_int("W", W), positive_int("H", H), -(-N // Sc), Sc, m, fv)
+    return np.where(ok, t, np.nan)
 
 
 # ------------------------------------------------------------------ Table 1 arithmetic

@@ -12,12 +12,10 @@ Two independent routes to the same numbers:
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import sympy as sp
 
-from .nbl import PHASES, _name
+from .nbl import PHASES, _name, count_timeline, messages, run_lengths  # noqa: F401
 
 alpha, beta, c2, c3 = sp.symbols("alpha beta c_2 c_3", positive=True)
 N, S, B, P, W, H = sp.symbols("N S B P W H", positive=True)
@@ -26,76 +24,8 @@ COMBINE = {0: 0, 2: c2, 3: c3}
 
 
 # ------------------------------------------------------------------ timelines by counting
-def messages(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int, bool]]:
-    """All messages (step, src, dst, combines) of Snake or Fence; steps count from 1.
-
-    Nodes are numbered along the snake (Snake) or as x + W y with (0, 0) the lower-left
-    corner (Fence).  Snake: block b leaves node P-1 at step b and moves one hop per step
-    to node 0; its result leaves node 0 the step after it arrives.  Fence: column x
-    starts block b at step b + W-1-x, so that a bottom-row node receives from above and
-    from the right in the same step; results go back along the bottom row and up.
-    """
-    name = _name(algorithm)
-    out = []
-    if name == "Snake":
-        P_ = W * H
-        for b in range(1, B + 1):
-            for i in range(P_ - 1, 0, -1):
-                out.append((b + (P_ - 1 - i), i, i - 1, True))
-            for i in range(0, P_ - 1):
-                out.append((b + P_ - 1 + i, i, i + 1, False))
-        return out
-    if name == "Fence":
-        node = lambda x, y: x + W * y  # noqa: E731
-        for b in range(1, B + 1):
-            for x in range(W):
-                s = b + W - 1 - x
-                for y in range(H - 1, 0, -1):
-                    out.append((s + (H - 1 - y), node(x, y), node(x, y - 1), True))
-            for x in range(W - 1, 0, -1):
-                out.append((b + W + H - 2 - x, node(x, 0), node(x - 1, 0), True))
-            for x in range(W):
-                t0 = b + W + H - 2 + x
-                if x < W - 1:
-                    out.append((t0, node(x, 0), node(x + 1, 0), False))
-                for y in range(H - 1):
-                    out.append((t0 + y, node(x, y), node(x, y + 1), False))
-        return out
-    raise ValueError("algorithm must be 'Snake' or 'Fence'")
-
-
-def count_timeline(algorithm: str, W: int, H: int, B: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per step: active links of the busiest node, and the widest combine (0, 2 or 3).
-
-    The combine arity of a node is 1 + the number of partially combined blocks it
-    receives in the step (0 if none).  Raises ValueError if a link carries two messages
-    in one step (the algorithms are free of link conflicts).
-    """
-    msgs = messages(algorithm, W, H, B)
-    nsteps = max(m[0] for m in msgs)
-    links = np.zeros((nsteps, W * H), dtype=int)
-    arity = np.zeros((nsteps, W * H), dtype=int)
-    used = Counter((t, s, d) for t, s, d, _ in msgs)
-    if max(used.values()) > 1:
-        raise ValueError("link conflict: a link carries two messages in one step")
-    for t, s, d, comb in msgs:
-        links[t - 1, s] += 1
-        links[t - 1, d] += 1
-        if comb:
-            arity[t - 1, d] += 1
-    arity = np.where(arity > 0, arity + 1, 0)
-    return links.max(axis=1), arity.max(axis=1)
-
-
-def run_lengths(L: np.ndarray, k: np.ndarray) -> list[tuple[int, int, int]]:
-    """Run-length encode per-step (L, arity) into (steps, L, arity) phases."""
-    out = []
-    for a, b in zip(L.tolist(), k.tolist()):
-        if out and out[-1][1:] == (a, b):
-            out[-1] = (out[-1][0] + 1, a, b)
-        else:
-            out.append((1, a, b))
-    return out
+# messages, count_timeline and run_lengths live in netmodels.nbl (which uses them for the
+# meshes and block counts outside the paper's closed forms); re-exported here.
 
 
 def expand(phase_list) -> tuple[np.ndarray, np.ndarray]:
