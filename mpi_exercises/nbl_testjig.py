@@ -16,6 +16,8 @@ polls and yields the core instead, so that a waiting rank does not starve the
 ranks it waits for.
 As in the paper, dT(L) is the difference of the times at adjacent block sizes
 and f(L) = dT(L) / dT(1); :func:`netmodels.nbl.fit_f` also fits f(L) over all sizes.
+Rank 0 finally times numpy combines of two and three vectors of the largest size: the
+c2 and c3 of the model, in seconds per element.
 
     mpiexec -n 4 python -m mpi_exercises nbl-testjig --json testjig.json
 """
@@ -145,6 +147,24 @@ def measure(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=Fa
     return results
 
 
+def combine_costs(nelems: int, repetitions: int = 20) -> dict:
+    """c2 and c3 in seconds per element: the fastest of ``repetitions`` numpy combines of
+    two (``x += y``) and three (``x += y; x += z``) vectors of ``nelems`` doubles."""
+    from mpi4py import MPI
+
+    x, y, z = (np.random.default_rng(i).random(nelems) for i in range(3))
+    best2 = best3 = float("inf")
+    for _ in range(repetitions + 2):
+        t0 = MPI.Wtime()
+        np.add(x, y, out=x)
+        t1 = MPI.Wtime()
+        np.add(x, y, out=x)
+        np.add(x, z, out=x)
+        t2 = MPI.Wtime()
+        best2, best3 = min(best2, t1 - t0), min(best3, t2 - t1)
+    return {"c2_s_per_elem": best2 / nelems, "c3_s_per_elem": best3 / nelems, "nelems": nelems}
+
+
 def table(results: list[dict], stat: str = "median_s") -> dict:
     """Table 1 from the results: T, dT and f(L) = dT(L)/dT(1) per L, and a least-squares f(L)."""
     from netmodels.nbl import f_from_testjig, fit_f
@@ -208,7 +228,10 @@ def run(args) -> int:
                       progress=not args.no_progress, yield_cpu=yield_cpu)
     if comm.Get_rank() == 0:
         tab = table(results, args.statistic + "_s")
+        combine = combine_costs(max(sizes))
         print(report(tab), flush=True)
+        print(f"combining (numpy, {combine['nelems']} doubles): c2 = {combine['c2_s_per_elem'] * 1e9:.3f} ns, "
+              f"c3 = {combine['c3_s_per_elem'] * 1e9:.3f} ns per element", flush=True)
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "nbl-testjig", "environment": _bench.environment(comm),
@@ -217,6 +240,6 @@ def run(args) -> int:
                                "inner": args.inner, "warmup": args.warmup,
                                "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",
                                "links": link_counts(comm.Get_size())},
-                "results": results, "table": tab})
+                "results": results, "table": tab, "combine": combine})
             print(f"results written to {args.json}")
     return 0

@@ -24,6 +24,7 @@ def test_four_ranks_measure_l_1_2_4_6_and_write_table1(tmp_path):
         (L, S) for L in (1, 2, 4, 6) for S in (60, 600, 6000)]
     for r in data["results"]:
         assert 0 < r["min_s"] <= r["median_s"] <= r["max_s"] and r["bytes"] == 8 * r["S"]
+    assert 0 < data["combine"]["c2_s_per_elem"] < 1e-6 and 0 < data["combine"]["c3_s_per_elem"] < 1e-6
     tab = data["table"]
     assert tab["S"] == [60, 600, 6000] and set(tab["T_s"]) == {"1", "2", "4", "6"}
     # the table is the arithmetic of Table 1 applied to the minimum times
