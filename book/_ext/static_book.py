@@ -146,6 +146,9 @@ def copy_assets(app: Sphinx, exception) -> None:
 def check_config(app: Sphinx, config) -> None:
     # pydata-sphinx-theme logs a console error on a first visit without a default mode
     config.html_context.setdefault("default_mode", "auto")
+    # pydata-sphinx-theme 0.17 adds a search field to a header bar that sphinx-book-theme
+    # keeps empty: a second search field above the sidebar's own
+    config.html_theme_options.setdefault("navbar_persistent", [])
     if getattr(config, "nb_ipywidgets_js", None):
         logger.warning("nb_ipywidgets_js loads the widget manager from a CDN: set it to {} "
                        "(the static book replaces widget views by a note)")
