@@ -10,6 +10,8 @@ HTTP error or failed request, an image that does not load, an internal link to a
 page or anchor, math left unrendered, an interactive figure that did not draw.  On one
 interactive figure a slider is dragged with the mouse and the drawn curve must change.
 
+The pages with figures are also opened from disk (file://, no server at all).
+
 Without Chromium the test is skipped on a developer's machine and fails under CI=true
 (``.ci/run`` installs Debian's ``chromium``).
 """
@@ -238,3 +240,21 @@ def test_dragging_a_slider_changes_the_figure(site, server, browser, tmp_path):
     assert after["frame"] != before["frame"] and after["label"] != before["label"], (before, after)
     assert after["d"] != before["d"], "the slider moved but the drawn curve did not change"
     assert not network_problems(browser.events[len(events):])
+
+
+def test_pages_with_figures_work_from_the_file_system(site, browser):
+    """Opened from disk (file://, no server at all), math and figures still work."""
+    with_figures = [p for p in pages(site) if 'class="nm-interactive"' in (site / p).read_text(encoding="utf-8")]
+    assert with_figures, "no page has an interactive figure (netmodels.interactive)"
+    report = {}
+    for page in with_figures:
+        events = browser.load((site / page).as_uri())
+        found = network_problems(events)
+        math = browser.evaluate(MATH_JS, await_promise=True)
+        if math["math"] and (not math["rendered"] or math["errors"]):
+            found.append(f"math not rendered by MathJax: {math}")
+        found += [f"interactive figure not drawn: {fig}" for fig in browser.evaluate(FIGURES_JS)
+                  if not (fig["mounted"] and fig["svg"] and fig["sliders"])]
+        if found:
+            report[page] = found
+    assert not report, "\n".join(f"{page}:\n  " + "\n  ".join(v) for page, v in report.items())
