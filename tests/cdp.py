@@ -161,11 +161,13 @@ class Browser:
         return res["result"].get("value")
 
     # -- pages -------------------------------------------------------------------------
-    def load(self, url: str, *, quiet: float = 0.5, limit: float = 20.0) -> list[dict]:
+    def load(self, url: str, *, quiet: float = 0.5, limit: float = 60.0) -> list[dict]:
         """Navigate to ``url``, wait for the load event and for the network to stay idle
         for ``quiet`` seconds (at most ``limit``), and return the events of this load."""
         self.events = []
-        self.call("Page.navigate", url=url)
+        res = self.call("Page.navigate", url=url)
+        if res.get("errorText"):
+            raise CDPError(f"{url}: {res['errorText']}")
         deadline = time.monotonic() + limit
         while not any(e["method"] == "Page.loadEventFired" for e in self.events):
             if time.monotonic() > deadline:
