@@ -124,6 +124,7 @@ def copy_assets(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     complete_redirect(app)
+    (Path(app.outdir) / ".nojekyll").touch()      # GitHub Pages: publish _static/ as it is
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
     for sourcemap in static.rglob("*.map"):      # the theme's source maps (3 MB): for debugging only
