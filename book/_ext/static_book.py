@@ -11,8 +11,18 @@ A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
 - keeps the site small: the theme's JavaScript/CSS source maps are not published;
 - does not emit ipywidgets views: the static book has no kernel to drive them and
   their JavaScript manager would come from a CDN (``nb_ipywidgets_js: {}`` in
-  ``_config.yml``).  A widget view becomes a one-line note; the notebook's interactive
-  twin (a Plotly slider figure) follows it.
+  ``_config.yml``).  A widget view becomes a one-line note that points to the figure
+  below it: every live panel of a chapter is followed by its static twin
+  (``netmodels.interactive``);
+- removes what would reach the network or break a page: Thebe's configuration and
+  loader (no launch buttons; its library is on a CDN; sphinx-thebe 0.3 declares it twice,
+  a JavaScript error on every page);
+- fixes small theme glitches the browser test found: a console error on a first visit
+  (no default colour mode), a second search field in an empty header bar, and a bare
+  ``index.html`` redirect without a favicon (the browser then asks for /favicon.ico);
+- writes ``.nojekyll`` so GitHub Pages publishes ``_static/`` as it is.
+
+``tests/test_browser.py`` checks all of this in headless Chromium.
 """
 
 from __future__ import annotations
