@@ -205,7 +205,7 @@ def graded(course):
     res = run([sys.executable, str(course / "grade.py"), "--course", str(course),
                "--cell-timeout", str(CELL_TIMEOUT), "--student-timeout", "300"], course, timeout=850)
     with open(course / "grades.csv", newline="") as fh:
-        table = {row["student"]: row for row in csv.DictReader(fh)}
+        table = {row["student"]: row for row in csv.DictReader(fh) if row["lab"] == LAB}
     return subs, table, res.stdout, marker
 
 
