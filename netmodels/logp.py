@@ -331,18 +331,24 @@ def knowledge_bound(params: LogP) -> float:
     if P == 1:
         return 0.0
     f, w = params.f_r, params.one_way
-    # greedy optimal broadcast with grouped events: {time: number of ranks informed then}
+    # Greedy optimal broadcast.  A group of ranks informed together behaves alike: a group
+    # that sends at time a*f + b*w informs as many new ranks at a*f + (b+1)*w and sends
+    # again at (a+1)*f + b*w; groups are keyed by (a, b), so equal times merge exactly.
     import heapq
-    informed, events = 1, [(0.0, 1)]
-    # each group informed at time t keeps sending at t, t + f, t + 2f, ...
+
+    informed, counts, events = 1, {(0, 0): 1}, [(0.0, 0, 0)]
     while True:
-        t, count = heapq.heappop(events)
-        arrival = t + w
+        t, a, b = heapq.heappop(events)
+        count = counts.pop((a, b), 0)
+        if count == 0:
+            continue
         informed += count
         if informed >= P:
-            return arrival
-        heapq.heappush(events, (t + f, count))      # the senders send again
-        heapq.heappush(events, (arrival, count))    # the newly informed start sending
+            return t + w
+        for key in ((a + 1, b), (a, b + 1)):
+            if key not in counts:
+                heapq.heappush(events, (key[0] * f + key[1] * w, *key))
+            counts[key] = counts.get(key, 0) + count
 
 
 # ---------------------------------------------------------------- fits
