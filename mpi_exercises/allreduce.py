@@ -28,11 +28,23 @@ from netmodels import combining
 from netmodels._check import positive_int
 
 from . import _bench
+from .executor import Executor, mpi_datatype
 
 ALGORITHMS = combining.ALGORITHMS + ("mpi",)
 OPS = ("sum", "prod", "max", "min")
 CACHE_SIZE = 16
 _KEYVAL = None
+_MPI = None
+
+
+def _mpi():
+    """mpi4py.MPI, imported on first use (importing this module must not start MPI)."""
+    global _MPI
+    if _MPI is None:
+        from mpi4py import MPI
+
+        _MPI = MPI
+    return _MPI
 
 
 def _op_name(op) -> str:
@@ -44,40 +56,42 @@ def _op_name(op) -> str:
     raise ValueError(f"op must be one of MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN; got {op!r}")
 
 
-def _local_check(comm, x, algorithm, block, op, mesh, out):
-    """Validate the arguments of one rank; return (x, op name, mesh, block) or raise ValueError."""
-    from .executor import mpi_datatype
-
+def _check_call(size, dtype, algorithm, block, op, mesh):
+    """Validate what does not depend on the data; return (op name, mesh, block, agreement hash)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
     if block is not None:
         block = positive_int("block", block)
     opname = _op_name(op)
-    x = np.asarray(x)
-    mpi_datatype(x.dtype)
-    if x.dtype.kind == "c" and opname in ("max", "min"):
-        raise ValueError(f"MPI defines MAX and MIN for real types only, not for {x.dtype}")
-    p = comm.Get_size()
+    mpi_datatype(dtype)
+    if dtype.kind == "c" and opname in ("max", "min"):
+        raise ValueError(f"MPI defines MAX and MIN for real types only, not for {dtype}")
     if mesh is None:
         from mpi4py import MPI
 
-        mesh = tuple(MPI.Compute_dims(p, 2))
-    mesh = combining.check_mesh(p, mesh)
-    if out is not None:
-        if not isinstance(out, np.ndarray) or out.shape != x.shape or out.dtype != x.dtype \
-                or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {x.shape} and "
-                             f"dtype {x.dtype}")
-        if np.may_share_memory(out, x):
-            raise ValueError("out must not share memory with x (x is never modified)")
-    return x, opname, mesh, block
+        mesh = tuple(MPI.Compute_dims(size, 2))
+    mesh = combining.check_mesh(size, mesh)
+    h = zlib.crc32(repr((algorithm, block, opname, mesh, dtype.str)).encode())
+    return opname, mesh, block, h
 
 
-def _agree(comm, error, n, key):
+#: validated (algorithm, block, op, mesh, dtype, size) -> _check_call's answer: repeated calls
+#: (benchmarks, time loops) skip the validation and go straight to the agreement collective
+_VALID: dict = {}
+
+
+def _check_out(out, x):
+    if not isinstance(out, np.ndarray) or out.shape != x.shape or out.dtype != x.dtype \
+            or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {x.shape} and "
+                         f"dtype {x.dtype}")
+    if np.may_share_memory(out, x):
+        raise ValueError("out must not share memory with x (x is never modified)")
+
+
+def _agree(comm, error, n, h):
     """One small collective: raise the same ValueError on every rank if any rank failed or disagrees."""
-    from mpi4py import MPI
-
-    h = zlib.crc32(repr(key).encode()) if key is not None else 0
+    MPI = _mpi()
     v = np.array([1 if error else 0, n, -n, h, -h], dtype=np.int64)
     comm.Allreduce(MPI.IN_PLACE, v, op=MPI.MAX)
     if error is not None:
@@ -97,8 +111,7 @@ def _delete_cache(comm, keyval, cache):
 
 def _cache(comm) -> OrderedDict:
     """The executor cache stored on ``comm`` as an MPI attribute."""
-    from mpi4py import MPI
-
+    MPI = _mpi()
     global _KEYVAL
     if _KEYVAL is None:
         _KEYVAL = MPI.Comm.Create_keyval(delete_fn=_delete_cache)
@@ -109,16 +122,15 @@ def _cache(comm) -> OrderedDict:
     return cache
 
 
-def executor_for(comm, algorithm, nelems, dtype, op, block=None, mesh=None):
+def executor_for(comm, algorithm, nelems, dtype, op, block=None, mesh=None, opname=None):
     """The cached :class:`~mpi_exercises.executor.Executor` for these arguments (collective on a miss)."""
-    from .executor import Executor
-
-    if block is None and algorithm in combining.PIPELINED:
-        block = combining.default_block(algorithm, comm.Get_size(), nelems, mesh)
-    key = (algorithm, nelems, np.dtype(dtype).str, _op_name(op), block, tuple(mesh))
+    dtype = np.dtype(dtype)
+    key = (algorithm, nelems, dtype.str, opname or _op_name(op), block, tuple(mesh))
     cache = _cache(comm)
     ex = cache.get(key)
     if ex is None:
+        if block is None and algorithm in combining.PIPELINED:
+            block = combining.default_block(algorithm, comm.Get_size(), nelems, mesh)
         ex = Executor(comm, combining.build(algorithm, comm.Get_size(), nelems, block, mesh), dtype, op)
         cache[key] = ex
         while len(cache) > CACHE_SIZE:               # same calls on every rank: same eviction
@@ -138,24 +150,38 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     ``out``: array of x's shape and dtype to write the result into (None: a new one).
     ``x`` is never modified.  Collective; raises ValueError on every rank on bad input.
     """
-    from mpi4py import MPI
-
+    MPI = _mpi()
     if op is None:
         op = MPI.SUM
+    error = None
     try:
-        x, opname, mesh, block = _local_check(comm, x, algorithm, block, op, mesh, out)
-        error, n, key = None, x.size, (algorithm, block, opname, mesh, x.dtype.str)
+        if type(x) is not np.ndarray:
+            x = np.asarray(x)
+        size = comm.Get_size()
+        try:
+            vkey = (algorithm, block, id(op), mesh, x.dtype, size)
+            checked = _VALID.get(vkey)
+        except TypeError:                              # unhashable mesh or block: no caching
+            vkey, checked = None, None
+        if checked is None:
+            checked = _check_call(size, x.dtype, algorithm, block, op, mesh)
+            if vkey is not None and op in (MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN):   # predefined: ids stay valid
+                _VALID[vkey] = checked
+        opname, mesh, block, h = checked
+        if out is not None:
+            _check_out(out, x)
+        n = x.size
     except ValueError as exc:
-        error, n, key = exc, 0, None
-    _agree(comm, error, n, key)
+        error, n, h = exc, 0, 0
+    _agree(comm, error, n, h)
     if out is None:
         out = np.empty(x.shape, dtype=x.dtype)
-    flat = out.reshape(-1)
+    flat = out if out.ndim == 1 else out.reshape(-1)
     if algorithm == "mpi":
-        comm.Allreduce(np.ascontiguousarray(x).reshape(-1), flat, op=op)
+        comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), flat, op=op)
         return out
     np.copyto(flat, x.reshape(-1))
-    executor_for(comm, algorithm, n, x.dtype, op, block, mesh).run(flat)
+    executor_for(comm, algorithm, n, x.dtype, op, block, mesh, opname).run(flat)
     return out
 
 

@@ -66,7 +66,6 @@ for algorithm in ALGORITHMS:
                     if not ok:
                         failures.append(f"FAIL rank {rank}: {algorithm} block={block} mesh={mesh} N={n} "
                                         f"{dtype} {opname}")
-failures = [f for per_rank in comm.allgather(failures) for f in per_rank]
 
 # Bad arguments: a ValueError on every rank, nobody left waiting.
 x = np.ones(5)
@@ -92,10 +91,54 @@ for name, kwargs in bad_cases.items():
         failures.append(f"FAIL no ValueError on every rank for: {name}")
     count += 1
 
+# The executor itself: pure synchronisation schedules on an empty vector (barriers), a
+# swap that needs the step semantics (send the old block, then overwrite it), bad input.
+from netmodels.schedule import Schedule, Transfer  # noqa: E402
+
+from mpi_exercises.executor import Executor  # noqa: E402
+
+rounds, d = [], 1
+while d < P:                                            # dissemination barrier: zero-count messages
+    rounds.append(tuple(Transfer(r, (r + d) % P, 0, 0) for r in range(P)))
+    d *= 2
+with Executor(comm, Schedule("dissemination", P, 0, rounds), np.float64, None) as ex:
+    for _ in range(3):
+        ex.run(np.empty(0))
+count += 1
+if P >= 2:
+    swap = Schedule("swap", P, 3, [(Transfer(0, 1, 0, 2), Transfer(1, 0, 1, 2),
+                                    Transfer(0, 1, 2, 1, True), Transfer(1, 0, 2, 1, True))])
+    buf = np.array([10.0 * rank, 10.0 * rank + 1, rank + 1.0])
+    with Executor(comm, swap, np.float64, MPI.SUM) as ex:
+        ex.run(buf)
+        ex.run(buf[:])                                  # another view of the same memory
+    # reference: the step semantics by hand (blocks sent as they were when the step began)
+    a0, a1 = np.array([0.0, 1.0, 1.0]), np.array([10.0, 11.0, 2.0])
+    for _ in range(2):
+        # rank 0: copy [1:3] from rank 1, then combine [2] (step order); rank 1: copy [0:2], combine [2]
+        a0, a1 = (np.array([a0[0], a1[1], a1[2] + a1[2]]), np.array([a0[0], a0[1], a1[2] + a0[2]]))
+    mine = {0: a0, 1: a1}.get(rank, np.array([10.0 * rank, 10.0 * rank + 1, rank + 1.0]))
+    if not np.array_equal(buf, mine):
+        failures.append(f"FAIL rank {rank}: executor swap gave {buf}, expected {mine}")
+    count += 1
+summing = Schedule("sum", P, 1, [(Transfer(0, 1, 0, 1, True),)] if P >= 2 else [])
+bad_executors = {"nprocs mismatch": lambda: Executor(comm, Schedule("x", P + 1, 0, []), np.float64),
+                 "bool dtype": lambda: Executor(comm, Schedule("z", P, 0, []), bool)}
+if P >= 2:
+    bad_executors["combine without op"] = lambda: Executor(comm, summing, np.float64, None)
+for name, make in bad_executors.items():
+    try:
+        make()
+        failures.append(f"FAIL rank {rank}: no ValueError for executor {name}")
+    except ValueError:
+        pass
+    count += 1
+
 # The communicator still works after all those errors.
 y = allreduce(comm, np.full(4, rank, dtype=np.int64), "snake")
 if not comm.allreduce(np.array_equal(y, np.full(4, P * (P - 1) // 2)), op=MPI.LAND):
     failures.append("FAIL allreduce after the error cases")
+failures = list(dict.fromkeys(f for per_rank in comm.allgather(failures) for f in per_rank))
 if rank == 0:
     print("\n".join(failures) if failures else f"SWEEP OK {count}", flush=True)
     if failures:
