@@ -331,24 +331,34 @@ def knowledge_bound(params: LogP) -> float:
     if P == 1:
         return 0.0
     f, w = params.f_r, params.one_way
-    # Greedy optimal broadcast.  A group of ranks informed together behaves alike: a group
-    # that sends at time a*f + b*w informs as many new ranks at a*f + (b+1)*w and sends
-    # again at (a+1)*f + b*w; groups are keyed by (a, b), so equal times merge exactly.
-    import heapq
+    # Optimal broadcast: a rank that sends at a*f + b*w (a sends after b hops) informs a
+    # new rank at a*f + (b+1)*w; counting lattice paths, C(a+b, a) ranks are informed then,
+    # and by the hockey-stick identity N(T) = 1 + sum_b C(A_b + b + 1, b + 1) with
+    # A_b = floor((T - (b+1) w) / f).  N is a step function: bisect, then snap to the event.
+    def informed(T):
+        total, b = 1, 0
+        while (b + 1) * w <= T * (1 + 1e-12):
+            A = math.floor((T - (b + 1) * w) / f * (1 + 1e-12) + 1e-9) if f > 0 else P
+            total += math.comb(A + b + 1, b + 1)
+            if total >= P:
+                return total
+            b += 1
+        return total
 
-    informed, counts, events = 1, {(0, 0): 1}, [(0.0, 0, 0)]
-    while True:
-        t, a, b = heapq.heappop(events)
-        count = counts.pop((a, b), 0)
-        if count == 0:
-            continue
-        informed += count
-        if informed >= P:
-            return t + w
-        for key in ((a + 1, b), (a, b + 1)):
-            if key not in counts:
-                heapq.heappush(events, (key[0] * f + key[1] * w, *key))
-            counts[key] = counts.get(key, 0) + count
+    lo, hi = 0.0, _ceil_log(2, P) * (w + f)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if informed(mid) >= P else (mid, hi)
+        if hi - lo <= 1e-13 * hi:
+            break
+    # the event time at hi: the largest (b+1) w + a f not above hi
+    best = 0.0
+    b = 0
+    while (b + 1) * w <= hi * (1 + 1e-12):
+        a = math.floor((hi - (b + 1) * w) / f * (1 + 1e-12) + 1e-9) if f > 0 else 0
+        best = max(best, (b + 1) * w + a * f)
+        b += 1
+    return best
 
 
 # ---------------------------------------------------------------- fits

@@ -129,6 +129,29 @@ def test_knowledge_bound_is_below_every_algorithm_and_tight_for_small_P():
     assert logp.barrier_time("nway_dissemination", m, n=2) == 13.0
 
 
+def _greedy_broadcast(P, f, w):
+    """Brute force, rank by rank: every informed rank sends to a new rank every f; a message
+    informs its receiver w after it was sent; the time the P-th rank is informed."""
+    import heapq
+    sends, informed = [0.0], 1          # heap of next send times of informed ranks
+    while True:
+        t = heapq.heappop(sends)
+        informed += 1
+        if informed == P:
+            return t + w
+        heapq.heappush(sends, t + f)
+        heapq.heappush(sends, t + w)
+
+
+def test_knowledge_bound_equals_brute_force_greedy_broadcast():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        L, o, g = rng.uniform(0, 20), rng.uniform(0.1, 3), rng.uniform(0, 4)
+        for P in (2, 3, 4, 7, 30, 200):
+            m = logp.LogP(L, o, g, P)
+            assert logp.knowledge_bound(m) == pytest.approx(_greedy_broadcast(P, m.f_r, m.one_way), rel=1e-12)
+
+
 def test_dissemination_is_not_optimal_when_latency_dominates():
     m = logp.LogP(L=100e-6, o=1e-6, g=0.0, P=1024)
     diss = logp.barrier_time("dissemination", m)
