@@ -14,4 +14,9 @@ def __getattr__(name):
 
         globals()["allreduce"] = allreduce
         return allreduce
+    if name == "barrier":  # same for the barrier front door (barrier.py)
+        from .barrier import barrier
+
+        globals()["barrier"] = barrier
+        return barrier
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

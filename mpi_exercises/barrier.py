@@ -250,12 +250,23 @@ def run(args) -> int:
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "barrier", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed,
+                "oversubscribed": oversubscribed, "load_average_1min": _load(),
                 "parameters": {"repetitions": args.repetitions, "inner": args.inner,
                                "warmup": args.warmup, "fan_in": args.fan_in, "n": args.n},
                 "results": results})
             print(f"results written to {args.json}")
     return 0
+
+
+def _load():
+    """The 1-minute load average at the end of the run (None where the OS has none): a
+    machine shared with other jobs distorts every timing."""
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 class _CallableModule(types.ModuleType):
