@@ -103,13 +103,3 @@ def schedule_timeline(sched) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k.append(arrivals.max() + 1 if arrivals.max() else 0)
         s.append(max(tr.count for tr in step))
     return np.array(L), np.array(k), np.array(s)
-
-
-def schedule_time(sched, machine, f) -> float:
-    """Cost of a schedule under the NBL model, step by step, in seconds: each step costs
-    ``L α + f(L) β s + c s`` for its busiest node (L links), its largest block s and
-    its widest combine (c = c2 or c3, 0 if the step combines nothing)."""
-    L, k, s = schedule_timeline(sched)
-    c = np.select([k == 2, k >= 3], [machine.c2, machine.c3], 0.0)
-    fL = np.array([f[int(x)] for x in L])
-    return float(np.sum(L * machine.alpha + fL * machine.beta * s + c * s))

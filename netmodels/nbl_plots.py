@@ -203,34 +203,6 @@ def nbl_panel(machine: NBLMachine | None = None, f: dict | None = None, N: int =
                    image, status])
 
 
-def draw_mesh_step(ax, sched, step: int, *, title: str | None = None):
-    """Messages of one step of a mesh schedule (netmodels.combining): nodes on their mesh
-    positions, an arrow per transfer labelled with its block number (1-based), partially
-    combined data in orange, final results in blue.  Opposite messages on one link are
-    drawn side by side."""
-    from .combining import mesh_coords
-
-    W, H = sched.meta["mesh"]
-    block = max(sched.meta.get("block", sched.nelems), 1)
-    xs, ys = zip(*(mesh_coords(r, (W, H)) for r in range(sched.nprocs)))
-    ax.scatter(xs, ys, s=120, color="0.85", edgecolor="0.4", zorder=1)
-    for tr in sched.steps[step]:
-        (x0, y0), (x1, y1) = mesh_coords(tr.src, (W, H)), mesh_coords(tr.dst, (W, H))
-        dx, dy = x1 - x0, y1 - y0
-        norm = max(abs(dx) + abs(dy), 1)
-        off = 0.09 * np.array([-dy, dx]) / norm  # shift to the right of the direction of travel
-        a = np.array([x0, y0]) + off + 0.18 * np.array([dx, dy]) / norm
-        b = np.array([x1, y1]) + off - 0.18 * np.array([dx, dy]) / norm
-        color = "#dd8452" if tr.combine else "#4c72b0"
-        ax.annotate("", b, a, arrowprops=dict(arrowstyle="-|>", color=color, lw=1.6), zorder=2)
-        if sched.name != "tree":
-            mid = (a + b) / 2 + 1.6 * off
-            ax.text(*mid, str(tr.start // block + 1), fontsize=7, ha="center", va="center", color=color)
-    ax.set(xlim=(-0.6, W - 0.4), ylim=(-0.6, H - 0.4), aspect="equal", xticks=[], yticks=[])
-    ax.set_title(title if title is not None else f"step {step + 1}", fontsize=9)
-    for side in ax.spines.values():
-        side.set_visible(False)
-
 
 # ------------------------------------------------------------------ static twins (no kernel)
 def blend(phi: float) -> dict:

@@ -326,3 +326,22 @@ def test_static_twins_cover_standard_and_nominal():
     assert nbl_plots.blend(0) == STANDARD and nbl_plots.blend(1) == NOMINAL
     html = nbl_plots.static_curves(N=3000, mesh=(4, 4))._repr_html_()
     assert "Snake" in html and "Fence" in html
+
+
+# ------------------------------------------------------------------ against netmodels.cost
+@pytest.mark.parametrize("fname", list(F_TABLES))
+@pytest.mark.parametrize("name,W,H,B", [("Tree", 4, 4, 1), ("Tree", 3, 5, 1), ("Snake", 4, 4, 6), ("Snake", 5, 3, 3),
+                                        ("Snake", 2, 1, 4), ("Fence", 4, 4, 6), ("Fence", 6, 3, 9),
+                                        ("Fence", 2, 2, 5), ("Fence", 2, 2, 1), ("Snake", 3, 3, 2)])
+def test_closed_forms_are_the_cost_of_the_executable_schedules(fname, name, W, H, B):
+    """netmodels.cost costs combining.build's schedules step by step (busiest node, widest
+    combine); the closed forms agree except for the paper's c2 at Fence's step H."""
+    from netmodels.cost import NBLModel, cost
+
+    f, m, S = F_TABLES[fname], DELTA, 7
+    model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
+    sched = combining.build(name.lower(), W * H, S * B, block=S, mesh=(W, H))
+    by_steps = cost(sched, model)
+    closed = nbl.time(name, S * B, W, H, S, m, f)
+    paper_c2 = name == "Fence" and nbl.in_paper_regime(name, W, H) and B >= 3
+    assert by_steps - closed == pytest.approx((m.c3 - m.c2) * S if paper_c2 else 0.0, abs=1e-12)
