@@ -1,10 +1,13 @@
 """Every allreduce algorithm against ``MPI.Allreduce``, in the same run, over vector lengths.
 
-For each N (float64, MPI.SUM) and each algorithm: warm-up calls, then timed calls of
-the front door ``allreduce(comm, x, algorithm, out=out)`` (so the per-call argument
-check and executor lookup are included; the output array is reused), each preceded
-by a barrier and timed with ``MPI.Wtime``; a call's time is the slowest rank's.
-Prints min/median per algorithm and the ratio of each median to ``MPI.Allreduce``'s.
+For each N (float64, MPI.SUM): warm-up calls, then timed calls of every algorithm,
+interleaved round-robin so that all see the same machine conditions; each call
+follows a barrier and is timed with ``MPI.Wtime``; a call's time is the slowest
+rank's.  ``--mode front-door`` (default) times ``allreduce(comm, x, algorithm,
+out=out)``, including its one-collective argument check; ``--mode executor`` times
+only the algorithm (copy x into out, run the cached executor).  The reference is
+always the bare ``comm.Allreduce(x, out)``.  Prints the median per algorithm and the best of ours as a
+ratio to ``MPI.Allreduce`` (of medians, and of minima in parentheses).
 
     mpiexec -n 4 python -m mpi_exercises bench-allreduce --json bench.json
 """
@@ -56,71 +59,85 @@ def iterations_for(nelems: int, iterations: int, budget_bytes: int) -> int:
     return max(min(10, iterations), min(iterations, budget_bytes // max(8 * nelems, 1)))
 
 
-def time_calls(comm, fn, iters: int, warmup: int) -> np.ndarray:
-    """Per-call times (s) of ``fn()``, each after a barrier; the slowest rank's time per call."""
+def time_interleaved(comm, calls: list, iters: int, warmup: int) -> np.ndarray:
+    """Per-call times (s), shape (len(calls), iters): round-robin over ``calls``, so every
+    algorithm sees the same machine conditions (other processes, frequency changes); each
+    call follows a barrier; a call's time is the slowest rank's."""
     from mpi4py import MPI
 
-    samples = np.empty(iters)
+    samples = np.empty((len(calls), iters))
     for i in range(-warmup, iters):
-        comm.Barrier()
-        t0 = MPI.Wtime()
-        fn()
-        if i >= 0:
-            samples[i] = MPI.Wtime() - t0
+        for k, fn in enumerate(calls):
+            comm.Barrier()
+            t0 = MPI.Wtime()
+            fn()
+            if i >= 0:
+                samples[k, i] = MPI.Wtime() - t0
     comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
     return samples
 
 
-def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=True,
-            mode="front-door") -> list[dict]:
-    """One result per (N, algorithm) on every rank."""
+def make_call(comm, algorithm, x, out, mode):
+    """The function timed for one algorithm: the front door, or only the algorithm itself."""
     from mpi4py import MPI
-    from tqdm import tqdm
 
     from .allreduce import allreduce, executor_for
 
+    if algorithm == "mpi":                      # the reference is always the bare library call
+        return lambda: comm.Allreduce(x, out, op=MPI.SUM)
+    if mode == "front-door":
+        return lambda: allreduce(comm, x, algorithm, out=out)
+    ex = executor_for(comm, algorithm, x.size, x.dtype, MPI.SUM, None, tuple(MPI.Compute_dims(comm.Get_size(), 2)))
+
+    def call():
+        np.copyto(out, x)
+        ex.run(out)
+    return call
+
+
+def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=True,
+            mode="front-door") -> list[dict]:
+    """One result per (N, algorithm) on every rank; the algorithms of one N are interleaved."""
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    from .allreduce import allreduce
+
     rank = comm.Get_rank()
     results = []
-    jobs = [(n, a) for n in sizes for a in algorithms]
-    for n, algorithm in tqdm(jobs, desc="bench-allreduce", unit="case", file=sys.stderr,
-                             disable=(rank != 0) or (not progress) or None):
+    for n in tqdm(sizes, desc="bench-allreduce", unit="size", file=sys.stderr,
+                  disable=(rank != 0) or (not progress) or None):
         x = np.random.default_rng(rank).random(n)
-        out = np.empty_like(x)
         ref = np.empty_like(x)
         comm.Allreduce(x, ref, op=MPI.SUM)
-        allreduce(comm, x, algorithm, out=out)
-        ok = bool(np.allclose(out, ref, rtol=1e-12, atol=0))
-        if mode == "executor" and algorithm != "mpi":
-            ex = executor_for(comm, algorithm, n, x.dtype, MPI.SUM, None, MPI.Compute_dims(comm.Get_size(), 2))
-
-            def call():
-                np.copyto(out, x)
-                ex.run(out)
-        elif mode == "executor":
-            def call():
-                comm.Allreduce(x, out, op=MPI.SUM)
-        else:
-            def call():
-                allreduce(comm, x, algorithm, out=out)
-        samples = time_calls(comm, call, iterations_for(n, iterations, budget_bytes), warmup)
-        stats = _bench.summarize(samples)
-        stats.update(nelems=n, algorithm=algorithm, correct=comm.allreduce(ok, op=MPI.LAND))
-        results.append(stats)
+        outs, calls, oks = [], [], []
+        for algorithm in algorithms:
+            out = np.empty_like(x)
+            allreduce(comm, x, algorithm, out=out)
+            oks.append(bool(np.allclose(out, ref, rtol=1e-12, atol=0)))
+            outs.append(out)
+            calls.append(make_call(comm, algorithm, x, out, mode))
+        samples = time_interleaved(comm, calls, iterations_for(n, iterations, budget_bytes), warmup)
+        for algorithm, ok, row in zip(algorithms, oks, samples):
+            stats = _bench.summarize(row)
+            stats.update(nelems=n, algorithm=algorithm, correct=comm.allreduce(ok, op=MPI.LAND))
+            results.append(stats)
     return results
 
 
 def ratios(results: list[dict]) -> dict:
-    """``{N: {algorithm: median / MPI median}}`` and the best of ours per N."""
-    out = {}
+    """``{N: {algorithm: median / MPI median}}`` and the best of ours per N (by median and by min)."""
+    med, low = {}, {}
     for r in results:
-        out.setdefault(r["nelems"], {})[r["algorithm"]] = r["median_s"]
+        med.setdefault(r["nelems"], {})[r["algorithm"]] = r["median_s"]
+        low.setdefault(r["nelems"], {})[r["algorithm"]] = r["min_s"]
     table = {}
-    for n, med in out.items():
-        ref = med["mpi"]
-        row = {a: t / ref for a, t in med.items() if a != "mpi"}
+    for n in med:
+        row = {a: t / med[n]["mpi"] for a, t in med[n].items() if a != "mpi"}
+        by_min = {a: t / low[n]["mpi"] for a, t in low[n].items() if a != "mpi"}
         if row:
-            best = min(row, key=row.get)
-            row["best"], row["best_ratio"] = best, row[best]
+            best, best_min = min(row, key=row.get), min(by_min, key=by_min.get)
+            row.update(best=best, best_ratio=row[best], best_by_min=best_min, best_min_ratio=by_min[best_min])
         table[n] = row
     return table
 
@@ -129,14 +146,15 @@ def report(results: list[dict], algorithms: list[str]) -> str:
     ours = [a for a in algorithms if a != "mpi"]
     med = {(r["nelems"], r["algorithm"]): r["median_s"] for r in results}
     sizes = sorted({r["nelems"] for r in results})
-    width = max(9, *(len(a) for a in algorithms))
-    lines = ["Median time per call (µs), float64 SUM; ratio = ours / MPI.Allreduce",
+    width = 9
+    lines = ["Median time per call (µs), float64 SUM; best of ours: median ratio (min ratio) to MPI.Allreduce",
              f"{'N':>8} " + " ".join(f"{a[:width]:>{width}}" for a in ["mpi"] + ours) + "  best of ours",
              "-" * (10 + (width + 1) * (len(ours) + 1) + 24)]
     tab = ratios(results)
     for n in sizes:
         row = [f"{med[(n, 'mpi')] * 1e6:>{width}.1f}"] + [f"{med[(n, a)] * 1e6:>{width}.1f}" for a in ours]
-        best = f"  {tab[n]['best']} x{tab[n]['best_ratio']:.2f}" if ours else ""
+        best = (f"  {tab[n]['best']} x{tab[n]['best_ratio']:.2f} ({tab[n]['best_by_min']} "
+                f"x{tab[n]['best_min_ratio']:.2f})") if ours else ""
         lines.append(f"{n:>8} " + " ".join(row) + best)
     bad = sorted({(r["nelems"], r["algorithm"]) for r in results if not r["correct"]})
     if bad:
