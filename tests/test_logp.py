@@ -221,3 +221,31 @@ def test_valueerror_names_the_parameter_and_range():
         logp.LogP(1e-6, 0, 0, 4)
     with pytest.raises(ValueError, match=r"P must be an integer >= 1"):
         logp.LogP(1e-6, 1e-6, 0, 0)
+
+
+def test_panel_curves_rank_and_static_figure():
+    from netmodels import logp_panel
+
+    curves = logp_panel.barrier_curves(240e-6, 10e-6, 1e-6)
+    assert all(v.shape == logp_panel.P_AXIS.shape for v in curves.values())
+    assert logp_panel.P_AXIS[0] == 2 and logp_panel.P_AXIS[-1] == 10**6
+    bound = curves.pop("lower bound (any barrier)")
+    assert all(np.all(bound <= v * (1 + 1e-12)) for v in curves.values())
+    order = logp_panel.ranking(240e-6, 10e-6, 1e-6, 256)
+    assert [t for _, t in order] == sorted(t for _, t in order)
+    assert order[0][0].endswith("dissemination") and order[-1][0] == "central counter"
+    fig = logp_panel.barrier_figure()
+    assert fig.n_frames > 100 and fig.html == logp_panel.barrier_figure().html  # deterministic output
+
+
+def test_panel_drawings_run_headless():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from netmodels import logp_panel
+
+    fig, (a, b) = plt.subplots(1, 2)
+    logp_panel.draw_barriers(a, 240.0, 10.0, 1.0, 1000)
+    logp_panel.draw_schedule(b, barriers.dissemination(5))
+    assert "P = 1,000" in a.get_title() and len(b.texts) == 15
+    plt.close(fig)
