@@ -17,6 +17,7 @@ Importing this module does not start MPI.
 
 from __future__ import annotations
 
+import array
 import sys
 import types
 import zlib
@@ -85,15 +86,17 @@ def _check_out(out, x):
             or not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {x.shape} and "
                          f"dtype {x.dtype}")
-    if np.may_share_memory(out, x):
+    # arrays that own their memory overlap only if they are the same array
+    if out is x or ((out.base is not None or x.base is not None) and np.may_share_memory(out, x)):
         raise ValueError("out must not share memory with x (x is never modified)")
 
 
 def _agree(comm, error, n, h):
     """One small collective: raise the same ValueError on every rank if any rank failed or disagrees."""
     MPI = _mpi()
-    v = np.array([1 if error else 0, n, -n, h, -h], dtype=np.int64)
-    comm.Allreduce(MPI.IN_PLACE, v, op=MPI.MAX)
+    buf = array.array("q", (1 if error else 0, n, -n, h, -h))     # int64, cheaper than numpy here
+    comm.Allreduce(MPI.IN_PLACE, [buf, MPI.INT64_T], op=MPI.MAX)
+    v = buf.tolist()
     if error is not None:
         raise error
     if v[0]:
