@@ -1,4 +1,5 @@
-"""Barrier algorithms under mpiexec: no rank leaves before every rank has entered.
+"""Barrier algorithms under mpiexec: no rank leaves before every rank has entered; and the
+two commands of the LogP chapter, barrier-bench and logp.
 
 One mpiexec job per P = 1..8 runs ``python -m mpi_exercises.barrier --verify N``, which
 loops over every algorithm (and a few option variants): back-to-back barriers with a
@@ -12,6 +13,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tests.mpirun import ROOT, run_mpi, run_mpi_ok
@@ -85,6 +87,37 @@ def test_barrier_bench_writes_json_and_ranks_every_algorithm(tmp_path):
                                  ["--inner", "x"], ["--bogus"]])
 def test_barrier_bench_bad_arguments_exit_2_without_traceback(bad):
     res = subprocess.run([sys.executable, "-m", "mpi_exercises", "barrier-bench", *bad],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+
+
+@pytest.mark.mpi
+def test_logp_command_writes_raw_prtt_data_and_a_loggp_fit(tmp_path):
+    out = tmp_path / "logp.json"
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "logp", "--sizes", "0,64,1k", "--repetitions", "20",
+                         "--warmup", "2", "--n", "4", "--no-progress", "--json", str(out)], timeout=90)
+    assert "LogGP (Netgauge PRTT method" in res.stdout
+    data = json.loads(out.read_text())
+    assert [r["bytes"] for r in data["results"]] == [0, 64, 1024]
+    for r in data["results"]:
+        assert r["d_s"] > 0
+        for key in ("prtt_1_0", "prtt_n_0", "prtt_n_d", "o_r", "o_s_direct"):
+            assert r[key]["samples"] == 20 and 0 < r[key]["min_s"] <= r[key]["median_s"]
+    for fit in (data["fit"], data["fit_min"]):
+        assert fit["n"] == 4 and len(fit["o_s_by_size_s"]) == 3
+        assert all(np.isfinite(fit[k]) for k in ("L_s", "o_s_s", "o_r_s", "g_s", "G_s_per_byte"))
+
+
+@pytest.mark.mpi
+def test_logp_command_needs_two_ranks():
+    res = run_mpi(1, ["-m", "mpi_exercises", "logp", "--no-progress"], timeout=60)
+    assert res.returncode == 2 and "at least 2 ranks" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("bad", [["--n", "1"], ["--sizes", "-1"], ["--repetitions", "0"], ["--bogus"]])
+def test_logp_bad_arguments_exit_2_without_traceback(bad):
+    res = subprocess.run([sys.executable, "-m", "mpi_exercises", "logp", *bad],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert res.returncode == 2
     assert res.stderr.startswith("usage:") and "Traceback" not in res.stderr
