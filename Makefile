@@ -58,5 +58,8 @@ grade: $(STAMP)
 	$(BIN)/python $(COURSE)/grade.py --course $(COURSE)
 
 feedback: $(STAMP)
-	@for lab in $(LABS); do (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_feedback $$lab --force) || exit 1; done
+	@for lab in $(LABS); do \
+	  if ls -d $(COURSE)/autograded/*/$$lab >/dev/null 2>&1; then \
+	    (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_feedback $$lab --force) || exit 1; \
+	  else echo "$$lab: no graded submission, no feedback"; fi; done
 	@echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html"

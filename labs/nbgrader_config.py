@@ -8,7 +8,7 @@ versions), ``submitted/<student>/<lab>/`` (hand-ins), ``autograded/``, ``feedbac
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for grading_limits
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for grading_preprocessors
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -23,22 +23,29 @@ c.Autograde.exclude_overwriting = {"lab1": ["pingpong.json"], "lab2": ["testjig.
 # A submission may delete test cells: put them back (from the gradebook) before grading.
 c.OverwriteCells.add_missing_cells = True
 
-# Per-cell time limit while grading (seconds).  A cell that runs longer is interrupted,
-# scores what it broke, and the rest of the notebook still runs.  Every cell of the labs
-# takes well under a second on a laptop.
+# Per-cell time limit while grading (seconds; also read by the Execute subclass used below).
+# A cell that runs longer is interrupted, scores what it broke, and the rest of the notebook
+# still runs.  Every cell of the labs takes well under a second on a laptop.
 c.Execute.timeout = 60
 c.Execute.startup_timeout = 120
 c.Execute.interrupt_on_timeout = True
 
 # Outputs kept in the graded notebook and the feedback: lines and characters per cell.
 c.Autograde.autograde_preprocessors = [
-    "nbgrader.preprocessors.Execute",
+    "grading_preprocessors.ExecuteRestartingDeadKernel",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
-    "grading_limits.LimitOutputSize",
+    "grading_preprocessors.LimitOutputSize",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.LimitOutputSize.max_lines = 200
 c.LimitOutputSize.max_chars = 20_000
+
+# Feedback pages: the scores and the student's own cells, without the hidden tests.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "grading_preprocessors.ClearHiddenTestsInFeedback",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

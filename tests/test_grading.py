@@ -2,8 +2,8 @@
 
 Submissions are generated from the source notebook with nbformat: a correct one, and one
 per way of breaking a notebook (a cell that raises, an infinite loop, tampered test cells,
-``sys.exit()`` and megabytes of output, a hung ``mpiexec``, a missing data file, an empty
-notebook, a file that is not JSON, no notebook at all).  The gradebook must give the correct
+``sys.exit()`` and megabytes of output, a kernel that dies, a hung ``mpiexec``, a missing
+data file, an empty notebook, a file that is not JSON, no notebook at all).  The gradebook must give the correct
 one full marks and each broken one exactly what it did not break.
 """
 
@@ -47,7 +47,7 @@ def nbgrader(*args, cwd):
 def copy_course(dest: Path) -> Path:
     """The course without anything generated: config, grading helpers and source/."""
     dest.mkdir(parents=True)
-    for name in ("nbgrader_config.py", "grade.py", "grading_limits.py"):
+    for name in ("nbgrader_config.py", "grade.py", "grading_preprocessors.py"):
         shutil.copy(LABS / name, dest / name)
     shutil.copytree(LABS / "source", dest / "source",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
@@ -66,15 +66,19 @@ def cell_by_id(nb, grade_id):
 
 
 # ---------------------------------------------------------------- the released version
+ALL_LABS = sorted(p.parent.name for p in LABS.glob("source/*/*.ipynb"))
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     course = copy_course(tmp_path_factory.mktemp("course") / "labs")
-    nbgrader("generate_assignment", LAB, "--force", cwd=course)  # what `make release` runs
+    for lab in ALL_LABS:  # what `make release` runs
+        nbgrader("generate_assignment", lab, "--force", cwd=course)
     return course
 
 
-def source_nb():
-    return nbformat.read(LABS / "source" / LAB / f"{LAB}.ipynb", as_version=4)
+def source_nb(lab=LAB):
+    return nbformat.read(LABS / "source" / lab / f"{lab}.ipynb", as_version=4)
 
 
 def secret_lines(nb) -> tuple[set[str], set[str]]:
@@ -100,10 +104,11 @@ def test_source_notebook_has_solutions_and_hidden_tests():
     assert nb.metadata.kernelspec.name == "python3"
 
 
-def test_release_contains_no_solution_and_no_hidden_test(course):
-    secret, _ = secret_lines(source_nb())
-    assert len(secret) > 40  # the check below has something to find
-    release = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
+@pytest.mark.parametrize("lab", ALL_LABS)
+def test_release_contains_no_solution_and_no_hidden_test(course, lab):
+    secret, _ = secret_lines(source_nb(lab))
+    assert len(secret) > 20  # the check below has something to find
+    release = nbformat.read(course / "release" / lab / f"{lab}.ipynb", as_version=4)
     text = "\n".join(c.source for c in release.cells)
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Reference answer"):
         assert marker not in text
@@ -113,7 +118,8 @@ def test_release_contains_no_solution_and_no_hidden_test(course):
     for cell in release.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None  # outputs would leak values
-    assert sorted(p.name for p in (course / "release" / LAB).iterdir()) == [f"{LAB}.ipynb", "pingpong.json"]
+    shipped = sorted(p.name for p in (course / "release" / lab).iterdir())
+    assert shipped == sorted(p.name for p in (LABS / "source" / lab).iterdir())  # notebook + data, nothing else
 
 
 # ---------------------------------------------------------------- submissions
@@ -177,6 +183,10 @@ def submissions(course: Path, marker: str) -> dict:
             "print('x' * 5_000_000)\nfor _ in range(200_000):\n    print('spam')\ntimes = np.array")
     add("noisy", nb, {"test_comm_fraction"})
 
+    nb = solved(course)  # the kernel dies: it is restarted and the next cells run
+    replace(nb, "comm_fraction", "import sympy", "import os\nos._exit(1)\nimport sympy")
+    add("kills_kernel", nb, {"test_comm_fraction"})
+
     nb = solved(course)
     measure_cell(nb).source = (
         "import subprocess, sys\nfrom pathlib import Path\n"
@@ -203,7 +213,7 @@ def graded(course):
             if content is not None:
                 (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
     res = run([sys.executable, str(course / "grade.py"), "--course", str(course),
-               "--cell-timeout", str(CELL_TIMEOUT), "--student-timeout", "300"], course, timeout=850)
+               "--lab", LAB, "--cell-timeout", str(CELL_TIMEOUT), "--student-timeout", "300"], course, timeout=850)
     with open(course / "grades.csv", newline="") as fh:
         table = {row["student"]: row for row in csv.DictReader(fh) if row["lab"] == LAB}
     return subs, table, res.stdout, marker
@@ -259,13 +269,14 @@ def test_hung_mpiexec_leaves_no_process_and_output_is_capped(graded, course):
 
 
 @pytest.mark.slow
-def test_feedback_is_generated_for_graded_submissions(graded, course):
+def test_feedback_shows_scores_but_not_hidden_tests(graded, course):
     subs, table, _, _ = graded
     nbgrader("generate_feedback", LAB, "--force", cwd=course)  # what `make feedback` runs
     for student in ("alice", "loops"):
         html = (course / "feedback" / student / LAB / f"{LAB}.html").read_text(errors="replace")
         row = table[student]
         assert f"Score: {float(row['auto_score']):.1f} / {float(row['max_score']):.1f}" in html
+        assert "HIDDEN TESTS" not in html  # the graded notebook has them; the students' page not
     assert not (course / "feedback" / "not_json").exists()
 
 
