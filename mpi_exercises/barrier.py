@@ -14,10 +14,11 @@ Every algorithm works for any number of ranks; how each handles a P that is not 
 power of two is said in :mod:`netmodels.barriers` (butterfly: ranks play the missing
 partners; pairwise exchange: the extra ranks fold in first and are released last).
 
-Benchmark (the barrier-bench command): for each algorithm, warm-up barriers, then
-``--repetitions`` samples, each the mean time of ``--inner`` back-to-back barriers on
-every rank (``MPI.Wtime``), the maximum over the ranks being the sample; min/median
-over the samples, ranking, JSON output.
+Benchmark (the barrier-bench command): warm-up barriers, then ``--repetitions`` rounds;
+in each round every algorithm in turn runs ``--inner`` back-to-back barriers, timed on
+every rank (``MPI.Wtime``), and the sample is the mean time per barrier on the slowest
+rank.  Interleaving the algorithms makes load from other jobs hit them all alike.
+min/median over the samples, ranking, JSON output.
 
     mpiexec -n 4 python -m mpi_exercises barrier-bench --json barriers.json
 
@@ -200,25 +201,42 @@ def options_for(algorithm: str, fan_in: int = 4, n: int = 2) -> dict:
     return {"combining_tree": {"fan_in": fan_in}, "nway_dissemination": {"n": n}}.get(algorithm, {})
 
 
-def measure(comm, algorithm, repetitions, inner, warmup, **options) -> dict:
-    """Time one algorithm; returns its summary (seconds per barrier) on rank 0."""
-    from mpi4py import MPI
+def measure(comm, algorithms, repetitions, inner, warmup, progress=False) -> list[dict]:
+    """Time several barriers, interleaved; per-algorithm summaries (s per barrier) on rank 0.
 
-    samples = np.empty(repetitions)
-    with Barrier(comm, algorithm, **options) as b:
-        for _ in range(warmup):
-            b()
-        comm.Barrier()
-        for i in range(repetitions):
-            t0 = MPI.Wtime()
-            for _ in range(inner):
+    ``algorithms`` is a list of ``(name, options)``.  Repetition i times ``inner``
+    back-to-back barriers of every algorithm in turn (the order rotates with i), so that
+    a burst of load from other jobs hits all algorithms alike instead of whichever was
+    running.  A sample is the mean time per barrier on the slowest rank.
+    """
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    rank = comm.Get_rank()
+    bars = [Barrier(comm, name, **opts) for name, opts in algorithms]
+    samples = np.empty((len(bars), repetitions))
+    try:
+        for b in bars:
+            for _ in range(warmup):
                 b()
-            samples[i] = (MPI.Wtime() - t0) / inner
-    worst = np.empty_like(samples) if comm.Get_rank() == 0 else None
+        comm.Barrier()
+        for i in tqdm(range(repetitions), desc="barriers", unit="rep", file=sys.stderr,
+                      disable=(rank != 0) or not progress or None):
+            for j in np.roll(np.arange(len(bars)), i):
+                b = bars[j]
+                t0 = MPI.Wtime()
+                for _ in range(inner):
+                    b()
+                samples[j, i] = (MPI.Wtime() - t0) / inner
+    finally:
+        for b in bars:
+            b.free()
+    worst = np.empty_like(samples) if rank == 0 else None
     comm.Reduce(samples, worst, op=MPI.MAX, root=0)
-    if comm.Get_rank() != 0:
-        return {}
-    return {"algorithm": algorithm, "options": options, **_bench.summarize(worst)}
+    if rank != 0:
+        return []
+    return [{"algorithm": name, "options": opts, **_bench.summarize(w)}
+            for (name, opts), w in zip(algorithms, worst)]
 
 
 def report(results: list[dict]) -> str:
@@ -232,18 +250,13 @@ def report(results: list[dict]) -> str:
 
 def run(args) -> int:
     from mpi4py import MPI
-    from tqdm import tqdm
 
     comm = MPI.COMM_WORLD
     oversubscribed = _bench.warn_if_oversubscribed(comm)
     rank = comm.Get_rank()
-    results = []
-    for name in tqdm(args.algorithms, desc="barriers", unit="alg", file=sys.stderr,
-                     disable=(rank != 0) or args.no_progress or None):
-        r = measure(comm, name, args.repetitions, args.inner, args.warmup,
-                    **options_for(name, args.fan_in, args.n))
-        if rank == 0:
-            results.append(r)
+    algorithms = [(name, options_for(name, args.fan_in, args.n)) for name in args.algorithms]
+    results = measure(comm, algorithms, args.repetitions, args.inner, args.warmup,
+                      progress=not args.no_progress)
     if rank == 0:
         print(f"barrier times on {comm.Get_size()} ranks (per barrier; sample = max over ranks)")
         print(report(results), flush=True)
