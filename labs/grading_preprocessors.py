@@ -22,7 +22,7 @@ import nbformat
 from nbclient.exceptions import DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.preprocessors import ClearHiddenTests, Execute, LimitOutput
-from traitlets import Bool, Integer
+from traitlets import Bool, Integer, List
 
 NOTE = "\n... output truncated while grading ({} characters) ...\n"
 
@@ -93,6 +93,7 @@ class ClearHiddenTestsInFeedback(ClearHiddenTests):
     """
 
     enforce_metadata = Bool(False).tag(config=True)
+    display_data_priority = List().tag(config=True)  # set by the HTML exporter; unused here
 
     def preprocess_cell(self, cell, resources, cell_index):
         had_hidden = self.begin_test_delimeter in cell.source
