@@ -229,8 +229,8 @@ def barrier_time(algorithm: str, params: LogP, **options) -> float:
 
     ``algorithm`` is one of :data:`ALGORITHMS`; options: ``fan_in`` (combining_tree,
     default 4), ``n`` (nway_dissemination, default 2).  The closed forms are derived in
-    the chapter "The LogP family and barriers" (with ``o_s = o_r``).  They equal
-    :func:`simulate` of the schedule of :mod:`netmodels.barriers` when the schedule is
+    the chapter "The LogP family and barriers" (there with ``o_s = o_r``; here general,
+    with any gap).  They equal :func:`simulate` of the schedule of :mod:`netmodels.barriers` when the schedule is
     regular: any P for central counter and dissemination, a full tree for the combining
     tree (P = (k^(D+1) - 1)/(k - 1)), P a power of n + 1 for n-way dissemination, a power
     of two for the others.  For other P they are upper bounds (the tests check both).
@@ -270,9 +270,11 @@ def _rounds(R: int, first: float, rest: float) -> float:
 
 
 def _nway_round(m: LogP, n: int, first: bool = False) -> float:
-    """One round of n-way dissemination: send n messages, then receive n."""
-    f = max(m.f_s, m.f_r)
-    return (n - 1) * f + max((n - 1) * f + m.o_s + m.o_r, m.one_way, 0.0 if first else m.g)
+    """One round of n-way dissemination: send n messages (one per f_s), then receive n (one
+    per f_r, none before it arrives); a later round also waits a gap after the previous one."""
+    busy = (n - 1) * (m.f_s + m.f_r) + m.o_s + m.o_r          # the rank's own sends and receives
+    last = (n - 1) * max(m.f_s, m.f_r) + max(m.one_way, 0.0 if first else m.g)   # the last arrival
+    return max(busy, last)
 
 
 def _nway_dissemination(m: LogP, P: int, n: int = 2) -> float:

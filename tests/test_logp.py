@@ -68,18 +68,20 @@ def _regular(name, P, opts):
     return P & (P - 1) == 0
 
 
-@pytest.mark.parametrize("regime", ["slides: g <= o", "gap-bound: g > o"])
+@pytest.mark.parametrize("regime", ["slides: g <= o", "gap-bound: g > o", "o_s != o_r"])
 def test_closed_forms_equal_the_simulation_when_regular_and_bound_it_otherwise(regime):
-    rng = np.random.default_rng(7 if regime.startswith("s") else 8)
+    rng = np.random.default_rng({"s": 7, "g": 8, "o": 9}[regime[0]])
     Ps = list(range(1, 34)) + [64, 81, 85, 128]
     for _ in range(6):
         L, o = rng.uniform(0, 20), rng.uniform(0.1, 3)
         g = rng.uniform(0, o) if regime.startswith("s") else rng.uniform(o, 3 * o + L)
+        o_r = rng.uniform(0.1, 3) if regime.startswith("o") else None
+        g = rng.uniform(0, 4) if o_r else g
         for name, opts in VARIANTS:
             if "release" in opts:
                 continue
             for P in Ps:
-                m = logp.LogP(L, o, g, P)
+                m = logp.LogP(L, o, g, P, o_r=o_r)
                 sim = logp.simulate(barriers.build(name, P, **opts), m).max()
                 closed = logp.barrier_time(name, m, **opts)
                 assert sim <= closed * (1 + 1e-12) + 1e-12, (name, opts, P)
