@@ -148,41 +148,60 @@ def check_notebooks(folder: Path, lab: Lab) -> str | None:
     return None
 
 
-def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeout) -> tuple[str, str]:
-    """Run ``nbgrader autograde`` for one submission in its own session; (status, log)."""
+def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, logfile: Path) -> str:
+    """Run ``nbgrader autograde`` for one submission in its own session, log to ``logfile``.
+
+    The kernel runs in a session of its own (jupyter_client starts it so): the process
+    groups of every descendant seen while grading are killed at the end, so nothing a
+    notebook started (a background process, a hung ``mpiexec``) outlives its grading.  The
+    log goes to a file, not a pipe, which such a process could keep open forever.
+    """
     cmd = [*nbgrader_command(), "autograde", lab.name, "--student", student, "--force"]
     if cell_timeout:
         cmd.append(f"--Execute.timeout={int(cell_timeout)}")
-    proc = subprocess.Popen(cmd, cwd=course, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, errors="replace", start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=student_timeout)
-        status = "graded" if proc.returncode == 0 else "autograde failed"
-    except subprocess.TimeoutExpired:
-        _kill_session(proc.pid)
-        out, _ = proc.communicate()
-        status = f"stopped after {student_timeout:.0f} s"
-    _kill_session(proc.pid)  # whatever the notebook left running in this session
-    return status, out
+    with open(logfile, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, cwd=course, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        deadline, groups = time.monotonic() + student_timeout, {proc.pid}
+        while True:
+            try:
+                proc.wait(timeout=0.5)
+                status = "graded" if proc.returncode == 0 else "autograde failed"
+                break
+            except subprocess.TimeoutExpired:
+                groups |= _process_groups(proc.pid)
+                if time.monotonic() > deadline:
+                    _kill_groups(groups | _process_groups(proc.pid))
+                    proc.wait()
+                    status = f"stopped after {student_timeout:.0f} s"
+                    break
+        _kill_groups(groups)
+    return status
 
 
-def _kill_session(pid: int) -> None:
-    """Kill the process group of ``pid`` and every descendant (kernels run in their own session)."""
+def _process_groups(pid: int) -> set[int]:
+    """Process groups of the descendants of ``pid`` (not ours)."""
     import psutil
 
+    found = set()
     try:
-        family = psutil.Process(pid).children(recursive=True)
+        children = psutil.Process(pid).children(recursive=True)
     except psutil.Error:
-        family = []
-    for p in family:
+        return found
+    for child in children:
         try:
-            os.killpg(os.getpgid(p.pid), signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+            found.add(os.getpgid(child.pid))
+        except OSError:
             pass
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    return found - {os.getpgrp()}
+
+
+def _kill_groups(groups) -> None:
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def forget(course: Path, lab: Lab, student: str) -> None:
@@ -297,14 +316,13 @@ def main(argv=None) -> int:
             if not folder.is_dir():
                 continue
             t0 = time.monotonic()
-            problem = check_notebooks(folder, lab)
-            if problem:
-                status, text = problem, problem
-            else:
-                status, text = autograde(course, lab, student, args.cell_timeout, args.student_timeout)
             logfile = course / "autograded" / student / f"{lab.name}.log"
             logfile.parent.mkdir(parents=True, exist_ok=True)
-            logfile.write_text(text, encoding="utf-8")
+            status = check_notebooks(folder, lab)
+            if status:
+                logfile.write_text(status + "\n", encoding="utf-8")
+            else:
+                status = autograde(course, lab, student, args.cell_timeout, args.student_timeout, logfile)
             if status != "graded":
                 forget(course, lab, student)
             outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, folder))
