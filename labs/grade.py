@@ -45,7 +45,6 @@ class Outcome:
 
     status: str
     data: str = ""
-    detail: str = ""
 
 
 @dataclass

@@ -10,7 +10,6 @@ one full marks and each broken one exactly what it did not break.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 import shutil
