@@ -9,10 +9,6 @@ one full marks and each broken one exactly what it did not break.
 
 from __future__ import annotations
 
-import csv
-import os
-import re
-import shutil
 import subprocess
 import sys
 import uuid
@@ -22,62 +18,17 @@ import nbformat
 import psutil
 import pytest
 
-from tests.mpirun import ROOT
+from tests.labcourse import (ALL_LABS, LABS, cell_by_id, grade, grade_meta, nbgrader, points,
+                             released_course, solved, source_nb)
 
-LABS = ROOT / "labs"
 LAB = "lab1"
 CELL_TIMEOUT = 12  # seconds per cell while grading here (the course default is 60)
 pytestmark = pytest.mark.timeout(900)
 
-SOLUTION = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
-
-
-def run(cmd, cwd, timeout=300):
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
-    res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert res.returncode == 0, f"{cmd} exited {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-    return res
-
-
-def nbgrader(*args, cwd):
-    return run([str(Path(sys.executable).with_name("nbgrader")), *args], cwd)
-
-
-def copy_course(dest: Path) -> Path:
-    """The course without anything generated: config, grading helpers and source/."""
-    dest.mkdir(parents=True)
-    for name in ("nbgrader_config.py", "grade.py", "grading_preprocessors.py"):
-        shutil.copy(LABS / name, dest / name)
-    shutil.copytree(LABS / "source", dest / "source",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    return dest
-
-
-def grade_meta(cell) -> dict:
-    return cell.metadata.get("nbgrader", {})
-
-
-def cell_by_id(nb, grade_id):
-    for cell in nb.cells:
-        if grade_meta(cell).get("grade_id") == grade_id:
-            return cell
-    raise KeyError(grade_id)
-
-
-# ---------------------------------------------------------------- the released version
-ALL_LABS = sorted(p.parent.name for p in LABS.glob("source/*/*.ipynb"))
-
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    course = copy_course(tmp_path_factory.mktemp("course") / "labs")
-    for lab in ALL_LABS:  # what `make release` runs
-        nbgrader("generate_assignment", lab, "--force", cwd=course)
-    return course
-
-
-def source_nb(lab=LAB):
-    return nbformat.read(LABS / "source" / lab / f"{lab}.ipynb", as_version=4)
+    return released_course(tmp_path_factory.mktemp("course") / "labs")
 
 
 def secret_lines(nb) -> tuple[set[str], set[str]]:
@@ -97,7 +48,7 @@ def secret_lines(nb) -> tuple[set[str], set[str]]:
 
 
 def test_source_notebook_has_solutions_and_hidden_tests():
-    nb = source_nb()
+    nb = source_nb(LAB)
     text = "\n".join(c.source for c in nb.cells)
     assert text.count("### BEGIN HIDDEN TESTS") >= 4 and text.count("### BEGIN SOLUTION") >= 8
     assert nb.metadata.kernelspec.name == "python3"
@@ -122,21 +73,6 @@ def test_release_contains_no_solution_and_no_hidden_test(course, lab):
 
 
 # ---------------------------------------------------------------- submissions
-def solved(course: Path):
-    """The student version with every answer filled in from the source's solutions."""
-    src = source_nb()
-    nb = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
-    for cell in nb.cells:
-        meta = grade_meta(cell)
-        if meta.get("solution"):
-            ref = cell_by_id(src, meta["grade_id"]).source
-            if cell.cell_type == "code":
-                cell.source = "\n".join(l for l in ref.splitlines() if not SOLUTION.match(l))
-            else:
-                cell.source += "\n\nMy answer: latency-bound here, see my n1/2."
-    return nb
-
-
 def replace(nb, grade_id, old, new):
     cell = cell_by_id(nb, grade_id)
     assert old in cell.source, (grade_id, old)
@@ -158,17 +94,17 @@ def submissions(course: Path, marker: str) -> dict:
             files["pingpong.json"] = data
         subs[name] = (files, failing if failing == "all" else set(failing))
 
-    add("alice", solved(course))
+    add("alice", solved(course, LAB))
 
-    nb = solved(course)
+    nb = solved(course, LAB)
     replace(nb, "fit", "fit = fit_alpha_beta", "raise ValueError('oops')\nfit = fit_alpha_beta")
     add("raises", nb, {"test_fit_units", "test_fit_data", "test_n_half"})
 
-    nb = solved(course)
+    nb = solved(course, LAB)
     replace(nb, "switch", "piecewise = ", "while True:\n    pass\npiecewise = ")
     add("loops", nb, {"test_switch", "test_predict"})
 
-    nb = solved(course)  # wrong n_half, the test of it edited, other test cells edited or deleted
+    nb = solved(course, LAB)  # wrong n_half, the test of it edited, other test cells edited or deleted
     replace(nb, "fit", "n_half = alpha / beta", "n_half = 1.0")
     cell_by_id(nb, "test_n_half").source = "assert True"
     cell_by_id(nb, "test_load").source = "pass"
@@ -176,17 +112,17 @@ def submissions(course: Path, marker: str) -> dict:
     nb.cells = [c for c in nb.cells if grade_meta(c).get("grade_id") not in ("test_fit_data", "test_predict")]
     add("tamper", nb, {"test_n_half"})
 
-    nb = solved(course)
+    nb = solved(course, LAB)
     replace(nb, "comm_fraction", "import sympy", "import sys\nsys.exit()\nimport sympy")
     replace(nb, "load", "times = np.array",
             "print('x' * 5_000_000)\nfor _ in range(200_000):\n    print('spam')\ntimes = np.array")
     add("noisy", nb, {"test_comm_fraction"})
 
-    nb = solved(course)  # the kernel dies: it is restarted and the next cells run
+    nb = solved(course, LAB)  # the kernel dies: it is restarted and the next cells run
     replace(nb, "comm_fraction", "import sympy", "import os\nos._exit(1)\nimport sympy")
     add("kills_kernel", nb, {"test_comm_fraction"})
 
-    nb = solved(course)
+    nb = solved(course, LAB)
     measure_cell(nb).source = (
         "import subprocess, sys\nfrom pathlib import Path\n"
         "mpiexec = str(Path(sys.executable).with_name('mpiexec'))\n"
@@ -195,7 +131,7 @@ def submissions(course: Path, marker: str) -> dict:
         f"subprocess.run([mpiexec, '-n', '2', sys.executable, '-c', 'import time; time.sleep(600)  # {marker}'])")
     add("hung_mpiexec", nb)
 
-    add("no_data", solved(course), {"test_load", "test_fit_units", "test_fit_data", "test_n_half",
+    add("no_data", solved(course, LAB), {"test_load", "test_fit_units", "test_fit_data", "test_n_half",
                                     "test_switch", "test_predict"}, with_data=False)
     add("empty", nbformat.v4.new_notebook(), "all")
     add("not_json", '{"cells": [', "all")
@@ -213,22 +149,15 @@ def graded(course):
         for name, content in files.items():
             if content is not None:
                 (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
-    res = run([sys.executable, str(course / "grade.py"), "--course", str(course),
-               "--lab", LAB, "--cell-timeout", str(CELL_TIMEOUT), "--student-timeout", "300"], course, timeout=850)
-    with open(course / "grades.csv", newline="") as fh:
-        table = {row["student"]: row for row in csv.DictReader(fh) if row["lab"] == LAB}
-    return subs, table, res.stdout, marker
-
-
-def points(nb) -> dict:
-    return {grade_meta(c)["grade_id"]: float(grade_meta(c)["points"]) for c in nb.cells
-            if grade_meta(c).get("grade")}
+    rows, log = grade(course, [LAB], cell_timeout=CELL_TIMEOUT)
+    table = {student: row for (student, lab), row in rows.items() if lab == LAB}
+    return subs, table, log, marker
 
 
 @pytest.mark.slow
 def test_every_submission_gets_a_row_and_loses_exactly_what_it_broke(graded):
     subs, table, log, _ = graded
-    nb = source_nb()
+    nb = source_nb(LAB)
     pts = points(nb)
     manual = {grade_meta(c)["grade_id"] for c in nb.cells if grade_meta(c).get("grade") and grade_meta(c).get("solution")}
     auto_max = sum(v for k, v in pts.items() if k not in manual)

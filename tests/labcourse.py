@@ -1,0 +1,94 @@
+"""Helpers for tests of the instructor's cycle: a temporary copy of the course, solved
+submissions built from the source notebooks, and grading through ``labs/grade.py``."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from tests.mpirun import ROOT
+
+LABS = ROOT / "labs"
+ALL_LABS = sorted(p.parent.name for p in LABS.glob("source/*/*.ipynb"))
+SOLUTION = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+def run(cmd, cwd, timeout=300):
+    """Run ``cmd`` with this Python's bin folder on PATH (nbgrader calls ``alembic``); assert success."""
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert res.returncode == 0, f"{cmd} exited {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    return res
+
+
+def nbgrader(*args, cwd):
+    return run([str(Path(sys.executable).with_name("nbgrader")), *args], cwd)
+
+
+def released_course(dest: Path) -> Path:
+    """A copy of the course (config, grading helpers, source/) with every lab released."""
+    dest.mkdir(parents=True)
+    for name in ("nbgrader_config.py", "grade.py", "grading_preprocessors.py"):
+        shutil.copy(LABS / name, dest / name)
+    shutil.copytree(LABS / "source", dest / "source",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for lab in ALL_LABS:  # what `make release` runs
+        nbgrader("generate_assignment", lab, "--force", cwd=dest)
+    return dest
+
+
+def grade_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def cell_by_id(nb, grade_id):
+    for cell in nb.cells:
+        if grade_meta(cell).get("grade_id") == grade_id:
+            return cell
+    raise KeyError(grade_id)
+
+
+def source_nb(lab):
+    return nbformat.read(LABS / "source" / lab / f"{lab}.ipynb", as_version=4)
+
+
+def points(nb) -> dict:
+    """grade_id -> points of every graded cell."""
+    return {grade_meta(c)["grade_id"]: float(grade_meta(c)["points"]) for c in nb.cells
+            if grade_meta(c).get("grade")}
+
+
+def automatic_points(nb) -> dict:
+    """grade_id -> points of the autograded test cells (not the written answers)."""
+    return {k: v for k, v in points(nb).items() if not grade_meta(cell_by_id(nb, k)).get("solution")}
+
+
+def solved(course: Path, lab: str):
+    """The student version of ``lab`` with every answer filled in from the source's solutions."""
+    src = source_nb(lab)
+    nb = nbformat.read(course / "release" / lab / f"{lab}.ipynb", as_version=4)
+    for cell in nb.cells:
+        meta = grade_meta(cell)
+        if meta.get("solution"):
+            ref = cell_by_id(src, meta["grade_id"]).source
+            if cell.cell_type == "code":
+                cell.source = "\n".join(line for line in ref.splitlines() if not SOLUTION.match(line))
+            else:
+                cell.source += "\n\nMy answer: see my measurements above."
+    return nb
+
+
+def grade(course: Path, labs, *, cell_timeout: int, timeout: int = 850):
+    """Grade the submitted ``labs`` with ``grade.py``; return (rows by (student, lab), log)."""
+    res = run([sys.executable, str(course / "grade.py"), "--course", str(course),
+               *[arg for lab in labs for arg in ("--lab", lab)],
+               "--cell-timeout", str(cell_timeout), "--student-timeout", "300"], course, timeout=timeout)
+    with open(course / "grades.csv", newline="") as fh:
+        return {(row["student"], row["lab"]): row for row in csv.DictReader(fh)}, res.stdout
