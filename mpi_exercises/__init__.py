@@ -1,22 +1,23 @@
 """Runnable mpi4py implementations of the algorithms of the course, and benchmarks.
 
 Run ``python -m mpi_exercises --help`` for the command-line tools, under
-``mpiexec -n P`` on a laptop or ``srun`` on a cluster.
+``mpiexec -n P`` on a laptop or ``srun`` on a cluster.  The front doors
+
+    from mpi_exercises import allreduce, barrier
+
+live in :mod:`mpi_exercises.combining` and :mod:`mpi_exercises.barriers`; they are
+imported on first use, so that ``import mpi_exercises`` (and the CLI's ``--help``)
+does not start MPI.
 """
+
+_FRONT_DOORS = {"allreduce": "combining", "barrier": "barriers"}
 
 
 def __getattr__(name):
-    # ``mpi_exercises.allreduce`` is the front door function; importing it lazily keeps
-    # ``import mpi_exercises`` (and the CLI's --help) from starting MPI.
-    # (The submodule of the same name is also callable as the function, see allreduce.py.)
-    if name == "allreduce":
-        from .allreduce import allreduce
+    if name in _FRONT_DOORS:
+        from importlib import import_module
 
-        globals()["allreduce"] = allreduce
-        return allreduce
-    if name == "barrier":  # same for the barrier front door (barrier.py)
-        from .barrier import barrier
-
-        globals()["barrier"] = barrier
-        return barrier
+        func = getattr(import_module(f".{_FRONT_DOORS[name]}", __name__), name)
+        globals()[name] = func
+        return func
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,8 +16,8 @@ COMMANDS = {
     "pingpong": ("mpi_exercises.pingpong", "ping-pong latency/bandwidth sweep; fits alpha and beta"),
     "nbl-testjig": ("mpi_exercises.nbl_testjig", "f(L) test jig: centre rank using 1, 2, 4, 6 links at once"),
     "logp": ("mpi_exercises.logp_bench", "LogGP parameters L, o_s, o_r, g, G by Netgauge's PRTT(n, d, s) method"),
-    "barrier-bench": ("mpi_exercises.barrier", "time every barrier algorithm (and MPI.Barrier), rank them"),
-    "allreduce": ("mpi_exercises.allreduce", "one allreduce algorithm, checked against MPI.Allreduce, timed"),
+    "barrier-bench": ("mpi_exercises.barriers", "time every barrier algorithm (and MPI.Barrier), rank them"),
+    "allreduce": ("mpi_exercises.combining", "one allreduce algorithm, checked against MPI.Allreduce, timed"),
     "bench-allreduce": ("mpi_exercises.bench_allreduce", "every allreduce algorithm against MPI.Allreduce over N"),
 }
 

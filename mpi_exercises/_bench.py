@@ -75,6 +75,15 @@ def warn_if_oversubscribed(comm) -> bool:
     return over
 
 
+def load_average():
+    """The 1-minute load average (None where the OS has none): a machine shared with
+    other jobs distorts every timing, so benchmarks record it with their results."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
 def environment(comm) -> dict:
     """Metadata stored with every result file."""
     from mpi4py import MPI

@@ -24,7 +24,7 @@ DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 262144, 1048576]
 
 
 def add_arguments(p) -> None:
-    from .allreduce import ALGORITHMS
+    from .combining import ALGORITHMS
 
     p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
                    help="comma-separated vector lengths in elements (float64), suffix k/M allowed "
@@ -81,7 +81,7 @@ def make_call(comm, algorithm, x, out, mode):
     """The function timed for one algorithm: the front door, or only the algorithm itself."""
     from mpi4py import MPI
 
-    from .allreduce import allreduce, executor_for
+    from .combining import allreduce, executor_for
 
     if algorithm == "mpi":                      # the reference is always the bare library call
         return lambda: comm.Allreduce(x, out, op=MPI.SUM)
@@ -101,7 +101,7 @@ def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=
     from mpi4py import MPI
     from tqdm import tqdm
 
-    from .allreduce import allreduce
+    from .combining import allreduce
 
     rank = comm.Get_rank()
     results = []

@@ -185,20 +185,9 @@ def run(args) -> int:
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "logp-prtt", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed, "load_average_1min": _load(),
+                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
                 "parameters": {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions,
                                "warmup": args.warmup},
                 "results": results, "fit": fitted, "fit_min": fit(results, args.n, "min_s")})
             print(f"results written to {args.json}")
     return 0
-
-
-def _load():
-    """The 1-minute load average at the end of the run (None where the OS has none): a
-    machine shared with other jobs distorts every timing."""
-    import os
-
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None

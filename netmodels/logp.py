@@ -18,7 +18,7 @@ the tests check against :func:`simulate`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 

@@ -115,7 +115,7 @@ def barrier_figure(L_us: float = 240.0, o_us: float = 10.0, g_us: float = 1.0, P
         out = dict(_cached_curves(L, o, g))
         at = ranking(L, o, g, int(P))
         out["P"] = ([P, P], [1e-2, 1e7])
-        out[f"fastest at P"] = ([P], [at[0][1]])
+        out["fastest at P"] = ([P], [at[0][1]])
         return out
 
     def readout(L, o, g, P):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .semantics import active_links
 from .nbl import PHASES, _name, count_timeline, messages, run_lengths  # noqa: F401
 
 alpha, beta, c2, c3 = sp.symbols("alpha beta c_2 c_3", positive=True)
@@ -91,15 +92,12 @@ def denominator(sopt: sp.Expr, numerator: sp.Expr) -> sp.Expr:
 def schedule_timeline(sched) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per step of a :class:`~netmodels.schedule.Schedule`: the most active links of a rank,
     the widest combine (0, 2 or 3 vectors) and the largest block (elements)."""
-    L, k, s = [], [], []
+    L = active_links(sched).max(axis=1, initial=0)
+    k, s = [], []
     for step in sched.steps:
-        links = np.zeros(sched.nprocs, int)
         arrivals = np.zeros(sched.nprocs, int)
         for tr in step:
-            links[tr.src] += 1
-            links[tr.dst] += 1
             arrivals[tr.dst] += tr.combine
-        L.append(links.max())
         k.append(arrivals.max() + 1 if arrivals.max() else 0)
         s.append(max(tr.count for tr in step))
-    return np.array(L), np.array(k), np.array(s)
+    return L, np.array(k, dtype=int), np.array(s, dtype=int)

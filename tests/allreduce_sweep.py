@@ -12,7 +12,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from mpi_exercises.allreduce import ALGORITHMS, allreduce, matches, test_vector
+from mpi_exercises.combining import ALGORITHMS, allreduce, matches, test_vector
 
 comm = MPI.COMM_WORLD
 P, rank = comm.Get_size(), comm.Get_rank()

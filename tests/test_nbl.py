@@ -22,21 +22,6 @@ SNAKE_MESHES = [(3, 1), (1, 4), (2, 2), (4, 4), (5, 3)]
 FENCE_MESHES = [(3, 2), (3, 5), (4, 4), (6, 3)]
 
 
-def schedule_timeline(sched):
-    """Per step of an executable schedule: most active links of a rank, widest combine."""
-    L, k = [], []
-    for step in sched.steps:
-        links = np.zeros(sched.nprocs, int)
-        arrivals = np.zeros(sched.nprocs, int)
-        for tr in step:
-            links[tr.src] += 1
-            links[tr.dst] += 1
-            arrivals[tr.dst] += tr.combine
-        L.append(links.max())
-        k.append(arrivals.max() + 1 if arrivals.max() else 0)
-    return np.array(L), np.array(k)
-
-
 def phase_arrays(name, W, H, B):
     return d.expand(nbl.phases(name, W, H, B))
 
@@ -70,7 +55,7 @@ def test_executable_schedules_have_the_papers_link_counts(name, meshes):
         for B in (3, 5):
             S = 2
             sched = combining.build(name, W * H, B * S, block=S, mesh=(W, H))
-            L, k = schedule_timeline(sched)
+            L, k, _ = d.schedule_timeline(sched)
             Lp, kp = phase_arrays(name.capitalize(), W, H, B)
             np.testing.assert_array_equal(L, Lp)
             assert np.count_nonzero(k != kp) == (1 if name == "fence" else 0)
@@ -80,7 +65,7 @@ def test_executable_schedules_have_the_papers_link_counts(name, meshes):
 def test_tree_closed_form_is_the_cost_of_the_executable_tree(W, H):
     N = 1000
     sched = combining.build("tree", W * H, N, mesh=(W, H))
-    L, k = schedule_timeline(sched)
+    L, k, _ = d.schedule_timeline(sched)
     assert set(L.tolist()) == {1}
     m = DELTA
     by_steps = sum(m.alpha + m.beta * N + (m.c2 * N if kk else 0) for kk in k)
@@ -94,7 +79,7 @@ def test_closed_forms_equal_the_sum_over_the_executable_schedule(fname, name, W,
     (combine charged as the paper does: one c2 step more than the schedule shows in Fence)."""
     f, m, S, B = F_TABLES[fname], DELTA, 7, 6
     sched = combining.build(name.lower(), W * H, S * B, block=S, mesh=(W, H))
-    L, k = schedule_timeline(sched)
+    L, k, _ = d.schedule_timeline(sched)
     _, kp = phase_arrays(name, W, H, B)
     cost = {0: 0.0, 2: m.c2, 3: m.c3}
     steps = [LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, kp)]
@@ -279,7 +264,7 @@ def test_general_timeline_is_the_executable_schedules(name, W, H, B):
     """Any mesh, any block count: the timeline used for costs is the schedule's, step by step."""
     S = 3
     sched = combining.build(name.lower(), W * H, B * S, block=S, mesh=(W, H))
-    L, k = schedule_timeline(sched)
+    L, k, _ = d.schedule_timeline(sched)
     Lt, kt = d.expand(nbl.timeline(name, W, H, B))
     np.testing.assert_array_equal(L, Lt)
     if nbl.in_paper_regime(name, W, H) and B >= 3:

@@ -1,6 +1,6 @@
 """Barriers from schedules, a correctness check, and the ``barrier-bench`` command.
 
-    from mpi_exercises.barrier import barrier, Barrier
+    from mpi_exercises.barriers import barrier, Barrier
     barrier(comm, algorithm="dissemination")           # one barrier (builds and frees)
     b = Barrier(comm, "nway_dissemination", n=3)       # reusable: persistent requests
     for _ in range(1000): b()
@@ -22,7 +22,7 @@ min/median over the samples, ranking, JSON output.
 
     mpiexec -n 4 python -m mpi_exercises barrier-bench --json barriers.json
 
-Correctness check (used by the tests): ``python -m mpi_exercises.barrier --verify 50``
+Correctness check (used by the tests): ``python -m mpi_exercises.barriers --verify 50``
 under mpiexec runs 50 barriers of every algorithm with random delays before entry and
 checks with timestamps that no rank left a barrier before the last rank entered it.
 """
@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import types
 
 import numpy as np
 
@@ -142,7 +141,7 @@ def verify(comm, algorithm: str, barriers: int = 50, max_delay: float = 2e-3, se
 
 
 def _verify_main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mpi_exercises.barrier",
+    p = argparse.ArgumentParser(prog="python -m mpi_exercises.barriers",
                                 description="check every barrier algorithm with random entry delays")
     p.add_argument("--verify", type=_bench.positive_int, default=50, metavar="N",
                    help="barriers per algorithm (default 50)")
@@ -263,34 +262,13 @@ def run(args) -> int:
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "barrier", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed, "load_average_1min": _load(),
+                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
                 "parameters": {"repetitions": args.repetitions, "inner": args.inner,
                                "warmup": args.warmup, "fan_in": args.fan_in, "n": args.n},
                 "results": results})
             print(f"results written to {args.json}")
     return 0
 
-
-def _load():
-    """The 1-minute load average at the end of the run (None where the OS has none): a
-    machine shared with other jobs distorts every timing."""
-    import os
-
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-class _CallableModule(types.ModuleType):
-    """Importing this submodule rebinds ``mpi_exercises.barrier`` to it: keep it callable,
-    so that ``mpi_exercises.barrier(comm, algorithm=...)`` is the front door either way."""
-
-    def __call__(self, *args, **kwargs):
-        return barrier(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == "__main__":
     sys.exit(_verify_main())
