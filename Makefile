@@ -13,7 +13,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # Silence the debugger warning of ipykernel in tests and builds.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv clean check-outputs
+.PHONY: book test venv clean check-outputs notebooks
 
 venv: $(STAMP)
 
@@ -27,7 +27,14 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $@
 
 check-outputs: $(STAMP)
-	$(BIN)/python -m tests.notebook_outputs book
+	$(BIN)/python -m tests.notebook_outputs book labs/source
+
+# For authors: re-execute every notebook in place.  Its outputs become the reference
+# results that nbval checks, so review the diff before committing it.  Widget state is
+# not stored: the static book does not use it and it would only bloat the notebooks.
+notebooks: $(STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.store_widget_state=False book/*.ipynb $(COURSE)/source/*/*.ipynb
 
 book: check-outputs
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going

@@ -40,32 +40,49 @@ def iterations_for(size: int, iterations: int, budget_bytes: int) -> int:
     return max(min(20, iterations), min(iterations, budget_bytes // max(size, 1)))
 
 
-def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True) -> list[dict]:
-    """Run the sweep on ranks 0 and 1 of ``comm``; return per-size summaries on rank 0."""
+def roundtrips(comm, msg, iters: int, warmup: int) -> np.ndarray:
+    """One-way times (seconds) of ``iters`` round trips of ``msg`` between ranks 0 and 1,
+    after ``warmup`` untimed ones; meaningful on rank 0 (rank 1 returns its own copy)."""
     from mpi4py import MPI
+
+    rank = comm.Get_rank()
+    peer = 1 - rank
+    samples = np.empty(iters)
+    for i in range(-warmup, iters):
+        if rank == 0:
+            t0 = MPI.Wtime()
+            comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
+            comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
+            if i >= 0:
+                samples[i] = (MPI.Wtime() - t0) / 2
+        else:
+            comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
+            comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
+    return samples
+
+
+def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True) -> list[dict]:
+    """Run the sweep on ranks 0 and 1 of ``comm``; return per-size summaries on rank 0.
+
+    Before the sweep, the connection and the whole buffer are warmed up once (untimed
+    round trips of 0 bytes and of the largest size): the first round trips of a run
+    set up the shared-memory or network path and fault in the buffer's pages, and
+    would otherwise be charged to the first size of the sweep.
+    """
     from tqdm import tqdm
 
     rank = comm.Get_rank()
     buf = np.zeros(max(sizes), dtype=np.uint8)
+    if rank in (0, 1):
+        roundtrips(comm, buf[:0], 0, 10 * warmup)
+        roundtrips(comm, buf, 0, min(warmup, 5))
     results = []
     bar = tqdm(sizes, desc="ping-pong", unit="size", file=sys.stderr,
                disable=(rank != 0) or (not progress) or None)
     for size in bar:
-        msg = buf[:size]
         iters = iterations_for(size, iterations, budget_bytes)
-        samples = np.empty(iters)
         if rank in (0, 1):
-            peer = 1 - rank
-            for i in range(-warmup, iters):
-                if rank == 0:
-                    t0 = MPI.Wtime()
-                    comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
-                    comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
-                    if i >= 0:
-                        samples[i] = (MPI.Wtime() - t0) / 2
-                else:
-                    comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
-                    comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
+            samples = roundtrips(comm, buf[:size], iters, warmup)
         if rank == 0:
             stats = _bench.summarize(samples)
             stats["bytes"] = size

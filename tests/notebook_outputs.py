@@ -1,7 +1,7 @@
 """Refuse notebooks whose committed outputs are not reference results.
 
 ``python -m tests.notebook_outputs DIR...`` exits 1 if a notebook under DIR has a
-code cell that was never executed or an output of type ``error``.  The book is
+code cell that was never executed, an output of type ``error``, or stored widget state.  The book is
 built from committed outputs (no execution at build time), so this is the check
 that a plain build would skip.
 """
@@ -16,6 +16,8 @@ from pathlib import Path
 def problems(path: Path) -> list[str]:
     nb = json.loads(path.read_text(encoding="utf-8"))
     found = []
+    if "widgets" in nb.get("metadata", {}):
+        found.append(f"{path}: stores widget state (re-execute with `make notebooks`)")
     for i, cell in enumerate(nb.get("cells", [])):
         if cell.get("cell_type") != "code" or not "".join(cell.get("source", "")).strip():
             continue

@@ -28,5 +28,13 @@ def test_error_output_and_unexecuted_cell_are_refused(tmp_path, capsys):
     assert "ZeroDivisionError" in msgs and "not executed" in msgs
 
 
-def test_the_book_itself_is_clean():
-    assert notebook_outputs.main(["book"]) == 0
+def test_stored_widget_state_is_refused(tmp_path, capsys):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    nbformat.write(nb, tmp_path / "w.ipynb")
+    assert notebook_outputs.main([str(tmp_path)]) == 1
+    assert "widget state" in capsys.readouterr().err
+
+
+def test_the_book_and_the_labs_are_clean():
+    assert notebook_outputs.main(["book", "labs/source"]) == 0
