@@ -35,6 +35,7 @@ check-outputs: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.store_widget_state=False book/*.ipynb $(COURSE)/source/*/*.ipynb
+	$(BIN)/python -m tests.notebook_outputs --strip-widget-state book $(COURSE)/source
 
 book: check-outputs
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
