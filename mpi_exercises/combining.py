@@ -108,7 +108,10 @@ def _agree(comm, error, n, h):
 
 
 def _delete_cache(comm, keyval, cache):
-    cache.clear()  # the communicator is going away: nothing left to talk to
+    """MPI calls this when ``comm`` is freed: free the cached executors' duplicated
+    communicators and persistent requests too (same order on every rank)."""
+    while cache:
+        cache.popitem(last=False)[1].free()
 
 
 def _cache(comm) -> OrderedDict:
@@ -249,14 +252,14 @@ def run(args) -> int:
     op = getattr(MPI, args.op.upper())
     oversubscribed = _bench.warn_if_oversubscribed(comm)
     x = test_vector(args.N, args.dtype, rank, args.op)
-    ref = np.empty_like(x)
-    comm.Allreduce(x, ref, op=op)
-    try:
+    try:  # first, so that invalid arguments end in a message, not in an MPI error
         out = allreduce(comm, x, args.algorithm, args.block, op, args.mesh)
     except ValueError as exc:
         if rank == 0:
             print(f"error: {exc}", file=sys.stderr)
         return 2
+    ref = np.empty_like(x)
+    comm.Allreduce(x, ref, op=op)
     ok = comm.allreduce(matches(out, ref), op=MPI.LAND)
     samples = np.empty(args.repeat)
     for i in range(-args.warmup, args.repeat):

@@ -41,6 +41,33 @@ def test_cli_mesh_of_the_wrong_size_is_a_clear_error():
 
 
 @pytest.mark.mpi
+def test_cli_op_undefined_for_the_dtype_is_a_clear_error():
+    res = run_mpi(2, ["-m", "mpi_exercises", "allreduce", "-N", "5", "--dtype", "complex128",
+                      "--op", "min"], timeout=60)
+    assert res.returncode == 2
+    assert "MAX and MIN for real types only" in res.stderr and "Traceback" not in res.stderr
+
+
+LEAK = """
+from mpi4py import MPI
+import numpy as np
+from mpi_exercises import allreduce
+x = np.ones(8)
+for i in range(3000):    # MPICH allows about 2048 communicators at once
+    c = MPI.COMM_WORLD.Dup()
+    allreduce(c, x, "ring")
+    c.Free()
+print("no leak")
+"""
+
+
+@pytest.mark.mpi
+def test_freeing_a_communicator_frees_its_cached_executors():
+    res = run_mpi_ok(2, ["-c", LEAK], timeout=120)
+    assert "no leak" in res.stdout
+
+
+@pytest.mark.mpi
 def test_benchmark_runs_and_reports_ratios(tmp_path):
     out = tmp_path / "bench.json"
     res = run_mpi_ok(2, ["-m", "mpi_exercises", "bench-allreduce", "--sizes", "1,1000",
