@@ -31,12 +31,14 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         importlib.import_module(module).add_arguments(p)
-        p.set_defaults(module=module)
+        p.set_defaults(module=module, parser=p)
     return parser
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args, extra = build_parser().parse_known_args(argv)
+    if extra:  # report it with the command's own usage line, not the top-level one
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return importlib.import_module(args.module).run(args)
 
 

@@ -34,7 +34,7 @@ def positive_int(text: str) -> int:
 
 
 def size_list(text: str) -> list[int]:
-    """argparse type: comma-separated byte counts >= 0, e.g. ``0,8,1024``; suffixes k, M (2**10, 2**20)."""
+    """argparse type: comma-separated byte counts >= 0, e.g. ``0,8,1k``; suffixes k = 1024, M = 1024**2."""
     out = []
     for item in text.split(","):
         item = item.strip()
@@ -45,6 +45,24 @@ def size_list(text: str) -> list[int]:
             raise argparse.ArgumentTypeError(
                 f"sizes must be comma-separated integers >= 0 (suffix k or M allowed), got {text!r}") from None
     return sorted(set(out))
+
+
+def name_list(known, always=()):
+    """argparse type: a comma-separated, non-empty subset of ``known`` (``always`` appended)."""
+    def parse(text: str) -> list[str]:
+        names = [t.strip() for t in text.split(",") if t.strip()]
+        if not names or any(n not in known for n in names):
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated subset of {','.join(known)}; got {text!r}")
+        return list(dict.fromkeys(names + list(always)))
+    return parse
+
+
+def capped_iterations(nbytes: int, iterations: int, budget_bytes: int, at_least: int) -> int:
+    """Timed repetitions for one message size: ``iterations``, capped so that repetitions x
+    ``nbytes`` stays within ``budget_bytes`` (large messages take fewer), but at least
+    ``at_least`` (or ``iterations`` if that is smaller)."""
+    return max(min(at_least, iterations), min(iterations, budget_bytes // max(nbytes, 1)))
 
 
 # ---------------------------------------------------------------- environment

@@ -166,7 +166,7 @@ def _verify_main(argv=None) -> int:
 
 # ---------------------------------------------------------------- benchmark command
 def add_arguments(p) -> None:
-    p.add_argument("--algorithms", type=_algorithm_list, default=list(ALGORITHMS),
+    p.add_argument("--algorithms", type=_bench.name_list(ALGORITHMS), default=list(ALGORITHMS),
                    help="comma-separated algorithms (default: all): " + ",".join(ALGORITHMS))
     p.add_argument("--fan-in", type=_fan_in, default=4, help="combining tree fan-in (default 4)")
     p.add_argument("--n", type=_bench.positive_int, default=2,
@@ -178,14 +178,6 @@ def add_arguments(p) -> None:
     p.add_argument("--warmup", type=_bench.nonneg_int, default=20, help="untimed barriers first (default 20)")
     p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _algorithm_list(text: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in ALGORITHMS]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(f"algorithms must be among {','.join(ALGORITHMS)}, got {text!r}")
-    return names
 
 
 def _fan_in(text: str) -> int:

@@ -29,7 +29,7 @@ def add_arguments(p) -> None:
     p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
                    help="comma-separated vector lengths in elements (float64), suffix k/M allowed "
                         "(default 1,8,64,512,4k,32k,256k,1M)")
-    p.add_argument("--algorithms", type=lambda t: _algorithm_list(t, ALGORITHMS), default=list(ALGORITHMS),
+    p.add_argument("--algorithms", type=_bench.name_list(ALGORITHMS, always=['mpi']), default=list(ALGORITHMS),
                    help="comma-separated subset of " + ",".join(ALGORITHMS) + " (mpi is always included)")
     p.add_argument("--iterations", type=_bench.positive_int, default=200,
                    help="timed calls per size for small vectors (default 200)")
@@ -41,22 +41,6 @@ def add_arguments(p) -> None:
                         "check) or only the algorithm: copy x into out and run the cached executor")
     p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _algorithm_list(text, known):
-    import argparse
-
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in known]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(f"algorithms must be a comma-separated subset of {','.join(known)}; "
-                                         f"got {text!r}")
-    return list(dict.fromkeys(names + ["mpi"]))
-
-
-def iterations_for(nelems: int, iterations: int, budget_bytes: int) -> int:
-    """Timed calls for one size: ``iterations`` capped by the byte budget, at least 10."""
-    return max(min(10, iterations), min(iterations, budget_bytes // max(8 * nelems, 1)))
 
 
 def time_interleaved(comm, calls: list, iters: int, warmup: int) -> np.ndarray:
@@ -117,7 +101,7 @@ def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=
             oks.append(bool(np.allclose(out, ref, rtol=1e-12, atol=0)))
             outs.append(out)
             calls.append(make_call(comm, algorithm, x, out, mode))
-        samples = time_interleaved(comm, calls, iterations_for(n, iterations, budget_bytes), warmup)
+        samples = time_interleaved(comm, calls, _bench.capped_iterations(8 * n, iterations, budget_bytes, at_least=10), warmup)
         for algorithm, ok, row in zip(algorithms, oks, samples):
             stats = _bench.summarize(row)
             stats.update(nelems=n, algorithm=algorithm, correct=comm.allreduce(ok, op=MPI.LAND))

@@ -22,7 +22,7 @@ DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
 
 def add_arguments(p) -> None:
     p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
-                   help="comma-separated message sizes in bytes, suffix k/M allowed "
+                   help="comma-separated message sizes in bytes, suffixes k = 1024 and M = 1024**2 allowed "
                         "(default: 0 and powers of two from 1 B to 4 MiB)")
     p.add_argument("--iterations", type=_bench.positive_int, default=1000,
                    help="timed round trips per size for small messages (default 1000)")
@@ -33,11 +33,6 @@ def add_arguments(p) -> None:
                         "iterations (default 256 MiB; at least 20 iterations are always run)")
     p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def iterations_for(size: int, iterations: int, budget_bytes: int) -> int:
-    """Timed iterations for one size: ``iterations``, capped by the byte budget, at least 20."""
-    return max(min(20, iterations), min(iterations, budget_bytes // max(size, 1)))
 
 
 def roundtrips(comm, msg, iters: int, warmup: int) -> np.ndarray:
@@ -80,7 +75,7 @@ def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True) -> lis
     bar = tqdm(sizes, desc="ping-pong", unit="size", file=sys.stderr,
                disable=(rank != 0) or (not progress) or None)
     for size in bar:
-        iters = iterations_for(size, iterations, budget_bytes)
+        iters = _bench.capped_iterations(size, iterations, budget_bytes, at_least=20)
         if rank in (0, 1):
             samples = roundtrips(comm, buf[:size], iters, warmup)
         if rank == 0:
@@ -128,6 +123,13 @@ def report(results: list[dict], fitted: dict) -> str:
                   f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)",
                   f"  n1/2  = alpha/beta = {f['alpha_s'] / f['beta_s_per_byte']:.0f} B;"
                   f" worst relative residual {100 * f['max_relative_residual']:.0f} %"]
+        if len(results) < 3:
+            lines.append("  WARNING: 2 sizes determine alpha and beta exactly: no error estimate; "
+                         "measure more sizes")
+        if f["alpha_s"] <= 0 or f["beta_s_per_byte"] <= 0:
+            lines.append("  WARNING: a fitted parameter is <= 0, which no network has: the sizes are "
+                         "too few or too close, or the timings too noisy (oversubscribed?); measure a "
+                         "wider range of sizes with more iterations")
     if "piecewise" in fitted:
         p = fitted["piecewise"]
         lines += [f"Two-segment fit: switch at {_bench.fmt_bytes(p['switch_bytes'])}; "

@@ -85,14 +85,9 @@ def check_mesh(nprocs: int, mesh) -> tuple[int, int]:
                          f"got {mesh!r}") from None
     w, h = positive_int("mesh width W", w), positive_int("mesh height H", h)
     if w * h != nprocs:
-        raise ValueError(f"mesh {w}x{h} has {w * h} nodes, but the schedule has {nprocs} ranks: "
+        raise ValueError(f"mesh {w}x{h} has {w * h} nodes, but there are {nprocs} ranks: "
                          f"W*H must equal {nprocs}")
     return w, h
-
-
-def mesh_coords(rank: int, mesh: tuple[int, int]) -> tuple[int, int]:
-    """Column and row ``(x, y)`` of ``rank`` on ``mesh=(W, H)`` (row 0 at the bottom)."""
-    return rank % mesh[0], rank // mesh[0]
 
 
 def mesh_rank(x: int, y: int, mesh: tuple[int, int]) -> int:

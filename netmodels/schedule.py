@@ -66,8 +66,3 @@ class Schedule:
     @property
     def nsteps(self) -> int:
         return len(self.steps)
-
-    def transfers_of(self, rank: int, step: int) -> tuple[list[Transfer], list[Transfer]]:
-        """(outgoing, incoming) transfers of ``rank`` at ``step``, in step order."""
-        s = self.steps[step]
-        return [tr for tr in s if tr.src == rank], [tr for tr in s if tr.dst == rank]

@@ -51,7 +51,7 @@ def test_bad_parameters_name_the_parameter_and_range(kwargs, word):
         AlphaBeta(**kwargs)
 
 
-@pytest.mark.parametrize("size", [-1, math.nan, math.inf, [1, -5]])
+@pytest.mark.parametrize("size", [-1, math.nan, math.inf, [1, -5], "10", [1, "2"], True, None])
 def test_bad_sizes(size):
     with pytest.raises(ValueError, match="nbytes"):
         AlphaBeta(1e-6, 1e-9).time(size)

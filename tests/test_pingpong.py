@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from mpi_exercises import pingpong
+from mpi_exercises import _bench
 from tests.mpirun import ROOT, run_mpi, run_mpi_ok
 
 QUICK = ["--sizes", "0,1,64,1k,8k,64k,256k", "--iterations", "50", "--warmup", "5", "--no-progress"]
@@ -46,10 +46,11 @@ def test_bad_arguments_exit_2_with_usage_and_no_traceback(bad):
     res = subprocess.run([sys.executable, "-m", "mpi_exercises", "pingpong", *bad],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert res.returncode == 2
-    assert res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+    assert res.stderr.startswith("usage: python -m mpi_exercises pingpong") and "Traceback" not in res.stderr
 
 
-def test_iterations_shrink_for_large_messages_but_never_below_20():
-    assert pingpong.iterations_for(8, 1000, 2**28) == 1000
-    assert pingpong.iterations_for(2**22, 1000, 2**28) == 64
-    assert pingpong.iterations_for(2**30, 1000, 2**28) == 20
+def test_iterations_shrink_for_large_messages_but_never_below_the_floor():
+    assert _bench.capped_iterations(8, 1000, 2**28, at_least=20) == 1000
+    assert _bench.capped_iterations(2**22, 1000, 2**28, at_least=20) == 64
+    assert _bench.capped_iterations(2**30, 1000, 2**28, at_least=20) == 20
+    assert _bench.capped_iterations(2**30, 5, 2**28, at_least=20) == 5
