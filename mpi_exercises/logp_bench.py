@@ -6,14 +6,17 @@ messages of s bytes to rank 1, pausing d seconds (busy wait) after each but the 
 and rank 1 (the server) answers with one s-byte message once all n have arrived.  Per
 size s three of them are measured, PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d,s) with
 d = PRTT(1,0,s) (longer than any gap), and :func:`netmodels.logp.fit_prtt` turns
-them into g and G (line through (PRTT(n,0,s) - PRTT(1,0,s))/(n-1) over s), o_s(s)
-((PRTT(n,d,s) - PRTT(1,0,s))/(n-1) - d) and L.  o_r(s) is timed on the server: the
+them into g and G (line through (PRTT(n,0,s) - PRTT(1,0,s))/(n-1) over s - 1, on the
+sizes where that gap exceeds the send overhead; g is reported as not identifiable when
+fewer than two do), o_s(s) ((PRTT(n,d,s) - PRTT(1,0,s))/(n-1) - d) and L.  o_r(s) is timed on the server: the
 time of a receive whose message has certainly arrived (the server waits d first).  As
 a cross-check the time of the client's blocking send, o_s(direct), is recorded too.
 
     mpiexec -n 2 python -m mpi_exercises logp --json logp.json
 
-Each PRTT is sampled ``--repetitions`` times after ``--warmup`` untimed runs; the fit
+Before the sweep the connection and the whole buffer are warmed up (untimed round trips,
+as in the ping-pong), so the first size is not charged the set-up.  Each PRTT is
+sampled ``--repetitions`` times after ``--warmup`` untimed runs; the fit
 uses medians (as Netgauge does); min, quartiles and max are stored in the JSON, with a
 second fit to the minima (``fit_min``), more robust on a shared machine.
 """
@@ -108,8 +111,13 @@ def measure(comm, sizes, n, reps, warmup, progress=True) -> list[dict]:
     from mpi4py import MPI
     from tqdm import tqdm
 
+    from .pingpong import roundtrips
+
     rank = comm.Get_rank()
     buf = np.zeros(max(sizes) or 1, dtype=np.uint8)
+    if rank in (0, 1):                       # connection set-up and page faults, untimed
+        roundtrips(comm, buf[:0], 0, 10 * warmup)
+        roundtrips(comm, buf, 0, min(warmup, 5))
     results = []
     for s in tqdm(sizes, desc="PRTT", unit="size", file=sys.stderr,
                   disable=(rank != 0) or not progress or None):
@@ -144,8 +152,10 @@ def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
     col = lambda key: [r[key][statistic] for r in results]  # noqa: E731
     f = fit_prtt([r["bytes"] for r in results], col("prtt_1_0"), col("prtt_n_0"), col("prtt_n_d"), n,
                  [r["d_s"] for r in results], col("o_r"))
-    return {"statistic": statistic, "L_s": f.L, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": f.g,
-            "G_s_per_byte": f.G, "n": n,
+    finite = lambda v: v if np.isfinite(v) else None  # noqa: E731  (JSON has no NaN)
+    return {"statistic": statistic, "L_s": f.L, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": finite(f.g),
+            "G_s_per_byte": finite(f.G), "n": n, "g_identified": f.g_identified, "g_upper_s": f.g_upper,
+            "gap_fit_sizes": list(f.gap_sizes), "L_by_size_s": list(f.L_by_size),
             "o_s_by_size_s": list(f.o_s_by_size), "gap_by_size_s": list(f.gap_by_size),
             "o_r_by_size_s": col("o_r"), "o_s_direct_by_size_s": col("o_s_direct")}
 
@@ -158,11 +168,23 @@ def report(results: list[dict], fitted: dict) -> str:
         lines.append(f"{_bench.fmt_bytes(r['bytes']):>9} {r['prtt_1_0']['median_s'] * 1e6:10.2f} "
                      f"{r['prtt_n_0']['median_s'] * 1e6:11.2f} {r['prtt_n_d']['median_s'] * 1e6:11.2f} "
                      f"{os_ * 1e6:7.2f} {r['o_s_direct']['median_s'] * 1e6:8.2f} {r['o_r']['median_s'] * 1e6:7.2f}")
-    G = fitted["G_s_per_byte"]
+    G, g, L = fitted["G_s_per_byte"], fitted["g_s"], fitted["L_s"]
     lines += ["", f"LogGP (Netgauge PRTT method, from the {fitted['statistic'][:-2]}s):",
-              f"  L   = {fitted['L_s'] * 1e6:8.3f} µs", f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
-              f"  o_r = {fitted['o_r_s'] * 1e6:8.3f} µs", f"  g   = {fitted['g_s'] * 1e6:8.3f} µs",
-              f"  G   = {G * 1e9:8.4f} ns/B" + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else "")]
+              f"  L   = {L * 1e6:8.3f} µs", f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
+              f"  o_r = {fitted['o_r_s'] * 1e6:8.3f} µs"]
+    if fitted["g_identified"]:
+        sizes = ", ".join(_bench.fmt_bytes(s) for s in fitted["gap_fit_sizes"])
+        lines += [f"  g   = {g * 1e6:8.3f} µs", f"  G   = {G * 1e9:8.4f} ns/B"
+                  + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else ""),
+                  f"  (g and G fitted to the sizes whose gap exceeds o_s: {sizes})"]
+    else:
+        lines += [f"  g   = not identifiable: at every size but at most one the gap is the send overhead "
+                  f"o_s(s);", f"        g <= {fitted['g_upper_s'] * 1e6:.3f} µs (the smallest gap), G unknown"]
+    if L < 0:
+        lines += ["", "warning: L < 0: the overheads measured alone (o_s + o_r) exceed half the round trip "
+                  f"by {-L * 1e6:.3f} µs;",
+                  "  they overlap in a round trip (e.g. through shared memory), so latency and overhead "
+                  "cannot be separated here; a model needs L clipped at 0."]
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ def _schedule(name: str, nprocs: int, steps, **meta) -> Schedule:
     return Schedule(name, nprocs, 0, [s for s in steps if s], meta)
 
 
-def _ceil_log(base: int, p: int) -> int:
+def ceil_log(base: int, p: int) -> int:
     """Smallest r with base**r >= p (exact integer arithmetic)."""
     r, reach = 0, 1
     while reach < p:
@@ -65,7 +65,7 @@ def combining_tree(nprocs: int, fan_in: int = 4) -> Schedule:
 
 def _tournament_rounds(p: int):
     """Rounds of the tournament: in round k the loser r (r mod 2^(k+1) == 2^k) meets r - 2^k."""
-    return [[(r, r - 2**k) for r in range(2**k, p, 2 ** (k + 1))] for k in range(_ceil_log(2, p))]
+    return [[(r, r - 2**k) for r in range(2**k, p, 2 ** (k + 1))] for k in range(ceil_log(2, p))]
 
 
 def tournament(nprocs: int, release: str = "tree") -> Schedule:
@@ -111,7 +111,7 @@ def dissemination(nprocs: int) -> Schedule:
     """
     p = positive_int("nprocs", nprocs)
     return _schedule("dissemination", p,
-                     [[(r, (r + 2**k) % p) for r in range(p)] for k in range(_ceil_log(2, p))])
+                     [[(r, (r + 2**k) % p) for r in range(p)] for k in range(ceil_log(2, p))])
 
 
 def nway_dissemination(nprocs: int, n: int = 2) -> Schedule:
@@ -124,7 +124,7 @@ def nway_dissemination(nprocs: int, n: int = 2) -> Schedule:
     p = positive_int("nprocs", nprocs)
     n = positive_int("n", n)
     steps = []
-    for k in range(_ceil_log(n + 1, p)):
+    for k in range(ceil_log(n + 1, p)):
         step = []
         for r in range(p):
             seen = {r}
@@ -146,11 +146,11 @@ def butterfly(nprocs: int) -> Schedule:
     duplicates merged).  No extra round is needed, but some ranks carry twice the load.
     """
     p = positive_int("nprocs", nprocs)
-    q = 2 ** _ceil_log(2, p)
+    q = 2 ** ceil_log(2, p)
     def real(v):
         return v if v < p else v - q // 2
     steps = []
-    for k in range(_ceil_log(2, p)):
+    for k in range(ceil_log(2, p)):
         pairs = {(real(v), real(v ^ 2**k)) for v in range(q)}
         steps.append(sorted((s, d) for s, d in pairs if s != d))
     return _schedule("butterfly", p, steps)
@@ -183,10 +183,34 @@ BUILDERS = {
 }
 
 
+#: algorithm name -> the keyword options its builder takes (the others take none)
+OPTIONS = {"combining_tree": ("fan_in",), "tournament": ("release",), "nway_dissemination": ("n",)}
+
+
+def check_options(algorithm: str, options, accepted=None) -> None:
+    """ValueError unless every key of ``options`` is an option ``algorithm`` takes.
+
+    ``accepted`` maps algorithm names to their option names (default :data:`OPTIONS`);
+    the message names each rejected option and the algorithms that do accept it.
+    """
+    accepted = OPTIONS if accepted is None else accepted
+    bad = sorted(set(options) - set(accepted.get(algorithm, ())))
+    if bad:
+        takers = {o: sorted(a for a, opts in accepted.items() if o in opts) for o in bad}
+        where = "; ".join(f"{o!r} is an option of {', '.join(t) if t else 'no algorithm'}"
+                          for o, t in takers.items())
+        mine = list(accepted.get(algorithm, ()))
+        raise ValueError(f"{algorithm} takes {f'only {mine}' if mine else 'no options'}, got {bad}: {where}")
+
+
 def build(algorithm: str, nprocs: int, **options) -> Schedule:
-    """The schedule of ``algorithm`` (a key of :data:`BUILDERS`) on ``nprocs`` ranks."""
+    """The schedule of ``algorithm`` (a key of :data:`BUILDERS`) on ``nprocs`` ranks.
+
+    ``options`` are those of :data:`OPTIONS`; any other raises ValueError.
+    """
     if algorithm not in BUILDERS:
         raise ValueError(f"algorithm must be one of {sorted(BUILDERS)}, got {algorithm!r}")
+    check_options(algorithm, options)
     return BUILDERS[algorithm](nprocs, **options)
 
 

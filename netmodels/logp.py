@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._check import positive, positive_int
+from .barriers import ceil_log, check_options
 
 #: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.barriers`)
 ALGORITHMS = ("central_counter", "combining_tree", "tournament", "binomial", "dissemination",
@@ -90,7 +91,9 @@ class LogGP(LogP):
 
     A message of ``m`` bytes keeps the sender busy ``o_s``, leaves the network interface
     over ``(m - 1) G`` after its first byte, and costs ``o_s + (m - 1) G + L + o_r`` end to
-    end (Alexandrov et al. 1995); ``m = 0`` is treated like ``m = 1``.
+    end (Alexandrov et al. 1995); ``m = 0`` is treated like ``m = 1``.  This ``(m - 1) G``
+    convention is the course's everywhere (:meth:`wire_time`, :func:`prtt_model`,
+    :func:`fit_prtt`): a one-byte message is LogP's small message.
     """
 
     G: float = 0.0
@@ -99,13 +102,23 @@ class LogGP(LogP):
         super().__post_init__()
         object.__setattr__(self, "G", positive("G", self.G, allow_zero=True))
 
-    def message_time(self, nbytes) -> float | np.ndarray:
-        """End-to-end time of one message of ``nbytes`` (s)."""
-        m = np.asarray(nbytes, dtype=float)
-        if np.any(~np.isfinite(m) | (m < 0)):
-            raise ValueError(f"nbytes must be finite and >= 0, got {nbytes!r}")
-        t = self.o_s + self.L + self.o_r + np.maximum(m - 1, 0) * self.G
+    def wire_time(self, nbytes) -> float | np.ndarray:
+        """``(m - 1) G``: the time the bytes after the first add to a message of ``nbytes`` (s)."""
+        t = wire_bytes(nbytes) * self.G
         return float(t) if t.ndim == 0 else t
+
+    def message_time(self, nbytes) -> float | np.ndarray:
+        """End-to-end time ``o_s + L + o_r + (m - 1) G`` of one message of ``nbytes`` (s)."""
+        t = self.o_s + self.L + self.o_r + wire_bytes(nbytes) * self.G
+        return float(t) if t.ndim == 0 else t
+
+
+def wire_bytes(nbytes) -> np.ndarray:
+    """``max(m - 1, 0)``: the bytes that LogGP charges ``G`` each (0 and 1 byte cost none)."""
+    m = np.asarray(nbytes, dtype=float)
+    if np.any(~np.isfinite(m) | (m < 0)):
+        raise ValueError(f"nbytes must be finite and >= 0, got {nbytes!r}")
+    return np.maximum(m - 1, 0.0)
 
 
 @dataclass(frozen=True)
@@ -210,14 +223,6 @@ def simulate(schedule, params: LogP, entry=None) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- closed forms
-def _ceil_log(base: int, p: int) -> int:
-    r, reach = 0, 1
-    while reach < p:
-        reach *= base
-        r += 1
-    return r
-
-
 def _check_params(params) -> LogP:
     if not isinstance(params, LogP):
         raise ValueError(f"params must be a netmodels.logp.LogP, got {type(params).__name__}")
@@ -238,10 +243,7 @@ def barrier_time(algorithm: str, params: LogP, **options) -> float:
     _check_params(params)
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
-    allowed = {"combining_tree": {"fan_in"}, "nway_dissemination": {"n"}}.get(algorithm, set())
-    if set(options) - allowed:
-        raise ValueError(f"unknown option(s) {sorted(set(options) - allowed)} for {algorithm}; "
-                         f"allowed: {sorted(allowed) or 'none'}")
+    check_options(algorithm, options, _OPTIONS)
     return _FORMULAS[algorithm](params, params.P, **options)
 
 
@@ -279,11 +281,11 @@ def _nway_round(m: LogP, n: int, first: bool = False) -> float:
 
 def _nway_dissemination(m: LogP, P: int, n: int = 2) -> float:
     n = positive_int("n", n)
-    return _rounds(_ceil_log(n + 1, P), _nway_round(m, n, True), _nway_round(m, n))
+    return _rounds(ceil_log(n + 1, P), _nway_round(m, n, True), _nway_round(m, n))
 
 
 def _dissemination(m: LogP, P: int) -> float:
-    return _rounds(_ceil_log(2, P), m.one_way, m.t_r)
+    return _rounds(ceil_log(2, P), m.one_way, m.t_r)
 
 
 def _binomial(m: LogP, P: int) -> float:
@@ -292,7 +294,7 @@ def _binomial(m: LogP, P: int) -> float:
 
 
 def _butterfly(m: LogP, P: int) -> float:
-    R = _ceil_log(2, P)
+    R = ceil_log(2, P)
     if P == 2**R:
         return _dissemination(m, P)
     # some ranks play two roles: two sends and two receives per round
@@ -304,6 +306,9 @@ def _pairwise_exchange(m: LogP, P: int) -> float:
     # not a power of two: one step to fold the extra ranks in, one to release them
     return _rounds(R if P & (P - 1) == 0 else R + 2, m.one_way, m.t_r)
 
+
+#: the options the closed forms take (a tournament's release is always the tree's here)
+_OPTIONS = {"combining_tree": ("fan_in",), "nway_dissemination": ("n",)}
 
 _FORMULAS = {
     "central_counter": _central_counter,
@@ -347,7 +352,7 @@ def knowledge_bound(params: LogP) -> float:
             b += 1
         return total
 
-    lo, hi = 0.0, _ceil_log(2, P) * (w + f)
+    lo, hi = 0.0, ceil_log(2, P) * (w + f)
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if informed(mid) >= P else (mid, hi)
@@ -364,9 +369,19 @@ def knowledge_bound(params: LogP) -> float:
 
 
 # ---------------------------------------------------------------- fits
+#: a size's gap within this fraction above o_s(s) is taken as overhead-bound (see :func:`fit_prtt`)
+GAP_MARGIN = 0.05
+#: LogP's small-message parameters (o_s, o_r, L) come from the sizes up to this many bytes
+SMALL_BYTES = 64
+
+
 @dataclass(frozen=True)
 class PRTTFit:
-    """LogGP parameters from Netgauge's PRTT(n, d, s) measurements (seconds, s/B)."""
+    """LogGP parameters from Netgauge's PRTT(n, d, s) measurements (seconds, s/B).
+
+    ``g`` and ``G`` are NaN when no two sizes have a gap above their send overhead
+    (``g_identified`` False): then ``g <= g_upper``, and nothing more can be said.
+    """
 
     L: float
     o_s: float
@@ -377,52 +392,75 @@ class PRTTFit:
     sizes: tuple
     o_s_by_size: tuple      #: o_s(s) at each size: PLogP's send overhead
     gap_by_size: tuple      #: (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1) at each size
+    g_identified: bool = True
+    g_upper: float = math.inf   #: upper bound on g: the smallest gap measured (s)
+    gap_sizes: tuple = ()       #: the sizes whose gap exceeds o_s(s): those g and G are fitted to
+    L_by_size: tuple = ()       #: PRTT(1,0,s)/2 - o_s(s) - o_r(s) - (s-1)G at each size
 
     def model(self, P: int = 2) -> LogGP:
-        """The fitted machine as :class:`LogGP` (negative estimates clipped to tiny positives)."""
-        return LogGP(max(self.L, 0.0), max(self.o_s, 1e-12), max(self.g, 0.0), P,
-                     o_r=max(self.o_r, 1e-12), G=max(self.G, 0.0), name="PRTT fit")
+        """The fitted machine as :class:`LogGP`: negative estimates clipped to tiny positives,
+        and g = G = 0 when they are not identified (sends are then spaced by o_s anyway)."""
+        g, G = (0.0 if math.isnan(v) else max(v, 0.0) for v in (self.g, self.G))
+        return LogGP(max(self.L, 0.0), max(self.o_s, 1e-12), g, P,
+                     o_r=max(self.o_r, 1e-12), G=G, name="PRTT fit")
 
 
-def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r) -> PRTTFit:
+def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float = GAP_MARGIN) -> PRTTFit:
     """Fit LogGP to PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) as Netgauge does (Hoefler et al. 2007).
 
     PRTT(n, d, s) is the time of one "parametrised round trip": the client sends n
     messages of s bytes with a pause of d seconds after each send, the server answers
-    with one message when all n have arrived.  Under LogGP, with f(s) = max(o_s, g + sG):
+    with one message when all n have arrived.  Under LogGP, with the course's
+    ``(s - 1) G`` convention (:class:`LogGP`) and gap(s) = max(o_s(s), g + (s-1)G):
 
-    * PRTT(1,0,s) = 2 (o_s + L + o_r + s G) (a plain round trip);
-    * PRTT(n,0,s) = PRTT(1,0,s) + (n - 1) f(s): back-to-back sends go at the gap, so the
-      slope of (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1) over s is G and its intercept g;
-    * PRTT(n,d,s) = PRTT(1,0,s) + (n - 1)(o_s + d) when d >= f(s): o_s(s) follows.
+    * PRTT(1,0,s) = 2 (o_s + L + o_r + (s-1) G) (a plain round trip);
+    * PRTT(n,0,s) = PRTT(1,0,s) + (n - 1) gap(s): back-to-back sends go one gap apart;
+    * PRTT(n,d,s) = PRTT(1,0,s) + (n - 1)(o_s + d) when d >= gap(s): o_s(s) follows.
+
+    Where o_s(s) >= g + (s-1)G (the slides' o > g) the gap measures o_s, not g: so g and
+    G are the intercept and slope of the least-squares line through (s - 1, gap(s)) over
+    the sizes whose gap exceeds ``(1 + margin) o_s(s)`` only (``margin`` absorbs the
+    noise of two measurements of one quantity).  With fewer than two such sizes g and G
+    are not identified (NaN): every gap is then an overhead, and g <= min gap(s).
 
     ``o_r`` (s, scalar or one per size) is measured directly (the time of a receive
-    whose message has already arrived); ``d`` is a scalar or one per size.  L is what
-    is left of the zero-byte round trip: L = PRTT(1,0,s0)/2 - o_s(s0) - o_r(s0) at the
-    smallest size s0 (Netgauge itself prints PRTT(1,0,0)/2).  Sizes in bytes, times in s.
+    whose message has already arrived); ``d`` is a scalar or one per size.  The small-
+    message parameters are medians over the sizes up to :data:`SMALL_BYTES` (the
+    smallest size if none), so that one cold or noisy size cannot spoil them: o_s and
+    o_r, and L, what the round trip leaves, PRTT(1,0,s)/2 - o_s(s) - o_r(s) - (s-1)G
+    (G taken as 0 if not identified).  A negative L means that the overheads measured
+    alone exceed half the round trip: they overlap in a round trip (e.g. through shared
+    memory), and latency and overhead cannot be separated.  Sizes in bytes, times in s.
     """
     s = np.asarray(sizes, dtype=float)
     n = positive_int("n", n, minimum=2)
+    margin = positive("margin", margin, allow_zero=True)
     arrays = [np.broadcast_to(np.asarray(a, dtype=float), s.shape) for a in (prtt_1_0, prtt_n_0, prtt_n_d, d, o_r)]
     if s.ndim != 1 or s.size < 2 or np.unique(s).size < 2:
         raise ValueError("sizes must be a 1-D sequence with at least 2 distinct sizes")
     if np.any(s < 0) or any(np.any(~np.isfinite(a) | (a < 0)) for a in arrays):
         raise ValueError("sizes and times must be finite and >= 0")
     r1, rn0, rnd, dd, orr = arrays
+    x = wire_bytes(s)
     gap = (rn0 - r1) / (n - 1)
-    G, g = np.polyfit(s, gap, 1)
     o_s = (rnd - r1) / (n - 1) - dd
-    i0 = int(np.argmin(s))
-    L = r1[i0] / 2 - o_s[i0] - orr[i0] - s[i0] * G
-    return PRTTFit(float(L), float(o_s[i0]), float(orr[i0]), float(g), float(G), n,
-                   tuple(s), tuple(o_s), tuple(gap))
+    above = gap > (1 + margin) * o_s              # the gap is g + (s-1)G here, not o_s
+    identified = np.unique(x[above]).size >= 2
+    G, g = np.polyfit(x[above], gap[above], 1) if identified else (math.nan, math.nan)
+    L_s = r1 / 2 - o_s - orr - x * (G if identified else 0.0)
+    small = (s <= SMALL_BYTES) | (s == s.min())
+    return PRTTFit(float(np.median(L_s[small])), float(np.median(o_s[small])), float(np.median(orr[small])),
+                   float(g), float(G), n, tuple(s), tuple(o_s), tuple(gap), bool(identified),
+                   float(gap.min()), tuple(s[above]), tuple(L_s))
 
 
 def prtt_model(params: LogGP, n: int, d: float, nbytes) -> np.ndarray:
-    """PRTT(n, d, s) predicted by LogGP (s): the forward model :func:`fit_prtt` inverts."""
-    s = np.asarray(nbytes, dtype=float)
-    rtt = 2 * (params.o_s + params.L + params.o_r + s * params.G)
-    f = np.maximum(params.o_s, params.g + s * params.G)
+    """PRTT(n, d, s) predicted by LogGP (s): the forward model :func:`fit_prtt` inverts.
+
+    Uses :meth:`LogGP.wire_time`, the ``(s - 1) G`` of one s-byte message."""
+    wire = np.asarray(params.wire_time(nbytes))
+    rtt = 2 * (params.o_s + params.L + params.o_r + wire)
+    f = np.maximum(params.o_s, params.g + wire)
     return rtt + (n - 1) * np.maximum(f, params.o_s + d)
 
 

@@ -48,11 +48,12 @@ def _driver(mode):
         for name in ("dissemination", "butterfly", "mpi"):
             mpi_exercises.barrier(comm, algorithm=name)
         mpi_exercises.barrier(comm, algorithm="combining_tree", fan_in=3)
-        try:
-            mpi_exercises.barrier(comm, algorithm="no-such")
-        except ValueError as err:
-            if comm.Get_rank() == 0:
-                print("ValueError:", err)
+        for name, options in (("no-such", {}), ("dissemination", {"fan_in": 3})):
+            try:
+                mpi_exercises.barrier(comm, algorithm=name, **options)
+            except ValueError as err:
+                if comm.Get_rank() == 0:
+                    print("ValueError:", err)
 
 
 @pytest.mark.mpi
@@ -66,6 +67,8 @@ def test_the_mpi_check_catches_a_broken_barrier():
 def test_front_door_runs_and_rejects_unknown_algorithms():
     res = run_mpi_ok(3, [__file__, "frontdoor"], timeout=60)
     assert "ValueError: algorithm must be one of" in res.stdout
+    assert "ValueError: dissemination takes no options, got ['fan_in']: 'fan_in' is an option of " \
+           "combining_tree" in res.stdout
 
 
 @pytest.mark.mpi
@@ -106,7 +109,13 @@ def test_logp_command_writes_raw_prtt_data_and_a_loggp_fit(tmp_path):
             assert r[key]["samples"] == 20 and 0 < r[key]["min_s"] <= r[key]["median_s"]
     for fit in (data["fit"], data["fit_min"]):
         assert fit["n"] == 4 and len(fit["o_s_by_size_s"]) == 3
-        assert all(np.isfinite(fit[k]) for k in ("L_s", "o_s_s", "o_r_s", "g_s", "G_s_per_byte"))
+        assert all(np.isfinite(fit[k]) for k in ("L_s", "o_s_s", "o_r_s", "g_upper_s"))
+        if fit["g_identified"]:  # else JSON null: the gap measured o_s at (nearly) every size
+            assert np.isfinite(fit["g_s"]) and np.isfinite(fit["G_s_per_byte"])
+        else:
+            assert fit["g_s"] is None and fit["G_s_per_byte"] is None
+    assert ("  g   = not identifiable" in res.stdout) != data["fit"]["g_identified"]
+    assert ("warning: L < 0" in res.stdout) == (data["fit"]["L_s"] < 0)
 
 
 @pytest.mark.mpi

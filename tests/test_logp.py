@@ -173,6 +173,68 @@ def test_prtt_fit_recovers_loggp_from_its_forward_model():
     assert fit.model().L == pytest.approx(true.L)
 
 
+def _netgauge_data(L, o_s, o_r, g, G, sizes, n, d):
+    """PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) written out from LogGP's definitions (Alexandrov
+    et al.: an s-byte message costs (s-1)G on the wire; back-to-back sends leave
+    max(o_s, g + (s-1)G) apart; a pause d after each send spaces them o_s + d apart)."""
+    w = np.array([max(s - 1, 0) * G for s in sizes])
+    rtt = 2 * (o_s + L + o_r + w)
+    return rtt, rtt + (n - 1) * np.maximum(o_s, g + w), rtt + (n - 1) * (o_s + d)
+
+
+@pytest.mark.parametrize("o_s,g", [(3e-6, 1e-6), (0.5e-6, 2e-6)], ids=["o > g (slides)", "g > o"])
+def test_prtt_fit_recovers_g_and_G_whichever_of_o_and_g_is_larger(o_s, g):
+    L, o_r, G, n, d = 2e-6, 1.2e-6, 0.4e-9, 8, 300e-6
+    sizes = [0, 1, 8, 64, 1024, 4096, 16384, 65536, 262144]
+    fit = logp.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
+    assert fit.g_identified
+    assert fit.g == pytest.approx(g, rel=1e-9) and fit.G == pytest.approx(G, rel=1e-9)
+    assert fit.L == pytest.approx(L, rel=1e-9) and fit.o_s == pytest.approx(o_s, rel=1e-9)
+    assert fit.o_r == pytest.approx(o_r)
+    if o_s > g:  # only the sizes where g + (s-1)G > o_s carry g
+        assert min(fit.gap_sizes) > (o_s - g) / G
+
+
+def test_prtt_fit_says_g_is_not_identifiable_when_every_gap_is_an_overhead():
+    L, o_s, o_r, g, G, n, d = 2e-6, 3e-6, 1e-6, 1e-6, 0.4e-9, 8, 300e-6
+    sizes = [0, 8, 64, 1024, 4096]            # g + (s-1)G < o_s at all of them
+    fit = logp.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
+    assert not fit.g_identified and math.isnan(fit.g) and math.isnan(fit.G)
+    assert fit.g_upper == pytest.approx(o_s) and g <= fit.g_upper
+    # G unknown: L takes in the wire time of the median small size (8 B: 7 x 0.4 ns)
+    assert fit.L == pytest.approx(L + 7 * G, rel=1e-9) and fit.model().g == 0.0
+
+
+def test_prtt_fit_small_message_parameters_survive_a_cold_first_size():
+    L, o_s, o_r, g, G, n, d = 1e-6, 0.6e-6, 1.3e-6, 1.2e-6, 0.2e-9, 10, 50e-6
+    sizes = [0, 1, 8, 64, 1024, 8192]
+    r1, rn0, rnd = _netgauge_data(L, o_s, o_r, g, G, sizes, n, d)
+    rnd = rnd.copy()
+    rnd[0] += (n - 1) * 3.5e-6                # the first size measured o_s(0) = 4.1 µs
+    fit = logp.fit_prtt(sizes, r1, rn0, rnd, n, d, o_r)
+    assert fit.o_s_by_size[0] == pytest.approx(4.1e-6)
+    assert fit.o_s == pytest.approx(o_s) and fit.L == pytest.approx(L)
+
+
+def test_loggp_message_time_and_prtt_model_share_the_s_minus_1_convention():
+    m = logp.LogGP(L=2e-6, o=1e-6, g=0.5e-6, P=2, o_r=1.5e-6, G=1e-9)
+    for s in (0, 1, 2, 1000):
+        one_way = 1e-6 + 2e-6 + 1.5e-6 + max(s - 1, 0) * 1e-9   # Alexandrov et al.'s definition
+        assert m.message_time(s) == pytest.approx(one_way)
+        assert logp.prtt_model(m, 1, 0.0, s) == pytest.approx(2 * one_way)
+    assert m.wire_time(1001) == pytest.approx(1000e-9)
+
+
+def test_an_option_the_algorithm_does_not_take_is_a_valueerror_naming_who_takes_it():
+    with pytest.raises(ValueError, match=r"dissemination takes no options.*'fan_in'.*combining_tree"):
+        barriers.build("dissemination", 8, fan_in=3)
+    with pytest.raises(ValueError, match=r"'n' is an option of nway_dissemination"):
+        barriers.build("combining_tree", 8, n=2)
+    with pytest.raises(ValueError, match=r"'fan_in' is an option of combining_tree"):
+        logp.barrier_time("dissemination", logp.LogP(1, 1, 1, 8), fan_in=3)
+    assert barriers.build("tournament", 8, release="flat").nsteps == 4
+
+
 def test_barrier_table_fit_recovers_synthetic_parameters():
     true = logp.LogP(L=200e-6, o=12e-6, g=0.0, P=2)
     rows = [(a, P, logp.barrier_time(a, true.with_P(P))) for a in
