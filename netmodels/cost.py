@@ -28,10 +28,16 @@ With these rules the cost of :func:`netmodels.combining.tree` and ``snake`` equa
 the paper's appendix expressions term by term once they are read with its own
 model ``T(L) = L*alpha + f(L)*beta*S`` (the printed ``L*(alpha + f(L)*beta*S)``
 would count the bandwidth term L times, against section 2 and against its own
-Fence ``S_opt``); for ``fence`` the only difference is step ``H - 1``, where the
-first block coming from the right meets the first block coming down the next
-column: that node does a 3-way combine, which the appendix table books as 2-way
-(``c2`` instead of ``c3``).
+Fence ``S_opt``); for ``fence`` the only difference is step ``H`` (index ``H - 1``),
+where the first block coming from the right meets the first block coming down the
+next column: that node does a 3-way combine, which the appendix table books as
+2-way (``c2`` instead of ``c3``).  :func:`netmodels.nbl.time` charges ``c3`` there
+too and equals this cost on every mesh and block count (``paper_charges=True``
+gives the appendix's total).
+
+The parameters can be given as an :class:`NBLModel` or, as :mod:`netmodels.nbl`
+takes them, as an :class:`~netmodels.nbl.NBLMachine` plus an f table:
+``cost(schedule, machine, f)``.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ._check import positive
+from .nbl import NBLMachine
 from .schedule import Schedule
 
 
@@ -72,6 +79,15 @@ class NBLModel:
                 if not isinstance(L, int) or L < 1:
                     raise ValueError(f"f keys are link counts L, integers >= 1; got {L!r}")
                 positive(f"f({L})", v)
+
+    @classmethod
+    def from_machine(cls, machine: NBLMachine, f: Mapping[int, float] | None = None) -> "NBLModel":
+        """The model of an :class:`~netmodels.nbl.NBLMachine` (alpha, beta, c2, c3) with an
+        f table ``{L: f(L)}`` as :mod:`netmodels.nbl` takes them (None: ``f(L) = 1``)."""
+        if not isinstance(machine, NBLMachine):
+            raise ValueError(f"machine must be an NBLMachine (alpha, beta, c2, c3), got {machine!r}")
+        return cls(machine.alpha, machine.beta, None if f is None else dict(f),
+                   {2: machine.c2, 3: machine.c3}, machine.name)
 
     @classmethod
     def standard(cls, alpha, beta, c2=0.0, c3=None, name="standard model"):
@@ -124,8 +140,20 @@ class StepCost:
         return self.comm + self.comp
 
 
-def step_costs(schedule: Schedule, model: NBLModel) -> list[StepCost]:
-    """Per-step costs of ``schedule`` under ``model`` (see the module docstring for the rules)."""
+def _as_model(model, f) -> NBLModel:
+    if isinstance(model, NBLMachine):
+        return NBLModel.from_machine(model, f)
+    if not isinstance(model, NBLModel):
+        raise ValueError(f"model must be an NBLModel or an NBLMachine, got {model!r}")
+    if f is not None:
+        raise ValueError("f is taken with an NBLMachine only (an NBLModel carries its own f)")
+    return model
+
+
+def step_costs(schedule: Schedule, model: NBLModel | NBLMachine, f=None) -> list[StepCost]:
+    """Per-step costs of ``schedule`` under ``model`` (see the module docstring for the rules);
+    ``model`` may be an NBLMachine, with its f table ``f``."""
+    model = _as_model(model, f)
     out = []
     for t, step in enumerate(schedule.steps):
         links = defaultdict(int)
@@ -147,6 +175,7 @@ def step_costs(schedule: Schedule, model: NBLModel) -> list[StepCost]:
     return out
 
 
-def cost(schedule: Schedule, model: NBLModel) -> float:
-    """Total time in seconds of ``schedule`` under ``model``: the sum of :func:`step_costs`."""
-    return float(sum(s.total for s in step_costs(schedule, model)))
+def cost(schedule: Schedule, model: NBLModel | NBLMachine, f=None) -> float:
+    """Total time in seconds of ``schedule`` under ``model`` (or an NBLMachine and its f
+    table ``f``): the sum of :func:`step_costs`."""
+    return float(sum(s.total for s in step_costs(schedule, model, f)))

@@ -7,17 +7,25 @@ time needs ``T(L) = L α + f(L) β S`` (section 2 of the paper).  ``f(1) = 1``;
 
 Tree, Snake and Fence combine one vector of ``N`` elements per node over a
 ``W x H`` mesh (``P = W H``) and broadcast the result.  Their times are sums over
-the step timelines of the paper's appendix (``PHASES``): every step costs
-``L α + f(L) β S + c S`` for the busiest node, with ``c = c2`` or ``c3`` when the
-step combines blocks.  ``N`` and ``S`` count vector elements; ``α`` is in seconds,
-``β``, ``c2``, ``c3`` in seconds per element; all times are in seconds.
+step timelines: every step costs ``L α + f(L) β S + c S`` for the busiest node, with
+``c = c2`` when a node combines two vectors and ``c3`` when it combines three.
+``N`` and ``S`` count vector elements; ``α`` is in seconds, ``β``, ``c2``, ``c3`` in
+seconds per element; all times are in seconds.
 
-The paper's timelines hold when there are at least 3 blocks (``B = ceil(N / S) >= 3``),
-for Snake on ``P >= 3`` nodes and for Fence on meshes with ``W >= 3`` and ``H >= 2``
-(:func:`in_paper_regime`); there the closed forms are used.  Elsewhere (one or two
-blocks, a Fence two nodes wide, ...) the timeline is counted from the messages of the
-algorithm (:func:`count_timeline`), with the same step cost, so every mesh and every
-block size has a time.
+The paper's appendix tabulates the timelines (``PHASES``, as printed) for at least 3
+blocks (``B = ceil(N / S) >= 3``), Snake on ``P >= 3`` nodes and Fence on meshes with
+``W >= 3`` and ``H >= 2`` (:func:`in_paper_regime`); there closed forms are used.
+Elsewhere (one or two blocks, a Fence two nodes wide, ...) the timeline is counted
+from the messages of the algorithm (:func:`count_timeline`), with the same step cost,
+so every mesh and every block size has a time.
+
+One charge of the table is not the model's: at Fence's step ``H`` node ``(W-2, 0)``
+already combines three vectors (from above and from the right), and the table books
+``c2``.  The model charges ``c3`` wherever a node combines three vectors
+(``TIMELINES``), so the closed forms and the counted timelines are the same function
+of ``B``, ``W`` and ``H`` (no jump of ``(c3 - c2) S`` where one hands over to the
+other).  ``paper_charges=True`` gives the total with the table's ``c2``, to compare
+with the paper's printed formulas.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._check import positive, positive_int
+from ._check import integers, positive, positive_int, sizes
 
 #: f(L) = 1: links overlap perfectly (the paper's "standard model").
 STANDARD = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0}
@@ -40,15 +48,26 @@ FITTED_DELTA = {1: 1.0, 2: 1.1, 3: 1.3, 4: 3.9, 6: 5.1}
 
 ALGORITHMS = ("Tree", "Snake", "Fence")
 
-#: The step timelines of the paper's appendix: (number of steps, active links L of the
-#: busiest node, combining arity: 0 none, 2 uses c2, 3 uses c3).  Counts are expressions
-#: in P, W, H, B evaluated by :func:`phases`.
+#: The step timelines of the paper's appendix, as printed: (number of steps, active links
+#: L of the busiest node, combining arity: 0 none, 2 uses c2, 3 uses c3).  Counts are
+#: expressions in P, W, H, B evaluated by :func:`phases`.
 PHASES = {
     "Snake": [("1", 1, 2), ("P-2", 2, 2), ("1", 3, 2), ("B-3", 4, 2),
               ("1", 3, 2), ("P-2", 2, 0), ("1", 1, 0)],
     "Fence": [("1", 1, 2), ("H-1", 2, 2), ("W-2", 3, 3), ("1", 4, 3), ("B-3", 6, 3),
               ("1", 4, 3), ("W-2", 3, 0), ("H-1", 2, 0), ("1", 1, 0)],
 }
+#: The timelines the model charges: the paper's, except Fence's step H, where node
+#: (W-2, 0) combines three vectors (c3; the table books c2).  Equal to the counted
+#: timelines (:func:`count_timeline`) step by step wherever the table applies.
+TIMELINES = {
+    "Snake": PHASES["Snake"],
+    "Fence": [("1", 1, 2), ("H-2", 2, 2), ("1", 2, 3)] + PHASES["Fence"][2:],
+}
+
+
+def _table(name: str, paper: bool):
+    return (PHASES if paper else TIMELINES)[name]
 
 
 @dataclass(frozen=True)
@@ -128,14 +147,15 @@ def in_paper_regime(algorithm: str, W: int, H: int) -> bool:
 
 
 # ------------------------------------------------------------------ timelines
-def phases(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int]]:
-    """The paper's timeline as (steps, L, combining arity) for a W x H mesh and B blocks."""
+def phases(algorithm: str, W: int, H: int, B: int, *, paper: bool = True) -> list[tuple[int, int, int]]:
+    """The tabulated timeline as (steps, L, combining arity) for a W x H mesh and B blocks:
+    the paper's appendix as printed (``paper=True``) or the model's (``TIMELINES``)."""
     name = _name(algorithm)
     env = {"P": W * H, "W": W, "H": H, "B": B}
     if name == "Tree":
         levels = tree_levels(W, H)
         return [(levels, 1, 2), (levels, 1, 0)]
-    return [(eval(c, {}, env), L, k) for c, L, k in PHASES[name]]  # noqa: S307 - fixed strings
+    return [(eval(c, {}, env), L, k) for c, L, k in _table(name, paper)]  # noqa: S307 - fixed strings
 
 
 def tree_levels(W: int, H: int) -> int:
@@ -143,12 +163,13 @@ def tree_levels(W: int, H: int) -> int:
     return (W - 1).bit_length() + (H - 1).bit_length()
 
 
-def _phase_sum(name, P, W, H, B, S, m, fv):
-    """Vectorised sum over the paper's timeline; P, W, H, B, S broadcast as numpy arrays."""
+def _phase_sum(name, P, W, H, B, S, m, fv, *, paper: bool = False):
+    """Vectorised sum over the tabulated timeline (the model's, or the paper's if ``paper``);
+    P, W, H, B, S broadcast as numpy arrays (B may be real: the continuous relaxation)."""
     cost = {0: 0.0, 2: m.c2, 3: m.c3}
     total = 0.0
     env = {"P": P, "W": W, "H": H, "B": B}
-    for c, L, k in PHASES[name]:
+    for c, L, k in _table(name, paper):
         count = eval(c, {}, env)  # noqa: S307 - fixed strings
         total = total + count * (L * m.alpha + (fv[L] * m.beta + cost[k]) * S)
     return total
@@ -238,16 +259,16 @@ def _counted(name: str, W: int, H: int, B: int) -> tuple:
 
 
 @lru_cache(maxsize=1024)
-def affine_timeline(algorithm: str, W: int, H: int) -> tuple[int, tuple]:
+def affine_timeline(algorithm: str, W: int, H: int, *, paper: bool = False) -> tuple[int, tuple]:
     """(B0, phases) with phases (a, b, L, arity): for every B >= B0 the timeline has
-    ``a + b B`` steps of each kind.  The paper's closed form (B0 = 3) where it holds;
-    otherwise read off counted timelines at B0 and B0 + 1 (the pipeline's full phase
-    is the one that grows with B)."""
+    ``a + b B`` steps of each kind.  The tabulated closed form (B0 = 3) where it holds
+    (the model's, or the paper's charges if ``paper``); otherwise read off counted
+    timelines at B0 and B0 + 1 (the pipeline's full phase is the one that grows with B)."""
     name = _name(algorithm)
     if in_paper_regime(name, W, H):
         env0 = {"P": W * H, "W": W, "H": H, "B": 0}
         return 3, tuple((eval(c, {}, env0), int("B" in c), L, k)  # noqa: S307
-                        for c, L, k in PHASES[name])
+                        for c, L, k in _table(name, paper))
     B0 = 2 * (W + H) + 4 if name == "Fence" else 2 * W * H + 4
     p0, p1 = _counted(name, W, H, B0), _counted(name, W, H, B0 + 1)
     if [x[1:] for x in p0] != [x[1:] for x in p1]:
@@ -255,23 +276,24 @@ def affine_timeline(algorithm: str, W: int, H: int) -> tuple[int, tuple]:
     return B0, tuple((c0 - (c1 - c0) * B0, c1 - c0, L, k) for (c0, L, k), (c1, _, _) in zip(p0, p1))
 
 
-def timeline(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int]]:
-    """The timeline (steps, L, arity) of Snake or Fence for any W x H mesh and B >= 1 blocks."""
+def timeline(algorithm: str, W: int, H: int, B: int, *, paper: bool = False) -> list[tuple[int, int, int]]:
+    """The timeline (steps, L, arity) of Snake or Fence for any W x H mesh and B >= 1 blocks
+    (``paper=True``: with the appendix's c2 at Fence's step H where its table applies)."""
     name = _name(algorithm)
     if name == "Tree":
         return phases(name, W, H, B)
-    B0, aff = affine_timeline(name, W, H)
+    B0, aff = affine_timeline(name, W, H, paper=paper)
     if B >= B0:
         return [(a + b * B, L, k) for a, b, L, k in aff]
     return list(_counted(name, W, H, B))
 
 
-def _time_vec(name, W, H, B, S, m, fv):
+def _time_vec(name, W, H, B, S, m, fv, paper=False):
     """Time of Snake or Fence on one mesh for arrays of block counts B and sizes S (seconds)."""
     B, S = np.broadcast_arrays(np.asarray(B, dtype=np.int64), np.asarray(S, dtype=float))
     cost = {0: 0.0, 2: m.c2, 3: m.c3}
     out = np.zeros(B.shape)
-    B0, aff = affine_timeline(name, W, H)
+    B0, aff = affine_timeline(name, W, H, paper=paper)
     big = B >= B0
     if np.any(big):
         Bb, Sb = B[big], S[big]
@@ -297,7 +319,7 @@ def tree_time(N, W, H, machine, f) -> float:
     return float(tree_levels(W, H) * (2 * (m.alpha + fv[1] * m.beta * N) + m.c2 * N))
 
 
-def _pipelined(name, N, W, H, S, machine, f) -> float:
+def _pipelined(name, N, W, H, S, machine, f, paper=False) -> float:
     N = positive_int("N", N)
     W = positive_int("W", W)
     H = positive_int("H", H)
@@ -306,7 +328,7 @@ def _pipelined(name, N, W, H, S, machine, f) -> float:
         raise ValueError(f"S must be in 1..N = {N}, got {S}")
     m = _machine(machine)
     fv = _ftable(f, needed_links(name))
-    return float(_time_vec(name, W, H, _blocks(N, S), S, m, fv))
+    return float(_time_vec(name, W, H, _blocks(N, S), S, m, fv, paper))
 
 
 def snake_time(N, W, H, S, machine, f) -> float:
@@ -314,17 +336,20 @@ def snake_time(N, W, H, S, machine, f) -> float:
     return _pipelined("Snake", N, W, H, S, machine, f)
 
 
-def fence_time(N, W, H, S, machine, f) -> float:
-    """Fence (pipeline down the columns and along the bottom row), in seconds."""
-    return _pipelined("Fence", N, W, H, S, machine, f)
+def fence_time(N, W, H, S, machine, f, *, paper_charges: bool = False) -> float:
+    """Fence (pipeline down the columns and along the bottom row), in seconds.
+
+    ``paper_charges=True``: step H's three-way combine charged c2 as in the appendix
+    ((c3 - c2) S less, where the appendix's table applies)."""
+    return _pipelined("Fence", N, W, H, S, machine, f, paper_charges)
 
 
-def time(algorithm, N, W, H, S, machine, f) -> float:
-    """Time of ``algorithm`` in seconds (S is ignored by Tree)."""
+def time(algorithm, N, W, H, S, machine, f, *, paper_charges: bool = False) -> float:
+    """Time of ``algorithm`` in seconds (S is ignored by Tree); see :func:`fence_time`."""
     name = _name(algorithm)
     if name == "Tree":
         return tree_time(N, W, H, machine, f)
-    return _pipelined(name, N, W, H, S, machine, f)
+    return _pipelined(name, N, W, H, S, machine, f, paper_charges)
 
 
 def block_candidates(N: int) -> np.ndarray:
@@ -370,21 +395,22 @@ def fastest(N, W, H, machine, f) -> tuple[str, int, float]:
 
 
 # ------------------------------------------------------------------ continuous optimum
-def _coefficients(name, W, H, m, fv):
+def _coefficients(name, W, H, m, fv, paper=False):
     """(a, K) of T = A + a B + K S for B >= B0: a = start-ups of the full-pipeline phase,
     K = per-element cost of the other phases (the full phase's S B term is a constant N term)."""
     cost = {0: 0.0, 2: m.c2, 3: m.c3}
-    _, aff = affine_timeline(name, W, H)
+    _, aff = affine_timeline(name, W, H, paper=paper)
     a = sum(b * L * m.alpha for _, b, L, _k in aff)
     K = sum(c * (fv[L] * m.beta + cost[k]) for c, _, L, k in aff)
     return a, K
 
 
-def continuous_optimal_block(algorithm, N, W, H, machine, f) -> float:
+def continuous_optimal_block(algorithm, N, W, H, machine, f, *, paper_charges: bool = False) -> float:
     """S* = sqrt(a N / K) minimising the timeline with B = N/S (real-valued).
 
     ``a`` is the start-up cost of a full-pipeline step (4α for Snake, 6α for Fence in the
     paper's regime) and ``K`` the coefficient of S in T; see :mod:`netmodels.nbl_derivation`.
+    ``paper_charges=True``: Fence's step H charged c2 as in the appendix (its eq. 1).
     """
     name = _name(algorithm)
     if name == "Tree":
@@ -394,7 +420,7 @@ def continuous_optimal_block(algorithm, N, W, H, machine, f) -> float:
     H = positive_int("H", H)
     if W * H < 2:
         raise ValueError("a pipeline needs P = W*H >= 2 nodes")
-    a, K = _coefficients(name, W, H, _machine(machine), _ftable(f, needed_links(name)))
+    a, K = _coefficients(name, W, H, _machine(machine), _ftable(f, needed_links(name)), paper_charges)
     if K <= 0:
         raise ValueError("the timeline's coefficient of S is <= 0 for these parameters: "
                          "no interior optimum")
@@ -409,18 +435,25 @@ def paper_printed_optimal_block(algorithm, N, W, H, machine, f) -> float:
                      + β(2f(1) - 2f(2) - 4f(3) + 2f(4) - 3f(6))])^(1/2)      (eq. 1)
     """
     name = _name(algorithm)
+    if name == "Tree":
+        raise ValueError("algorithm must be 'Snake' or 'Fence' (Tree does not pipeline)")
+    N = positive_int("N", N)
+    W = positive_int("W", W)
+    H = positive_int("H", H)
     m = _machine(machine)
     a, b, c2, c3 = m.alpha, m.beta, m.c2, m.c3
     if name == "Snake":
         fv = _ftable(f, (2, 3, 4))
-        den = (W * H - 2) * (c2 + 2 * b * fv[2]) + 2 * b * fv[3] - 3 * b * fv[4]
-        return math.sqrt(N * a / den)
-    if name == "Fence":
+        num, den = N * a, (W * H - 2) * (c2 + 2 * b * fv[2]) + 2 * b * fv[3] - 3 * b * fv[4]
+    else:
         fv = _ftable(f, (1, 2, 3, 4, 6))
+        num = 6 * N * a
         den = (H * (c2 + 2 * b * fv[2]) + W * (c3 + 2 * b * fv[3]) - 3 * c3
                + b * (2 * fv[1] - 2 * fv[2] - 4 * fv[3] + 2 * fv[4] - 3 * fv[6]))
-        return math.sqrt(6 * N * a / den)
-    raise ValueError("algorithm must be 'Snake' or 'Fence'")
+    if den <= 0:
+        raise ValueError(f"the printed formula's denominator must be > 0, got {den!r} "
+                         f"for {name} on {W}x{H} with these parameters (no interior optimum)")
+    return math.sqrt(num / den)
 
 
 # ------------------------------------------------------------------ regime map (vectorised)
@@ -437,9 +470,11 @@ def best_times(algorithm, Ns, meshes, machine, f, *, ncandidates: int = 48):
     """
     name = _name(algorithm)
     m = _machine(machine)
-    Ns = np.asarray(Ns, dtype=np.int64)
-    if Ns.ndim != 1 or Ns.size == 0 or np.any(Ns < 1):
-        raise ValueError("Ns must be a non-empty 1-D sequence of integers >= 1")
+    Ns = integers("Ns", Ns)
+    if Ns.ndim != 1 or Ns.size == 0:
+        raise ValueError(f"Ns must be a non-empty 1-D sequence of integers >= 1, got shape {Ns.shape}")
+    meshes = _meshes(meshes)
+    ncandidates = positive_int("ncandidates", ncandidates, minimum=2)
     if name == "Tree":
         fv = _ftable(f, (1,))
         levels = np.array([tree_levels(w, h) for w, h in meshes])[:, None]
@@ -464,6 +499,17 @@ def best_times(algorithm, Ns, meshes, machine, f, *, ncandidates: int = 48):
     return times, blocks
 
 
+def _meshes(meshes) -> list[tuple[int, int]]:
+    """Validate a non-empty sequence of (W, H) meshes, each side an integer >= 1."""
+    try:
+        pairs = [tuple(mesh) for mesh in meshes]
+    except TypeError:
+        raise ValueError(f"meshes must be a non-empty sequence of (W, H) pairs, got {meshes!r}") from None
+    if not pairs or any(len(p) != 2 for p in pairs):
+        raise ValueError(f"meshes must be a non-empty sequence of (W, H) pairs, got {meshes!r}")
+    return [(positive_int("W (of a mesh)", w), positive_int("H (of a mesh)", h)) for w, h in pairs]
+
+
 def regime_map(Ns, meshes, machine, f):
     """Fastest algorithm on a grid: (winner index into ALGORITHMS, times, block sizes).
 
@@ -478,11 +524,13 @@ def regime_map(Ns, meshes, machine, f):
 
 
 def curves(algorithm, N, W, H, Ss, machine, f) -> np.ndarray:
-    """Time in seconds for each block size in ``Ss`` (NaN where S > N or S < 1), vectorised."""
+    """Time in seconds for each block size in ``Ss`` (NaN where S > N or S < 1), vectorised.
+
+    ``Ss`` must hold whole numbers (ValueError for NaN or 10.5)."""
     name = _name(algorithm)
     m = _machine(machine)
     N = positive_int("N", N)
-    S = np.asarray(Ss, dtype=np.int64)
+    S = integers("Ss", Ss, minimum=None)
     if name == "Tree":
         return np.full(S.shape, tree_time(N, W, H, m, f))
     fv = _ftable(f, needed_links(name))
@@ -493,6 +541,20 @@ def curves(algorithm, N, W, H, Ss, machine, f) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ Table 1 arithmetic
+def _times(T, S) -> dict:
+    """Validate the test jig's times: {L: finite times >= 0 in seconds, shaped like S}, L = 1 present."""
+    if not isinstance(T, dict) or 1 not in T:
+        raise ValueError("T must be a dict {L: times} containing the L = 1 times (f(L) = dT(L)/dT(1))")
+    out = {}
+    for L, t in T.items():
+        L = positive_int("L (a key of T)", L)
+        t = sizes(f"T[{L}]", t)
+        if t.shape != S.shape:
+            raise ValueError(f"T[{L}] must have the shape of S {S.shape}, got {t.shape}")
+        out[L] = t
+    return out
+
+
 def f_from_testjig(S, T):
     """f(L) from a test jig as in the paper's Table 1.
 
@@ -500,17 +562,10 @@ def f_from_testjig(S, T):
     present.  dT(L) is the difference of adjacent T's; f(L) = dT(L) / dT(1), shape (n-1,).
     Returns (dT, f) as dicts of arrays.
     """
-    S = np.asarray(S, dtype=float)
+    S = sizes("S", S)
     if S.ndim != 1 or S.size < 2 or np.any(np.diff(S) <= 0):
         raise ValueError("S must hold at least 2 strictly increasing block sizes")
-    if 1 not in T:
-        raise ValueError("T must contain the L = 1 times (f(L) = dT(L)/dT(1))")
-    dT = {}
-    for L, t in T.items():
-        t = np.asarray(t, dtype=float)
-        if t.shape != S.shape:
-            raise ValueError(f"T[{L}] must have the shape of S {S.shape}, got {t.shape}")
-        dT[L] = np.diff(t)
+    dT = {L: np.diff(t) for L, t in _times(T, S).items()}
     if np.any(dT[1] <= 0):
         raise ValueError("the L = 1 times must grow with S (dT(1) > 0)")
     return dT, {L: d / dT[1] for L, d in dT.items()}
@@ -522,12 +577,12 @@ def fit_f(S, T):
     Fits ``T(L, S) = a_L + f(L) β S`` with β from the L = 1 line (slope of T(1)).
     Returns ({L: f(L)}, β in seconds per element, {L: a_L in seconds}).
     """
-    S = np.asarray(S, dtype=float)
-    if 1 not in T:
-        raise ValueError("T must contain the L = 1 times")
+    S = sizes("S", S)
+    if S.ndim != 1 or np.unique(S).size < 2:
+        raise ValueError("S must be 1-D with at least 2 distinct block sizes to fit a line")
     slopes, intercepts = {}, {}
-    for L, t in T.items():
-        slope, icpt = np.polyfit(S, np.asarray(t, dtype=float), 1)
+    for L, t in _times(T, S).items():
+        slope, icpt = np.polyfit(S, t, 1)
         slopes[L], intercepts[L] = slope, icpt
     beta = slopes[1]
     if beta <= 0:

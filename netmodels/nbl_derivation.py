@@ -1,13 +1,19 @@
-"""Derivations behind :mod:`netmodels.nbl`: the step timelines counted from the
-algorithms' geometry, and the closed forms and optimal block sizes with sympy.
+"""Derivations behind :mod:`netmodels.nbl`: the closed forms and optimal block sizes
+with sympy, and the step timeline of an executable schedule.
 
-Two independent routes to the same numbers:
+What is checked against what:
 
-* :func:`count_timeline` places every message of Snake or Fence on its step (from
-  where each block starts and how many hops it has travelled) and counts, per step,
-  the active links of the busiest node and the widest combine;
-* :func:`symbolic_time` sums the paper's timeline table (``nbl.PHASES``) with the
-  step cost of section 2, ``L α + f(L) β S`` plus combining.
+* :func:`symbolic_time` sums a timeline *table* (``nbl.TIMELINES``, the model's, or
+  ``nbl.PHASES``, the paper's appendix as printed) with section 2's step cost
+  ``L α + f(L) β S`` plus combining; it never looks at messages.
+* :func:`schedule_timeline` counts, step by step, the links and combines of an
+  executable schedule of :mod:`netmodels.combining` (the one MPI runs); it never
+  looks at the tables.
+* ``nbl.count_timeline`` (in :mod:`netmodels.nbl`, which uses it for meshes and block
+  counts outside the tables) is a third count, from its own placement of the messages
+  (``nbl.messages``), independent of the tables and of :mod:`netmodels.combining`.
+
+The tests compare the three; none of them is derived from another.
 """
 
 from __future__ import annotations
@@ -16,17 +22,12 @@ import numpy as np
 import sympy as sp
 
 from .semantics import active_links
-from .nbl import PHASES, _name, count_timeline, messages, run_lengths  # noqa: F401
+from .nbl import PHASES, TIMELINES, _name
 
 alpha, beta, c2, c3 = sp.symbols("alpha beta c_2 c_3", positive=True)
 N, S, B, P, W, H = sp.symbols("N S B P W H", positive=True)
 f = sp.Function("f")
 COMBINE = {0: 0, 2: c2, 3: c3}
-
-
-# ------------------------------------------------------------------ timelines by counting
-# messages, count_timeline and run_lengths live in netmodels.nbl (which uses them for the
-# meshes and block counts outside the paper's closed forms); re-exported here.
 
 
 def expand(phase_list) -> tuple[np.ndarray, np.ndarray]:
@@ -41,30 +42,34 @@ def _count(expr: str):
     return sp.sympify(expr, locals={"P": P, "W": W, "H": H, "B": B})
 
 
-def symbolic_time(algorithm: str, *, appendix_step: bool = False) -> sp.Expr:
+def symbolic_time(algorithm: str, *, appendix_step: bool = False, paper_charges: bool = False) -> sp.Expr:
     """Total time as a sympy expression in alpha, beta, c_2, c_3, f(L), P, W, H, B, S.
 
     Step cost from section 2: ``L α + f(L) β S`` (+ c S).  With ``appendix_step=True``
     the step cost printed in the paper's appendix, ``L (α + f(L) β S)``, instead.
+    Timeline: the model's (``nbl.TIMELINES``), or with ``paper_charges=True`` the
+    appendix's table (``nbl.PHASES``: c2 at Fence's step H).
     Tree: the appendix formula with P = 2^k levels log2 W + log2 H.
     """
     name = _name(algorithm)
     if name == "Tree":
         return (sp.log(W, 2) + sp.log(H, 2)) * (2 * (alpha + f(1) * beta * N) + c2 * N)
     total = 0
-    for c, L, k in PHASES[name]:
+    for c, L, k in (PHASES if paper_charges else TIMELINES)[name]:
         comm = L * (alpha + f(L) * beta * S) if appendix_step else L * alpha + f(L) * beta * S
         total += _count(c) * (comm + COMBINE[k] * S)
     return sp.expand(total)
 
 
-def optimal_block_symbolic(algorithm: str, *, appendix_step: bool = False) -> sp.Expr:
-    """S_opt solving dT/dS = 0 with B = N/S.
+def optimal_block_symbolic(algorithm: str, *, appendix_step: bool = False,
+                           paper_charges: bool = False) -> sp.Expr:
+    """S_opt solving dT/dS = 0 with B = N/S (options as in :func:`symbolic_time`).
 
     With B = N/S the time is ``A + a N / S + K S``: S_opt = sqrt(a N / K), the only
     positive root when K > 0 (checked: dT/dS vanishes there).
     """
-    T = sp.expand(symbolic_time(algorithm, appendix_step=appendix_step).subs(B, N / S))
+    T = sp.expand(symbolic_time(algorithm, appendix_step=appendix_step,
+                                paper_charges=paper_charges).subs(B, N / S))
     K, aN = T.coeff(S, 1), T.coeff(S, -1)
     assert sp.simplify(T - K * S - aN / S).free_symbols.isdisjoint({S})
     sopt = sp.sqrt(aN / K)
@@ -81,11 +86,6 @@ def paper_printed_optimal_block(algorithm: str) -> sp.Expr:
         return sp.sqrt(6 * N * alpha / (H * (c2 + 2 * beta * f(2)) + W * (c3 + 2 * beta * f(3)) - 3 * c3
                                          + beta * (2 * f(1) - 2 * f(2) - 4 * f(3) + 2 * f(4) - 3 * f(6))))
     raise ValueError("algorithm must be 'Snake' or 'Fence'")
-
-
-def denominator(sopt: sp.Expr, numerator: sp.Expr) -> sp.Expr:
-    """D such that sopt = sqrt(numerator / D), expanded and collected (for display)."""
-    return sp.collect(sp.expand(sp.simplify(numerator / sopt**2)), [P, W, H, beta])
 
 
 # ------------------------------------------------------------------ executable schedules

@@ -1,8 +1,8 @@
 """The NBL model of Littlefield (1992): timelines, closed forms, optimal blocks, regimes.
 
 References used here are independent of netmodels.nbl's closed forms: messages placed
-step by step (nbl_derivation.messages), the executable schedules of netmodels.combining,
-brute force over every block size, scipy's minimiser, and the paper's Table 1.
+step by step (nbl.messages), the executable schedules of netmodels.combining costed by
+netmodels.cost, brute force over every block size, scipy's minimiser, and the paper's Table 1.
 """
 
 import math
@@ -30,7 +30,7 @@ def phase_arrays(name, W, H, B):
 @pytest.mark.parametrize("W,H", SNAKE_MESHES)
 @pytest.mark.parametrize("B", [3, 4, 9])
 def test_snake_timeline_counted_step_by_step_is_the_papers(W, H, B):
-    L, k = d.count_timeline("Snake", W, H, B)
+    L, k = nbl.count_timeline("Snake", W, H, B)
     Lp, kp = phase_arrays("Snake", W, H, B)
     assert len(L) == 2 * W * H + B - 3
     np.testing.assert_array_equal(L, Lp)
@@ -40,7 +40,7 @@ def test_snake_timeline_counted_step_by_step_is_the_papers(W, H, B):
 @pytest.mark.parametrize("W,H", FENCE_MESHES)
 @pytest.mark.parametrize("B", [3, 4, 9])
 def test_fence_timeline_counted_step_by_step_is_the_papers_but_one_combine(W, H, B):
-    L, k = d.count_timeline("Fence", W, H, B)
+    L, k = nbl.count_timeline("Fence", W, H, B)
     Lp, kp = phase_arrays("Fence", W, H, B)
     assert len(L) == 2 * W + 2 * H + B - 5
     np.testing.assert_array_equal(L, Lp)
@@ -84,23 +84,34 @@ def test_closed_forms_equal_the_sum_over_the_executable_schedule(fname, name, W,
     cost = {0: 0.0, 2: m.c2, 3: m.c3}
     steps = [LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, kp)]
     t = nbl.snake_time if name == "Snake" else nbl.fence_time
-    assert t(S * B, W, H, S, m, f) == pytest.approx(sum(steps), rel=1e-12)
+    if name == "Snake":  # no three-way combine: the paper's charges are the model's
+        assert t(S * B, W, H, S, m, f) == pytest.approx(sum(steps), rel=1e-12)
+    assert nbl.time(name, S * B, W, H, S, m, f, paper_charges=True) == pytest.approx(sum(steps), rel=1e-12)
+    exact = sum(LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, k))
+    assert t(S * B, W, H, S, m, f) == pytest.approx(exact, rel=1e-12)  # the model charges what the schedule does
     if name == "Fence":  # charging the combine the schedule really does costs (c3 - c2) S more
-        exact = sum(LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, k))
         assert exact - sum(steps) == pytest.approx((m.c3 - m.c2) * S, rel=1e-9)
 
 
 def test_messages_use_every_link_at_most_once_per_step():
     for W, H in FENCE_MESHES:
-        d.count_timeline("Fence", W, H, 4)  # raises on a conflict
-    msgs = d.messages("Fence", 3, 2, 3)
+        nbl.count_timeline("Fence", W, H, 4)  # raises on a conflict
+    msgs = nbl.messages("Fence", 3, 2, 3)
     assert len({(t, s, r) for t, s, r, _ in msgs}) == len(msgs)
 
 
 # ------------------------------------------------------------------ symbolic results
 def test_fence_optimal_block_printed_in_the_paper_follows_from_section_2():
-    derived = d.optimal_block_symbolic("Fence")
+    derived = d.optimal_block_symbolic("Fence", paper_charges=True)
     assert sp.simplify(derived**2 - d.paper_printed_optimal_block("Fence") ** 2) == 0
+
+
+def test_fence_optimal_block_with_step_h_charged_c3_adds_c3_minus_c2_to_the_denominator():
+    model = d.optimal_block_symbolic("Fence")
+    printed = d.paper_printed_optimal_block("Fence")
+    expected = 6 * d.N * d.alpha / (6 * d.N * d.alpha / printed**2 + d.c3 - d.c2)
+    assert sp.simplify(model**2 - expected) == 0
+    assert sp.simplify(model**2 - printed**2) != 0
 
 
 def test_snake_optimal_block_printed_in_the_paper_lacks_a_factor_4_and_the_f1_term():
@@ -113,7 +124,7 @@ def test_snake_optimal_block_printed_in_the_paper_lacks_a_factor_4_and_the_f1_te
 
 def test_appendix_step_cost_is_not_the_one_behind_the_printed_optimum():
     """The appendix prints L(α + f(L)βS) per step; its optimum differs from eq. (1)."""
-    appendix = d.optimal_block_symbolic("Fence", appendix_step=True)
+    appendix = d.optimal_block_symbolic("Fence", appendix_step=True, paper_charges=True)
     assert sp.simplify(appendix**2 - d.paper_printed_optimal_block("Fence") ** 2) != 0
 
 
@@ -161,9 +172,13 @@ def test_printed_snake_optimum_is_about_half_the_true_one():
 
 
 def test_printed_fence_optimum_is_the_true_one():
+    """Exactly with the appendix's charges; within 1 % with step H charged c3."""
     for W, H in DELTA_MESHES:
-        assert (nbl.paper_printed_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)
-                == pytest.approx(nbl.continuous_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)))
+        printed = nbl.paper_printed_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)
+        assert printed == pytest.approx(nbl.continuous_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA,
+                                                                     paper_charges=True))
+        model = nbl.continuous_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)
+        assert model < printed and model == pytest.approx(printed, rel=1e-2)
 
 
 # ------------------------------------------------------------------ Table 1
@@ -244,10 +259,47 @@ def test_regime_map_agrees_with_fastest():
     (lambda: nbl.fastest(10, 4, 4, "DELTA", NOMINAL), "machine must be"),
     (lambda: NBLMachine(0, 1e-6, 0, 0), "alpha"),
     (lambda: nbl.f_from_testjig([1, 1], {1: [1, 2]}), "increasing"),
+    (lambda: nbl.best_times("Fence", [100], [(0, 4)], DELTA, NOMINAL), "W \\(of a mesh\\) must be an integer >= 1"),
+    (lambda: nbl.regime_map([100], [(4, -1)], DELTA, NOMINAL), "H \\(of a mesh\\) must be an integer >= 1"),
+    (lambda: nbl.regime_map([100], [], DELTA, NOMINAL), "meshes must be a non-empty"),
+    (lambda: nbl.regime_map([100], [4], DELTA, NOMINAL), "meshes must be a non-empty"),
+    (lambda: nbl.best_times("Snake", [10.5], [(4, 4)], DELTA, NOMINAL), "Ns must hold integers >= 1, got 10.5"),
+    (lambda: nbl.best_times("Tree", [float("nan")], [(4, 4)], DELTA, NOMINAL), "Ns must hold integers >= 1"),
+    (lambda: nbl.regime_map([0, 10], [(4, 4)], DELTA, NOMINAL), "Ns must hold integers >= 1, got 0"),
+    (lambda: nbl.fit_f([10, 20, 30], {1: [1.0, float("nan"), 3.0]}), "T\\[1\\] must be finite"),
+    (lambda: nbl.fit_f([10, float("nan"), 30], {1: [1.0, 2.0, 3.0]}), "S must be finite"),
+    (lambda: nbl.fit_f([10, 20, 30], {1: [1.0, 2.0, 3.0], 2: [1.0, 2.0]}), "T\\[2\\] must have the shape of S"),
+    (lambda: nbl.fit_f([10, 20], {2: [1.0, 2.0]}), "L = 1"),
+    (lambda: nbl.fit_f([10, 10], {1: [1.0, 2.0]}), "2 distinct block sizes"),
+    (lambda: nbl.f_from_testjig([10, 20, 30], {1: [1.0, 2.0, 3.0], 2: [1.0, np.nan, 3.0]}), "T\\[2\\] must be finite"),
+    (lambda: nbl.f_from_testjig([10, 20, np.inf], {1: [1.0, 2.0, 3.0]}), "S must be finite"),
+    (lambda: nbl.paper_printed_optimal_block("Snake", -100, 4, 4, DELTA, NOMINAL), "N must be an integer >= 1"),
+    (lambda: nbl.paper_printed_optimal_block("Fence", 100, 0, 4, DELTA, NOMINAL), "W must be an integer >= 1"),
+    (lambda: nbl.paper_printed_optimal_block("Snake", 100, 2, 1, DELTA, NOMINAL), "denominator must be > 0"),
+    (lambda: nbl.paper_printed_optimal_block("Tree", 100, 4, 4, DELTA, NOMINAL), "'Snake' or 'Fence'"),
+    (lambda: nbl.curves("Fence", 100, 4, 4, [10, float("nan")], DELTA, NOMINAL), "Ss must hold integers"),
+    (lambda: nbl.curves("Snake", 100, 4, 4, [2.5], DELTA, NOMINAL), "Ss must hold integers, got 2.5"),
 ])
 def test_invalid_inputs_raise_value_error_naming_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_curves_keep_nan_for_whole_block_sizes_out_of_range():
+    t = nbl.curves("Fence", 100, 4, 4, [0, 10, 101, -3], DELTA, NOMINAL)
+    assert np.isnan(t[[0, 2, 3]]).all() and t[1] == nbl.fence_time(100, 4, 4, 10, DELTA, NOMINAL)
+    assert nbl.curves("Snake", 100, 4, 4, [10.0], DELTA, NOMINAL)[0] == nbl.snake_time(100, 4, 4, 10, DELTA, NOMINAL)
+
+
+def test_integer_array_check():
+    from netmodels._check import integers
+
+    np.testing.assert_array_equal(integers("N", [1, 2.0, np.int32(7)]), [1, 2, 7])
+    assert integers("N", [[3, 4]]).dtype == np.int64
+    np.testing.assert_array_equal(integers("S", [-3, 0], minimum=None), [-3, 0])
+    for bad in ([10.5], [np.nan], [np.inf], [0], ["a"], [True], [[1, 2], [3]], None):
+        with pytest.raises(ValueError, match="N must hold integers >= 1"):
+            integers("N", bad)
 
 
 def test_fastest_on_tiny_vectors_is_tree():
@@ -267,13 +319,15 @@ def test_general_timeline_is_the_executable_schedules(name, W, H, B):
     L, k, _ = d.schedule_timeline(sched)
     Lt, kt = d.expand(nbl.timeline(name, W, H, B))
     np.testing.assert_array_equal(L, Lt)
+    np.testing.assert_array_equal(k, kt)  # the model charges c3 wherever three vectors meet
+    _, kpaper = d.expand(nbl.timeline(name, W, H, B, paper=True))
     if nbl.in_paper_regime(name, W, H) and B >= 3:
-        assert np.count_nonzero(k != kt) == (1 if name == "Fence" else 0)  # the paper's c2 at step H
+        assert np.count_nonzero(k != kpaper) == (1 if name == "Fence" else 0)  # the paper's c2 at step H
     else:
-        np.testing.assert_array_equal(k, kt)
-        cost = {0: 0.0, 2: DELTA.c2, 3: DELTA.c3}
-        steps = sum(LL * DELTA.alpha + NOMINAL[LL] * DELTA.beta * S + cost[kk] * S for LL, kk in zip(L, k))
-        assert nbl.time(name, B * S, W, H, S, DELTA, NOMINAL) == pytest.approx(steps, rel=1e-12)
+        np.testing.assert_array_equal(k, kpaper)
+    cost = {0: 0.0, 2: DELTA.c2, 3: DELTA.c3}
+    steps = sum(LL * DELTA.alpha + NOMINAL[LL] * DELTA.beta * S + cost[kk] * S for LL, kk in zip(L, k))
+    assert nbl.time(name, B * S, W, H, S, DELTA, NOMINAL) == pytest.approx(steps, rel=1e-12)
 
 
 def test_affine_extension_matches_direct_counting():
@@ -327,6 +381,32 @@ def test_closed_forms_are_the_cost_of_the_executable_schedules(fname, name, W, H
     model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
     sched = combining.build(name.lower(), W * H, S * B, block=S, mesh=(W, H))
     by_steps = cost(sched, model)
-    closed = nbl.time(name, S * B, W, H, S, m, f)
+    assert cost(sched, m, f) == by_steps  # the same model given as nbl takes it
+    closed = nbl.time(name, S * B, W, H, S, m, f, paper_charges=True)
     paper_c2 = name == "Fence" and nbl.in_paper_regime(name, W, H) and B >= 3
     assert by_steps - closed == pytest.approx((m.c3 - m.c2) * S if paper_c2 else 0.0, abs=1e-12)
+    assert nbl.time(name, S * B, W, H, S, m, f) == pytest.approx(by_steps, rel=1e-12)
+
+
+@pytest.mark.parametrize("W,H", [(2, 2), (3, 2), (2, 3), (3, 3), (4, 4)])
+def test_fence_time_has_no_jump_where_the_closed_form_takes_over(W, H):
+    """T against B at fixed S is the schedule's cost on both sides of B = 3 and of W = 3:
+    no step of (c3 - c2) S where the appendix's table starts to apply."""
+    from netmodels.cost import NBLModel, cost
+
+    S, m, f = 5, DELTA, NOMINAL
+    model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
+    for B in range(1, 6):
+        sched = combining.build("fence", W * H, S * B, block=S, mesh=(W, H))
+        assert nbl.fence_time(S * B, W, H, S, m, f) == pytest.approx(cost(sched, model), rel=1e-12)
+
+
+def test_cost_takes_an_nbl_machine_and_its_f_table_or_a_model_only():
+    from netmodels.cost import NBLModel, cost
+
+    sched = combining.build("snake", 4, 12, block=3, mesh=(2, 2))
+    with pytest.raises(ValueError, match="NBLMachine only"):
+        cost(sched, NBLModel.from_machine(DELTA, NOMINAL), NOMINAL)
+    with pytest.raises(ValueError, match="model must be"):
+        cost(sched, "DELTA")
+    assert cost(sched, DELTA) == cost(sched, NBLModel(DELTA.alpha, DELTA.beta, None, {2: DELTA.c2, 3: DELTA.c3}))
