@@ -178,8 +178,8 @@ def report(results: list[dict], fitted: dict) -> str:
                   + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else ""),
                   f"  (g and G fitted to the sizes whose gap exceeds o_s: {sizes})"]
     else:
-        lines += [f"  g   = not identifiable: at every size but at most one the gap is the send overhead "
-                  f"o_s(s);", f"        g <= {fitted['g_upper_s'] * 1e6:.3f} µs (the smallest gap), G unknown"]
+        lines += ["  g   = not identifiable: at every size but at most one the gap is the send overhead "
+                  "o_s(s);", f"        g <= {fitted['g_upper_s'] * 1e6:.3f} µs (the smallest gap), G unknown"]
     if L < 0:
         lines += ["", "warning: L < 0: the overheads measured alone (o_s + o_r) exceed half the round trip "
                   f"by {-L * 1e6:.3f} µs;",

@@ -242,23 +242,32 @@ def _fold(p: int):
     return p2, r, (lambda v: 2 * v + 1 if v < r else v + r)
 
 
+def _fold_in(st: _Steps, r: int, nelems: int) -> int:
+    """Step 0 of the fold: even rank ``2i`` (``i < r``) combines its vector into ``2i + 1``.
+    Returns the next free step (1 if there was a fold, else 0)."""
+    for i in range(r):
+        st.add(0, 2 * i, 2 * i + 1, 0, nelems, True)
+    return 1 if r else 0
+
+
+def _fold_out(st: _Steps, t: int, r: int, nelems: int) -> None:
+    """Last step of the fold: rank ``2i + 1`` sends the result back to ``2i`` (``i < r``)."""
+    for i in range(r):
+        st.add(t, 2 * i + 1, 2 * i, 0, nelems, False)
+
+
 def recursive_doubling(nprocs: int, nelems: int) -> Schedule:
     """Full-vector exchanges at distances 1, 2, 4, ... (see module doc)."""
     p = positive_int("nprocs", nprocs)
     p2, r, real = _fold(p)
-    st, t = _Steps(), 0
-    if r:
-        for i in range(r):
-            st.add(t, 2 * i, 2 * i + 1, 0, nelems, True)
-        t += 1
+    st = _Steps()
+    t = _fold_in(st, r, nelems)
     d = 1
     while d < p2:
         for v in range(p2):
             st.add(t, real(v), real(v ^ d), 0, nelems, True)
         d, t = 2 * d, t + 1
-    if r:
-        for i in range(r):
-            st.add(t, 2 * i + 1, 2 * i, 0, nelems, False)
+    _fold_out(st, t, r, nelems)
     return Schedule("recursive_doubling", nprocs, nelems, st.steps(), {"block": nelems})
 
 
@@ -266,11 +275,8 @@ def rabenseifner(nprocs: int, nelems: int) -> Schedule:
     """Recursive halving reduce-scatter then recursive doubling allgather (see module doc)."""
     p = positive_int("nprocs", nprocs)
     p2, r, real = _fold(p)
-    st, t = _Steps(), 0
-    if r:
-        for i in range(r):
-            st.add(t, 2 * i, 2 * i + 1, 0, nelems, True)
-        t += 1
+    st = _Steps()
+    t = _fold_in(st, r, nelems)
     rng = [(0, nelems)] * p2
     history = []
     d = 1
@@ -290,9 +296,7 @@ def rabenseifner(nprocs: int, nelems: int) -> Schedule:
             lo, hi = rng[v]
             st.add(t, real(v), real(v ^ d), lo, hi - lo, False)
         rng, t = history.pop(), t + 1
-    if r:
-        for i in range(r):
-            st.add(t, 2 * i + 1, 2 * i, 0, nelems, False)
+    _fold_out(st, t, r, nelems)
     return Schedule("rabenseifner", nprocs, nelems, st.steps(), {"block": nelems})
 
 
