@@ -170,6 +170,7 @@ def check_config(app: Sphinx, config) -> None:
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", check_config)
     app.connect("builder-inited", lambda app: app.config.html_static_path.append(str(STATIC)))
+    app.add_css_file("book.css")
     app.connect("doctree-read", replace_widget_views)
     app.connect("html-page-context", page_assets, priority=600)
     app.connect("build-finished", copy_assets, priority=900)   # after the index.html redirect
