@@ -30,12 +30,13 @@ check-outputs: $(STAMP)
 	$(BIN)/python -m tests.notebook_outputs book labs/source
 
 # For authors: re-execute every notebook in place.  Its outputs become the reference
-# results that nbval checks, so review the diff before committing it.  Widget state is
-# not stored: the static book does not use it and it would only bloat the notebooks.
+# results that nbval checks, so review the diff before committing it.  Widget state and
+# execution timestamps are not stored: they change at every run without being results.
 notebooks: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-	  --ExecutePreprocessor.store_widget_state=False book/*.ipynb $(COURSE)/source/*/*.ipynb
-	$(BIN)/python -m tests.notebook_outputs --strip-widget-state book $(COURSE)/source
+	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
+	  book/*.ipynb $(COURSE)/source/*/*.ipynb
+	$(BIN)/python -m tests.notebook_outputs --strip book $(COURSE)/source
 
 book: check-outputs
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going

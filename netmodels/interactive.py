@@ -440,10 +440,12 @@ def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_s
         traces.append({"name": name, "style": _merge(style, extra)})
 
     base = {
-        "title": {"text": title, "font": {"size": 15}} if title else None,
-        "margin": {"l": 70, "r": 20, "t": 50 if title else 20, "b": 55},
-        "height": 420,
-        "legend": {"orientation": "h", "y": -0.2} if kind != "heatmap" else None,
+        # title left-aligned and a legend below the x-axis title: neither under Plotly's
+        # toolbar (top right) nor over the axis title
+        "title": {"text": title, "font": {"size": 15}, "x": 0.01, "xanchor": "left"} if title else None,
+        "margin": {"l": 70, "r": 20, "t": 60 if title else 20, "b": 55},
+        "height": 440,
+        "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"} if kind != "heatmap" else None,
         "xaxis": _axis(xlabel, log_x, all_x[:xs.size]),      # the x grid; markers outside are clipped
         "yaxis": _axis(ylabel, log_y, all_y if kind != "heatmap" else _round(ys, digits, y_scale)),
     }

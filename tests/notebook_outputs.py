@@ -2,7 +2,8 @@
 
 ``python -m tests.notebook_outputs DIR...`` exits 1 if a notebook under DIR has a
 code cell that was never executed, an output of type ``error``, or stored widget state;
-with ``--strip-widget-state`` it first removes that state (``make notebooks`` does).  The book is
+with ``--strip`` it first removes that state and the execution timestamps of the cells
+(``make notebooks`` does).  The book is
 built from committed outputs (no execution at build time), so this is the check
 that a plain build would skip.
 """
@@ -30,23 +31,27 @@ def problems(path: Path) -> list[str]:
     return found
 
 
-def strip_widget_state(path: Path) -> None:
-    """Remove the stored ipywidgets state of a notebook (the static book does not use it)."""
+def strip_volatile(path: Path) -> None:
+    """Remove what changes at every execution without being a result: the stored ipywidgets
+    state (the static book does not use it) and the cells' execution timestamps."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    if nb.metadata.pop("widgets", None) is not None:
+    changed = nb.metadata.pop("widgets", None) is not None
+    for cell in nb.cells:
+        changed |= cell.metadata.pop("execution", None) is not None
+    if changed:
         nbformat.write(nb, path)
 
 
 def main(argv: list[str]) -> int:
-    strip = "--strip-widget-state" in argv
-    argv = [a for a in argv if a != "--strip-widget-state"]
+    strip = "--strip" in argv
+    argv = [a for a in argv if a != "--strip"]
     notebooks = sorted(p for d in argv for p in Path(d).rglob("*.ipynb")
                        if ".ipynb_checkpoints" not in p.parts)
     if strip:
         for nb in notebooks:
-            strip_widget_state(nb)
+            strip_volatile(nb)
     found = [msg for nb in notebooks for msg in problems(nb)]
     for msg in found:
         print(msg, file=sys.stderr)
