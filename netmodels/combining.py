@@ -157,6 +157,19 @@ class _Steps:
         return [tuple(self.by_step[t]) for t in sorted(self.by_step) if self.by_step[t]]
 
 
+def _reduce_then_broadcast(up: list, nelems: int) -> _Steps:
+    """Whole-vector steps: ``up[t]`` lists the (src, dst) pairs that combine at step t; the
+    broadcast then runs the same pairs backwards, in reverse order, as copies."""
+    st = _Steps()
+    for t, pairs in enumerate(up):
+        for src, dst in pairs:
+            st.add(t, src, dst, 0, nelems, True)
+    for t, pairs in enumerate(reversed(up)):
+        for src, dst in pairs:
+            st.add(len(up) + t, dst, src, 0, nelems, False)
+    return st
+
+
 # --------------------------------------------------------------------------- Littlefield's three
 def tree(nprocs: int, nelems: int, mesh=None) -> Schedule:
     """Binary combining along rows, then column 0, then the broadcast back (see module doc)."""
@@ -171,13 +184,7 @@ def tree(nprocs: int, nelems: int, mesh=None) -> Schedule:
     while d < h:
         up.append([(mesh_rank(0, y, (w, h)), mesh_rank(0, y - d, (w, h))) for y in range(d, h, 2 * d)])
         d *= 2
-    st = _Steps()
-    for t, pairs in enumerate(up):
-        for src, dst in pairs:
-            st.add(t, src, dst, 0, nelems, True)
-    for t, pairs in enumerate(reversed(up)):
-        for src, dst in pairs:
-            st.add(len(up) + t, dst, src, 0, nelems, False)
+    st = _reduce_then_broadcast(up, nelems)
     return Schedule("tree", nprocs, nelems, st.steps(), {"mesh": (w, h), "block": nelems})
 
 
@@ -308,13 +315,7 @@ def binomial(nprocs: int, nelems: int) -> Schedule:
     while d < p:
         up.append([(r, r - d) for r in range(d, p, 2 * d)])
         d *= 2
-    st = _Steps()
-    for t, pairs in enumerate(up):
-        for src, dst in pairs:
-            st.add(t, src, dst, 0, nelems, True)
-    for t, pairs in enumerate(reversed(up)):
-        for src, dst in pairs:
-            st.add(len(up) + t, dst, src, 0, nelems, False)
+    st = _reduce_then_broadcast(up, nelems)
     return Schedule("binomial", nprocs, nelems, st.steps(), {"block": nelems})
 
 

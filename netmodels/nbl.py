@@ -405,6 +405,14 @@ def _coefficients(name, W, H, m, fv, paper=False):
     return a, K
 
 
+def _pipeline_args(algorithm, N, W, H):
+    """Validated (name, N, W, H) for the pipelined algorithms (Snake, Fence)."""
+    name = _name(algorithm)
+    if name == "Tree":
+        raise ValueError("algorithm must be 'Snake' or 'Fence' (Tree does not pipeline)")
+    return name, positive_int("N", N), positive_int("W", W), positive_int("H", H)
+
+
 def continuous_optimal_block(algorithm, N, W, H, machine, f, *, paper_charges: bool = False) -> float:
     """S* = sqrt(a N / K) minimising the timeline with B = N/S (real-valued).
 
@@ -412,12 +420,7 @@ def continuous_optimal_block(algorithm, N, W, H, machine, f, *, paper_charges: b
     paper's regime) and ``K`` the coefficient of S in T; see :mod:`netmodels.nbl_derivation`.
     ``paper_charges=True``: Fence's step H charged c2 as in the appendix (its eq. 1).
     """
-    name = _name(algorithm)
-    if name == "Tree":
-        raise ValueError("algorithm must be 'Snake' or 'Fence' (Tree does not pipeline)")
-    N = positive_int("N", N)
-    W = positive_int("W", W)
-    H = positive_int("H", H)
+    name, N, W, H = _pipeline_args(algorithm, N, W, H)
     if W * H < 2:
         raise ValueError("a pipeline needs P = W*H >= 2 nodes")
     a, K = _coefficients(name, W, H, _machine(machine), _ftable(f, needed_links(name)), paper_charges)
@@ -434,12 +437,7 @@ def paper_printed_optimal_block(algorithm, N, W, H, machine, f) -> float:
     Fence: (6 N α / [H(c2 + 2β f(2)) + W(c3 + 2β f(3)) - 3 c3
                      + β(2f(1) - 2f(2) - 4f(3) + 2f(4) - 3f(6))])^(1/2)      (eq. 1)
     """
-    name = _name(algorithm)
-    if name == "Tree":
-        raise ValueError("algorithm must be 'Snake' or 'Fence' (Tree does not pipeline)")
-    N = positive_int("N", N)
-    W = positive_int("W", W)
-    H = positive_int("H", H)
+    name, N, W, H = _pipeline_args(algorithm, N, W, H)
     m = _machine(machine)
     a, b, c2, c3 = m.alpha, m.beta, m.c2, m.c3
     if name == "Snake":
