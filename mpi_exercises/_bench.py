@@ -14,23 +14,21 @@ import numpy as np
 
 
 # ---------------------------------------------------------------- argument types
-def nonneg_int(text: str) -> int:
-    """argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+def int_at_least(minimum: int):
+    """argparse type: an integer >= ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+    return parse
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    value = nonneg_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+nonneg_int = int_at_least(0)    #: argparse type: an integer >= 0
+positive_int = int_at_least(1)  #: argparse type: an integer >= 1
 
 
 def size_list(text: str) -> list[int]:

@@ -168,7 +168,7 @@ def _verify_main(argv=None) -> int:
 def add_arguments(p) -> None:
     p.add_argument("--algorithms", type=_bench.name_list(ALGORITHMS), default=list(ALGORITHMS),
                    help="comma-separated algorithms (default: all): " + ",".join(ALGORITHMS))
-    p.add_argument("--fan-in", type=_fan_in, default=4, help="combining tree fan-in (default 4)")
+    p.add_argument("--fan-in", type=_bench.int_at_least(2), default=4, help="combining tree fan-in (default 4)")
     p.add_argument("--n", type=_bench.positive_int, default=2,
                    help="messages per round of n-way dissemination (default 2)")
     p.add_argument("--repetitions", type=_bench.positive_int, default=50,
@@ -178,13 +178,6 @@ def add_arguments(p) -> None:
     p.add_argument("--warmup", type=_bench.nonneg_int, default=20, help="untimed barriers first (default 20)")
     p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _fan_in(text: str) -> int:
-    value = _bench.positive_int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}")
-    return value
 
 
 def options_for(algorithm: str, fan_in: int = 4, n: int = 2) -> dict:

@@ -36,21 +36,12 @@ def add_arguments(p) -> None:
     p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
                    help="comma-separated message sizes in bytes, suffix k/M allowed "
                         "(default 0,1,8,64,256,1k,2k,4k,8k,16k)")
-    p.add_argument("--n", type=_n_type, default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
+    p.add_argument("--n", type=_bench.int_at_least(2), default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
     p.add_argument("--repetitions", type=_bench.positive_int, default=200,
                    help="timed samples of each PRTT per size (default 200)")
     p.add_argument("--warmup", type=_bench.nonneg_int, default=20, help="untimed runs first (default 20)")
     p.add_argument("--json", metavar="FILE", help="write raw data and fit to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _n_type(text: str) -> int:
-    import argparse
-
-    value = _bench.positive_int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}")
-    return value
 
 
 def _spin(seconds: float, wtime) -> None:
