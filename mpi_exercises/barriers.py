@@ -6,12 +6,12 @@
     for _ in range(1000): b()
     b.free()
 
-Algorithms: the schedules of :mod:`netmodels.barriers` (``central_counter``,
+Algorithms: the schedules of :mod:`netmodels.algorithms.barriers` (``central_counter``,
 ``combining_tree`` (option ``fan_in``), ``tournament``, ``dissemination``, ``binomial``,
 ``nway_dissemination`` (option ``n``), ``butterfly``, ``pairwise_exchange``), run by
 :class:`mpi_exercises.executor.Executor` on an empty vector, and ``mpi`` (``MPI.Barrier``).
 Every algorithm works for any number of ranks; how each handles a P that is not a
-power of two is said in :mod:`netmodels.barriers` (butterfly: ranks play the missing
+power of two is said in :mod:`netmodels.algorithms.barriers` (butterfly: ranks play the missing
 partners; pairwise exchange: the extra ranks fold in first and are released last).
 
 Benchmark (the barrier-bench command): warm-up barriers, then ``--repetitions`` rounds;
@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from netmodels import barriers as _schedules
+from netmodels.algorithms import barriers as _schedules
 
 from . import _bench
 
@@ -47,11 +47,11 @@ class Barrier:
     """A reusable barrier on ``comm`` (construction and :meth:`free` are collective).
 
     ``algorithm`` is a name of :data:`ALGORITHMS` or a zero-count
-    :class:`~netmodels.schedule.Schedule` for ``comm``'s size.
+    :class:`~netmodels.algorithms.schedule.Schedule` for ``comm``'s size.
     """
 
     def __init__(self, comm, algorithm="dissemination", **options):
-        from netmodels.schedule import Schedule
+        from netmodels.algorithms.schedule import Schedule
 
         if isinstance(algorithm, Schedule):     # any barrier schedule, e.g. one under study
             schedule, algorithm = algorithm, algorithm.name

@@ -1,4 +1,4 @@
-"""Global combining (allreduce) with any schedule of :mod:`netmodels.combining`, and its CLI.
+"""Global combining (allreduce) with any schedule of :mod:`netmodels.algorithms.combining`, and its CLI.
 
     from mpi_exercises import allreduce
     y = allreduce(comm, x, algorithm="snake")        # == comm.Allreduce(x, y, MPI.SUM)
@@ -24,7 +24,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from netmodels import combining
+from netmodels.algorithms import combining
 from netmodels._check import positive_int
 
 from . import _bench

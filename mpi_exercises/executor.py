@@ -1,10 +1,10 @@
-"""Run a :class:`netmodels.schedule.Schedule` on an MPI communicator, in place on a numpy vector.
+"""Run a :class:`netmodels.algorithms.schedule.Schedule` on an MPI communicator, in place on a numpy vector.
 
     ex = Executor(comm, schedule, np.float64, MPI.SUM)   # collective: duplicates comm
     ex.run(buf)                                           # buf: 1-D, schedule.nelems elements
     ex.free()                                             # collective: frees the duplicate
 
-Each step follows the step semantics of :mod:`netmodels.schedule`: this rank
+Each step follows the step semantics of :mod:`netmodels.algorithms.schedule`: this rank
 posts one receive per incoming transfer and one send per outgoing transfer (the
 send blocks are views of ``buf``), waits for all of them, then applies the
 incoming blocks in step order, combining with the numpy ufunc of ``op`` in place
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netmodels.schedule import Schedule
+from netmodels.algorithms.schedule import Schedule
 
 MAX_TAG = 32768
 
@@ -65,7 +65,7 @@ class Executor:
 
     def __init__(self, comm, schedule: Schedule, dtype, op=None):
         if not isinstance(schedule, Schedule):
-            raise ValueError(f"schedule must be a netmodels.schedule.Schedule, got {type(schedule).__name__}")
+            raise ValueError(f"schedule must be a netmodels.algorithms.schedule.Schedule, got {type(schedule).__name__}")
         size, rank = comm.Get_size(), comm.Get_rank()
         if schedule.nprocs != size:
             raise ValueError(f"schedule {schedule.name!r} is for {schedule.nprocs} ranks, "

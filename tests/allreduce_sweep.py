@@ -93,7 +93,7 @@ for name, kwargs in bad_cases.items():
 
 # The executor itself: pure synchronisation schedules on an empty vector (barriers), a
 # swap that needs the step semantics (send the old block, then overwrite it), bad input.
-from netmodels.schedule import Schedule, Transfer  # noqa: E402
+from netmodels.algorithms.schedule import Schedule, Transfer  # noqa: E402
 
 from mpi_exercises.executor import Executor  # noqa: E402
 

@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from netmodels import AlphaBeta, machines
+from netmodels import AlphaBeta
+from netmodels.models import machines
 
 
 def test_time_is_affine_in_size():

@@ -33,8 +33,8 @@ def _driver(mode):
     from mpi4py import MPI
 
     import mpi_exercises
-    from netmodels import barriers
-    from netmodels.schedule import Schedule
+    from netmodels.algorithms import barriers
+    from netmodels.algorithms.schedule import Schedule
     from mpi_exercises.barriers import verify
 
     comm = MPI.COMM_WORLD

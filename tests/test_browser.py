@@ -202,7 +202,7 @@ def test_every_page_works_offline(site, server, browser):
             report[page] = found
     assert not report, "\n".join(f"{page}:\n  " + "\n  ".join(v) for page, v in report.items())
     assert n_math >= 1, "no page has math: the MathJax check never ran"
-    assert n_figures >= 1, "no page has an interactive figure (netmodels.interactive)"
+    assert n_figures >= 1, "no page has an interactive figure (netmodels.figures.interactive)"
 
 
 STATE_JS = """(() => {
@@ -222,7 +222,7 @@ STATE_JS = """(() => {
 
 def test_dragging_a_slider_changes_the_figure(site, server, browser, tmp_path):
     with_figures = [p for p in pages(site) if 'class="nm-interactive"' in (site / p).read_text(encoding="utf-8")]
-    assert with_figures, "no page has an interactive figure (netmodels.interactive)"
+    assert with_figures, "no page has an interactive figure (netmodels.figures.interactive)"
     page = "book/alpha_beta.html" if "book/alpha_beta.html" in with_figures else with_figures[0]
     events = browser.load(f"{server}/{page}")
     before = browser.evaluate(STATE_JS)
@@ -245,7 +245,7 @@ def test_dragging_a_slider_changes_the_figure(site, server, browser, tmp_path):
 def test_pages_with_figures_work_from_the_file_system(site, browser):
     """Opened from disk (file://, no server at all), math and figures still work."""
     with_figures = [p for p in pages(site) if 'class="nm-interactive"' in (site / p).read_text(encoding="utf-8")]
-    assert with_figures, "no page has an interactive figure (netmodels.interactive)"
+    assert with_figures, "no page has an interactive figure (netmodels.figures.interactive)"
     report = {}
     for page in with_figures:
         events = browser.load((site / page).as_uri())

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from netmodels import combining as C
-from netmodels.cost import NBLModel, cost, step_costs
-from netmodels.schedule import Schedule, Transfer
-from netmodels.semantics import active_links, combining_errors, contributions, link_conflicts, timeline
+from netmodels.algorithms import combining as C
+from netmodels.simulate.cost import NBLModel, cost, step_costs
+from netmodels.algorithms.schedule import Schedule, Transfer
+from netmodels.algorithms.semantics import active_links, combining_errors, contributions, link_conflicts, timeline
 
 MESHES = {p: [None] + [(w, p // w) for w in (1, p) if (w, p // w) != C.default_mesh(p)] for p in range(1, 17)}
 
@@ -233,7 +233,7 @@ def test_draw_step_draws_one_arrow_per_message_and_marks_conflicts_red():
     from matplotlib.colors import to_rgba
     from matplotlib.patches import FancyArrowPatch
 
-    from netmodels.draw import draw_step
+    from netmodels.figures.draw import draw_step
 
     s = C.build("fence", 12, 40, 4, (4, 3))
     ax = draw_step(s, 8)

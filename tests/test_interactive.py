@@ -1,4 +1,4 @@
-"""netmodels.interactive: the precomputed figures of the static book.
+"""netmodels.figures.interactive: the precomputed figures of the static book.
 
 The stored frames are checked against the model recomputed independently (AlphaBeta),
 at random slider positions; the browser side is tested in test_browser.py.
@@ -9,8 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from netmodels import AlphaBeta, machines
-from netmodels import interactive as ia
+from netmodels import AlphaBeta
+from netmodels.models import machines
+from netmodels.figures import interactive as ia
 
 
 def line_figure(**kw):

@@ -10,9 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from netmodels import barriers, logp
-from netmodels.machines import HOEFLER2005_BARRIER_TIMES
-from netmodels.schedule import Schedule
+from netmodels.algorithms import barriers
+from netmodels.models import logp
+from netmodels.models.machines import HOEFLER2005_BARRIER_TIMES
+from netmodels.algorithms.schedule import Schedule
 
 VARIANTS = [(name, {}) for name in barriers.BUILDERS] + [
     ("combining_tree", {"fan_in": 2}), ("combining_tree", {"fan_in": 3}),
@@ -288,7 +289,7 @@ def test_valueerror_names_the_parameter_and_range():
 
 
 def test_panel_curves_rank_and_static_figure():
-    from netmodels import logp_panel
+    from netmodels.figures import logp_panel
 
     curves = logp_panel.barrier_curves(240e-6, 10e-6, 1e-6)
     assert all(v.shape == logp_panel.P_AXIS.shape for v in curves.values())
@@ -306,7 +307,7 @@ def test_panel_drawings_run_headless():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from netmodels import logp_panel
+    from netmodels.figures import logp_panel
 
     fig, (a, b) = plt.subplots(1, 2)
     logp_panel.draw_barriers(a, 240.0, 10.0, 1.0, 1000)

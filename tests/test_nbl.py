@@ -1,8 +1,8 @@
 """The NBL model of Littlefield (1992): timelines, closed forms, optimal blocks, regimes.
 
-References used here are independent of netmodels.nbl's closed forms: messages placed
-step by step (nbl.messages), the executable schedules of netmodels.combining costed by
-netmodels.cost, brute force over every block size, scipy's minimiser, and the paper's Table 1.
+References used here are independent of netmodels.models.nbl's closed forms: messages placed
+step by step (nbl.messages), the executable schedules of netmodels.algorithms.combining costed by
+netmodels.simulate.cost, brute force over every block size, scipy's minimiser, and the paper's Table 1.
 """
 
 import math
@@ -12,10 +12,11 @@ import pytest
 import sympy as sp
 from scipy.optimize import minimize_scalar
 
-from netmodels import combining, nbl
-from netmodels import nbl_derivation as d
-from netmodels.machines import DELTA, DELTA_MESHES, DELTA_TABLE1, DELTA_VECTOR_LENGTHS
-from netmodels.nbl import FITTED_DELTA, NOMINAL, STANDARD, NBLMachine
+from netmodels.algorithms import combining
+from netmodels.models import nbl
+from netmodels.models import nbl_derivation as d
+from netmodels.models.machines import DELTA, DELTA_MESHES, DELTA_TABLE1, DELTA_VECTOR_LENGTHS
+from netmodels.models.nbl import FITTED_DELTA, NOMINAL, STANDARD, NBLMachine
 
 F_TABLES = {"standard": STANDARD, "nominal": NOMINAL, "fitted": FITTED_DELTA}
 SNAKE_MESHES = [(3, 1), (1, 4), (2, 2), (4, 4), (5, 3)]
@@ -347,7 +348,7 @@ def test_optimal_block_on_a_2x2_mesh_is_the_brute_force_minimum():
 
 # ------------------------------------------------------------------ figures and panel
 def test_panel_redraws_from_the_vectorised_map():
-    from netmodels import nbl_plots
+    from netmodels.figures import nbl_plots
 
     panel = nbl_plots.nbl_panel(DELTA, NOMINAL, N=10**5, mesh=(16, 16))
     status = panel.children[-1]
@@ -360,22 +361,22 @@ def test_panel_redraws_from_the_vectorised_map():
 
 
 def test_static_twins_cover_standard_and_nominal():
-    from netmodels import nbl_plots
+    from netmodels.figures import nbl_plots
 
     assert nbl_plots.blend(0) == STANDARD and nbl_plots.blend(1) == NOMINAL
     html = nbl_plots.static_curves(N=3000, mesh=(4, 4))._repr_html_()
     assert "Snake" in html and "Fence" in html
 
 
-# ------------------------------------------------------------------ against netmodels.cost
+# ------------------------------------------------------------------ against netmodels.simulate.cost
 @pytest.mark.parametrize("fname", list(F_TABLES))
 @pytest.mark.parametrize("name,W,H,B", [("Tree", 4, 4, 1), ("Tree", 3, 5, 1), ("Snake", 4, 4, 6), ("Snake", 5, 3, 3),
                                         ("Snake", 2, 1, 4), ("Fence", 4, 4, 6), ("Fence", 6, 3, 9),
                                         ("Fence", 2, 2, 5), ("Fence", 2, 2, 1), ("Snake", 3, 3, 2)])
 def test_closed_forms_are_the_cost_of_the_executable_schedules(fname, name, W, H, B):
-    """netmodels.cost costs combining.build's schedules step by step (busiest node, widest
+    """netmodels.simulate.cost costs combining.build's schedules step by step (busiest node, widest
     combine); the closed forms agree except for the paper's c2 at Fence's step H."""
-    from netmodels.cost import NBLModel, cost
+    from netmodels.simulate.cost import NBLModel, cost
 
     f, m, S = F_TABLES[fname], DELTA, 7
     model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
@@ -392,7 +393,7 @@ def test_closed_forms_are_the_cost_of_the_executable_schedules(fname, name, W, H
 def test_fence_time_has_no_jump_where_the_closed_form_takes_over(W, H):
     """T against B at fixed S is the schedule's cost on both sides of B = 3 and of W = 3:
     no step of (c3 - c2) S where the appendix's table starts to apply."""
-    from netmodels.cost import NBLModel, cost
+    from netmodels.simulate.cost import NBLModel, cost
 
     S, m, f = 5, DELTA, NOMINAL
     model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
@@ -402,7 +403,7 @@ def test_fence_time_has_no_jump_where_the_closed_form_takes_over(W, H):
 
 
 def test_cost_takes_an_nbl_machine_and_its_f_table_or_a_model_only():
-    from netmodels.cost import NBLModel, cost
+    from netmodels.simulate.cost import NBLModel, cost
 
     sched = combining.build("snake", 4, 12, block=3, mesh=(2, 2))
     with pytest.raises(ValueError, match="NBLMachine only"):

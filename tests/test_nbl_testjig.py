@@ -66,7 +66,7 @@ def test_bad_arguments_exit_2_with_usage_and_no_traceback(bad):
 
 
 def test_table_from_known_times_reproduces_the_papers_arithmetic():
-    from netmodels.machines import DELTA_TABLE1
+    from netmodels.models.machines import DELTA_TABLE1
 
     results = [{"L": L, "S": S, "min_s": t} for L, ts in DELTA_TABLE1["T"].items()
                for S, t in zip(DELTA_TABLE1["S"], ts)]

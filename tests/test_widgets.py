@@ -3,8 +3,8 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
-from netmodels import machines  # noqa: E402
-from netmodels.widgets import alpha_beta_panel, describe, draw_alpha_beta  # noqa: E402
+from netmodels.models import machines  # noqa: E402
+from netmodels.figures.widgets import alpha_beta_panel, describe, draw_alpha_beta  # noqa: E402
 
 
 def test_describe_names_the_dominant_term():

@@ -2,7 +2,7 @@
 
 A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
 
-- serves Plotly and the script of the interactive figures (``netmodels/interactive.py``)
+- serves Plotly and the script of the interactive figures (``netmodels/figures/interactive.py``)
   from the site: ``_static/plotly.min.js`` is copied from the installed ``plotly``
   package and both are loaded (``defer``) only on pages that contain such a figure;
 - serves MathJax 3 from the site: ``mathjax_path`` points to ``_static/mathjax/``, filled
@@ -13,7 +13,7 @@ A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
   their JavaScript manager would come from a CDN (``nb_ipywidgets_js: {}`` in
   ``_config.yml``).  A widget view becomes a one-line note that points to the figure
   below it: every live panel of a chapter is followed by its static twin
-  (``netmodels.interactive``);
+  (``netmodels.figures.interactive``);
 - removes what would reach the network or break a page: Thebe's configuration and
   loader (no launch buttons; its library is on a CDN; sphinx-thebe 0.3 declares it twice,
   a JavaScript error on every page);

@@ -5,7 +5,7 @@ Nodes are circles at their mesh positions (rank ``r`` at column ``r % W``, row
 with the number of the block it carries (blocks numbered from 1, as in the paper).
 Combining messages (data flowing in) are blue, copies of results (flowing back
 out) green; messages that share a mesh link with another message of the step
-(dimension-order routing, see :mod:`netmodels.semantics`) are red, and so are the
+(dimension-order routing, see :mod:`netmodels.algorithms.semantics`) are red, and so are the
 overloaded links.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .schedule import Schedule
-from .semantics import link_loads
+from ..algorithms.schedule import Schedule
+from ..algorithms.semantics import link_loads
 
 COMBINE, COPY, CONFLICT = "tab:blue", "tab:green", "red"
 

@@ -1,4 +1,4 @@
-"""Derivations behind :mod:`netmodels.nbl`: the closed forms and optimal block sizes
+"""Derivations behind :mod:`netmodels.models.nbl`: the closed forms and optimal block sizes
 with sympy, and the step timeline of an executable schedule.
 
 What is checked against what:
@@ -7,11 +7,11 @@ What is checked against what:
   ``nbl.PHASES``, the paper's appendix as printed) with section 2's step cost
   ``L α + f(L) β S`` plus combining; it never looks at messages.
 * :func:`schedule_timeline` counts, step by step, the links and combines of an
-  executable schedule of :mod:`netmodels.combining` (the one MPI runs); it never
+  executable schedule of :mod:`netmodels.algorithms.combining` (the one MPI runs); it never
   looks at the tables.
-* ``nbl.count_timeline`` (in :mod:`netmodels.nbl`, which uses it for meshes and block
+* ``nbl.count_timeline`` (in :mod:`netmodels.models.nbl`, which uses it for meshes and block
   counts outside the tables) is a third count, from its own placement of the messages
-  (``nbl.messages``), independent of the tables and of :mod:`netmodels.combining`.
+  (``nbl.messages``), independent of the tables and of :mod:`netmodels.algorithms.combining`.
 
 The tests compare the three; none of them is derived from another.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .semantics import active_links
+from ..algorithms.semantics import active_links
 from .nbl import PHASES, TIMELINES, _name
 
 alpha, beta, c2, c3 = sp.symbols("alpha beta c_2 c_3", positive=True)
@@ -90,7 +90,7 @@ def paper_printed_optimal_block(algorithm: str) -> sp.Expr:
 
 # ------------------------------------------------------------------ executable schedules
 def schedule_timeline(sched) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per step of a :class:`~netmodels.schedule.Schedule`: the most active links of a rank,
+    """Per step of a :class:`~netmodels.algorithms.schedule.Schedule`: the most active links of a rank,
     the widest combine (0, 2 or 3 vectors) and the largest block (elements)."""
     L = active_links(sched).max(axis=1, initial=0)
     k, s = [], []

@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._check import integers, positive, positive_int, sizes
+from .._check import integers, positive, positive_int, sizes
 
 #: f(L) = 1: links overlap perfectly (the paper's "standard model").
 STANDARD = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0}
@@ -183,7 +183,7 @@ def messages(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int
     to node 0; its result leaves node 0 the step after it arrives.  Fence: column x
     starts block b at step b + W-1-x, so that a bottom-row node receives from above and
     from the right in the same step; results go back along the bottom row and up.
-    This placement is independent of :mod:`netmodels.combining` (tests compare them).
+    This placement is independent of :mod:`netmodels.algorithms.combining` (tests compare them).
     """
     name = _name(algorithm)
     out = []
@@ -417,7 +417,7 @@ def continuous_optimal_block(algorithm, N, W, H, machine, f, *, paper_charges: b
     """S* = sqrt(a N / K) minimising the timeline with B = N/S (real-valued).
 
     ``a`` is the start-up cost of a full-pipeline step (4α for Snake, 6α for Fence in the
-    paper's regime) and ``K`` the coefficient of S in T; see :mod:`netmodels.nbl_derivation`.
+    paper's regime) and ``K`` the coefficient of S in T; see :mod:`netmodels.models.nbl_derivation`.
     ``paper_charges=True``: Fence's step H charged c2 as in the appendix (its eq. 1).
     """
     name, N, W, H = _pipeline_args(algorithm, N, W, H)

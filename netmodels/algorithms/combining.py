@@ -1,7 +1,7 @@
 """Global combining (allreduce) algorithms as schedules.
 
 Every rank starts with a vector of ``N`` elements and ends with the element-wise
-combination of all ranks' vectors.  Each builder returns a :class:`~netmodels.schedule.Schedule`
+combination of all ranks' vectors.  Each builder returns a :class:`~netmodels.algorithms.schedule.Schedule`
 (counts in vector *elements*) for any ``P >= 1`` and ``N >= 0``; transfers of zero
 elements are left out, so ``N = 0`` gives a schedule without steps.
 
@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from ._check import positive_int
+from .._check import positive_int
 from .schedule import Schedule, Transfer
 
 #: Per-message overhead expressed in vector elements (α/β in elements): the block

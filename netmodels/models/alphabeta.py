@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._check import positive, sizes
+from .._check import positive, sizes
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
-"""Barrier algorithms as schedules of zero-count messages (see :mod:`netmodels.schedule`).
+"""Barrier algorithms as schedules of zero-count messages (see :mod:`netmodels.algorithms.schedule`).
 
-Every function returns a :class:`~netmodels.schedule.Schedule` on ``nprocs`` ranks whose
+Every function returns a :class:`~netmodels.algorithms.schedule.Schedule` on ``nprocs`` ranks whose
 transfers carry no data (``count == 0``): a message only says "I (and everyone I have
 heard from) have entered".  The MPI executor runs these schedules, the LogP model
-(:mod:`netmodels.logp`) costs them, and :func:`entered_sets` checks them without MPI.
+(:mod:`netmodels.models.logp`) costs them, and :func:`entered_sets` checks them without MPI.
 
 The algorithms are those of Höfler & Rehm's barrier slides (seed 002): central counter,
 combining tree, tournament, dissemination, binomial tree, n-way dissemination, and the
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._check import positive_int
+from .._check import positive_int
 from .schedule import Schedule, Transfer
 
 

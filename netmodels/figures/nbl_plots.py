@@ -11,8 +11,8 @@ import time as _time
 
 import numpy as np
 
-from . import nbl
-from .nbl import ALGORITHMS, NBLMachine
+from ..models import nbl
+from ..models.nbl import ALGORITHMS, NBLMachine
 
 US = 1e-6
 COLORS = {"Tree": "#4c72b0", "Snake": "#dd8452", "Fence": "#55a868"}
@@ -214,7 +214,7 @@ def static_regime_map(Ns=None, meshes=MAP_MESHES):
     """Precomputed regime map for the HTML book: sliders α, β and the NBL strength phi
     (f(L) = 1 + phi (L - 1)); c2, c3 from the DELTA."""
     from . import interactive as ia
-    from .machines import DELTA
+    from ..models.machines import DELTA
 
     Ns = np.unique(np.round(np.geomspace(10, 1e6, 41)).astype(np.int64)) if Ns is None else Ns
     P = np.array([w * h for w, h in meshes], dtype=float)
@@ -237,7 +237,7 @@ def static_regime_map(Ns=None, meshes=MAP_MESHES):
 def static_curves(N=10**5, mesh=(16, 16)):
     """Precomputed T(S) of Snake and Fence (and Tree) for the HTML book: sliders α and phi."""
     from . import interactive as ia
-    from .machines import DELTA
+    from ..models.machines import DELTA
 
     W, H = mesh
     Ss = np.unique(np.round(np.geomspace(5, N // 3, 60)).astype(np.int64))

@@ -10,7 +10,7 @@ Units are SI: seconds, bytes.  LogP's parameters:
   processor, ``1/g`` its message rate;
 * ``P``: the number of processors.
 
-:func:`simulate` costs a :class:`~netmodels.schedule.Schedule` message by message under
+:func:`simulate` costs a :class:`~netmodels.algorithms.schedule.Schedule` message by message under
 these rules; :func:`barrier_time` gives the closed forms derived in the chapter, which
 the tests check against :func:`simulate`.
 """
@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._check import positive, positive_int
-from .barriers import ceil_log, check_options
+from .._check import positive, positive_int
+from ..algorithms.barriers import ceil_log, check_options
 
-#: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.barriers`)
+#: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.algorithms.barriers`)
 ALGORITHMS = ("central_counter", "combining_tree", "tournament", "binomial", "dissemination",
               "nway_dissemination", "butterfly", "pairwise_exchange")
 
@@ -225,7 +225,7 @@ def simulate(schedule, params: LogP, entry=None) -> np.ndarray:
 # ---------------------------------------------------------------- closed forms
 def _check_params(params) -> LogP:
     if not isinstance(params, LogP):
-        raise ValueError(f"params must be a netmodels.logp.LogP, got {type(params).__name__}")
+        raise ValueError(f"params must be a netmodels.models.logp.LogP, got {type(params).__name__}")
     return params
 
 
@@ -235,7 +235,7 @@ def barrier_time(algorithm: str, params: LogP, **options) -> float:
     ``algorithm`` is one of :data:`ALGORITHMS`; options: ``fan_in`` (combining_tree,
     default 4), ``n`` (nway_dissemination, default 2).  The closed forms are derived in
     the chapter "The LogP family and barriers" (there with ``o_s = o_r``; here general,
-    with any gap).  They equal :func:`simulate` of the schedule of :mod:`netmodels.barriers` when the schedule is
+    with any gap).  They equal :func:`simulate` of the schedule of :mod:`netmodels.algorithms.barriers` when the schedule is
     regular: any P for central counter and dissemination, a full tree for the combining
     tree (P = (k^(D+1) - 1)/(k - 1)), P a power of n + 1 for n-way dissemination, a power
     of two for the others.  For other P they are upper bounds (the tests check both).

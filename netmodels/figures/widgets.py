@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alphabeta import AlphaBeta
+from ..models.alphabeta import AlphaBeta
 
 US = 1e-6
 MB = 1e6

@@ -10,8 +10,8 @@ kernel and no network.
 
 A chapter adds one in a few lines::
 
-    from netmodels import interactive as ia
-    from netmodels.machines import US
+    from netmodels.figures import interactive as ia
+    from netmodels.models.machines import US
 
     ia.slider_figure(
         lambda n, alpha, bw: {"T(n) = α + βn": alpha + n / bw},
@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._check import positive, positive_int
+from .._check import positive, positive_int
 
 #: Format version of the JSON read by ``nm-interactive.js``.
 SPEC_VERSION = 1
@@ -519,10 +519,10 @@ def alpha_beta_figure(references: Sequence = ()) -> InteractiveFigure:
 
     Slider grids are half decades over the live panel's ranges (α 0.1 µs-10 ms, 1/β
     0.1 MB/s-100 GB/s, n 1 B-100 MB) plus the values of ``references`` (
-    :class:`~netmodels.alphabeta.AlphaBeta` models, drawn as thin grey curves); the
+    :class:`~netmodels.models.alphabeta.AlphaBeta` models, drawn as thin grey curves); the
     sliders start at the first reference (or at 100 µs, 1.75 MB/s) and n = 1266 B.
     """
-    from .alphabeta import AlphaBeta
+    from ..models.alphabeta import AlphaBeta
 
     US, MB = 1e-6, 1e6
     refs = list(references)

@@ -1,8 +1,8 @@
 """Figures of the LogP chapter: every barrier's predicted time against P, live and static.
 
 :func:`barrier_panel` is the live ipywidgets panel (JupyterLab); :func:`barrier_figure`
-its precomputed twin for the static book (:mod:`netmodels.interactive`).  Both draw
-:func:`barrier_curves`, the closed forms of :func:`netmodels.logp.barrier_time`, for
+its precomputed twin for the static book (:mod:`netmodels.figures.interactive`).  Both draw
+:func:`barrier_curves`, the closed forms of :func:`netmodels.models.logp.barrier_time`, for
 P from 2 to 10^6.  Units: seconds inside, µs on the axes.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .logp import LogP, barrier_time, knowledge_bound
+from ..models.logp import LogP, barrier_time, knowledge_bound
 
 US = 1e-6
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import curve_fit
 
-from ._check import sizes as _sizes
+from .._check import sizes as _sizes
 from .alphabeta import AlphaBeta
 
 

@@ -4,7 +4,7 @@
 starts with ``c[r, e, q] = (q == r)`` (element ``e`` of rank ``r`` holds one copy of
 its own contribution and nothing of rank ``q``'s); a combining transfer adds the
 sender's counts into the receiver's, a copy overwrites them, following the step
-semantics of :mod:`netmodels.schedule`.  An allreduce is correct exactly when every
+semantics of :mod:`netmodels.algorithms.schedule`.  An allreduce is correct exactly when every
 count ends at 1: every rank's contribution combined exactly once into every result
 element on every rank.
 

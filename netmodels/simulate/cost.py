@@ -24,19 +24,19 @@ How a schedule is costed (the paper's section 3.3, "loosely synchronous"):
   the same block does one ``(k+1)``-way combine of ``count`` elements, costed
   ``combine[k + 1]`` per element (else ``k * combine[2]``); copies cost nothing.
 
-With these rules the cost of :func:`netmodels.combining.tree` and ``snake`` equals
+With these rules the cost of :func:`netmodels.algorithms.combining.tree` and ``snake`` equals
 the paper's appendix expressions term by term once they are read with its own
 model ``T(L) = L*alpha + f(L)*beta*S`` (the printed ``L*(alpha + f(L)*beta*S)``
 would count the bandwidth term L times, against section 2 and against its own
 Fence ``S_opt``); for ``fence`` the only difference is step ``H`` (index ``H - 1``),
 where the first block coming from the right meets the first block coming down the
 next column: that node does a 3-way combine, which the appendix table books as
-2-way (``c2`` instead of ``c3``).  :func:`netmodels.nbl.time` charges ``c3`` there
+2-way (``c2`` instead of ``c3``).  :func:`netmodels.models.nbl.time` charges ``c3`` there
 too and equals this cost on every mesh and block count (``paper_charges=True``
 gives the appendix's total).
 
-The parameters can be given as an :class:`NBLModel` or, as :mod:`netmodels.nbl`
-takes them, as an :class:`~netmodels.nbl.NBLMachine` plus an f table:
+The parameters can be given as an :class:`NBLModel` or, as :mod:`netmodels.models.nbl`
+takes them, as an :class:`~netmodels.models.nbl.NBLMachine` plus an f table:
 ``cost(schedule, machine, f)``.
 """
 
@@ -46,9 +46,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from ._check import positive
-from .nbl import NBLMachine
-from .schedule import Schedule
+from .._check import positive
+from ..models.nbl import NBLMachine
+from ..algorithms.schedule import Schedule
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ class NBLModel:
 
     @classmethod
     def from_machine(cls, machine: NBLMachine, f: Mapping[int, float] | None = None) -> "NBLModel":
-        """The model of an :class:`~netmodels.nbl.NBLMachine` (alpha, beta, c2, c3) with an
-        f table ``{L: f(L)}`` as :mod:`netmodels.nbl` takes them (None: ``f(L) = 1``)."""
+        """The model of an :class:`~netmodels.models.nbl.NBLMachine` (alpha, beta, c2, c3) with an
+        f table ``{L: f(L)}`` as :mod:`netmodels.models.nbl` takes them (None: ``f(L) = 1``)."""
         if not isinstance(machine, NBLMachine):
             raise ValueError(f"machine must be an NBLMachine (alpha, beta, c2, c3), got {machine!r}")
         return cls(machine.alpha, machine.beta, None if f is None else dict(f),

@@ -1,0 +1,1 @@
+"""Algorithms as schedules: steps of transfers (src, dst, block, count, combine) and their semantics."""

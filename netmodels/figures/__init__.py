@@ -1,0 +1,1 @@
+"""Drawings, interactive panels for the static book, and ipywidgets."""

@@ -1,0 +1,1 @@
+"""The time of a schedule under a model of communication."""
