@@ -72,22 +72,84 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def launcher() -> str:
+    """How this process was started, from the variables the launchers set.
+
+    MPICH's Hydra (``mpiexec``) sets ``MPI_LOCALNRANKS``, also when it starts its
+    proxies through Slurm inside an allocation; Slurm's ``srun`` sets ``SLURM_STEP_ID``
+    (and ``PMI_RANK`` with ``--mpi=pmi2``); Open MPI's ``mpirun`` sets
+    ``OMPI_COMM_WORLD_RANK``.
+    """
+    env = os.environ
+    if "MPI_LOCALNRANKS" in env:
+        return "mpiexec (Hydra)" + (" inside a Slurm allocation" if "SLURM_JOB_ID" in env else "")
+    if "SLURM_STEP_ID" in env:
+        return "srun" + (" (PMI-2)" if "PMI_RANK" in env else "")
+    if "OMPI_COMM_WORLD_RANK" in env:
+        return "mpirun (Open MPI)"
+    if "PMI_RANK" in env:
+        return "a PMI launcher"
+    return "singleton (no launcher)"
+
+
+#: placements already gathered, by communicator: (handle, size) -> placement dict
+_PLACEMENTS: dict = {}
+
+
+def placement(comm) -> dict:
+    """Where the ranks run (collective): nodes with their ranks and cores, oversubscription.
+
+    A node's cores are the union of the CPU sets its ranks may run on, so ranks bound to
+    one core each (srun's default binding) are not mistaken for oversubscribed ones.
+    Ranks are on the same node when MPI's ``COMM_TYPE_SHARED`` split puts them together.
+    The answer is kept, so that :func:`environment` (called on one rank) can record it.
+    """
+    from mpi4py import MPI
+
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        cpus = list(range(os.cpu_count() or 1))
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    leader = comm.allgather(comm.Get_rank() if node.Get_rank() == 0 else None)
+    node_rank0 = node.bcast(comm.Get_rank(), root=0)
+    node.Free()
+    mine = (node_rank0, MPI.Get_processor_name(), cpus)
+    everyone = comm.allgather(mine)
+    nodes = []
+    for first in (r for r in leader if r is not None):
+        ranks = [r for r, (n0, _, _) in enumerate(everyone) if n0 == first]
+        union = set().union(*(set(everyone[r][2]) for r in ranks))
+        nodes.append({"name": everyone[first][1], "rank_list": ranks, "ranks": len(ranks),
+                      "cores": len(union)})
+    env = os.environ
+    place = {
+        "launcher": launcher(),
+        "slurm_job_id": env.get("SLURM_JOB_ID"),
+        "slurm_cluster": env.get("SLURM_CLUSTER_NAME"),
+        "node_of_rank": [next(i for i, n in enumerate(nodes) if r in n["rank_list"])
+                         for r in range(comm.Get_size())],
+        "nodes": nodes,
+        "ranks_per_node": [n["ranks"] for n in nodes],
+        "oversubscribed": any(n["ranks"] > n["cores"] for n in nodes),
+    }
+    _PLACEMENTS[(comm.py2f(), comm.Get_size())] = place
+    return place
+
+
 def warn_if_oversubscribed(comm) -> bool:
-    """Warn on stderr (rank 0 of each node) when a node runs more ranks than it has cores.
+    """Warn on stderr (rank 0) when a node runs more ranks than it has cores (collective).
 
     Oversubscribed ranks share cores: every timing then includes the operating
     system's scheduling and is not a property of the network.  Returns True if so.
     """
-    from mpi4py import MPI
-
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    ranks, cores = node.Get_size(), usable_cores()
-    node.Free()
-    over = ranks > cores
+    place = placement(comm)
+    over = place["oversubscribed"]
     if over and comm.Get_rank() == 0:
-        print(f"WARNING: {ranks} MPI ranks share {cores} cores on this node: ranks are "
-              "oversubscribed and every time measured includes operating-system scheduling.",
-              file=sys.stderr, flush=True)
+        worst = max(place["nodes"], key=lambda n: n["ranks"] - n["cores"])
+        print(f"WARNING: {worst['ranks']} MPI ranks share {worst['cores']} cores on node "
+              f"{worst['name']}: ranks are oversubscribed and every time measured includes "
+              "operating-system scheduling.", file=sys.stderr, flush=True)
     return over
 
 
@@ -101,7 +163,10 @@ def load_average():
 
 
 def environment(comm) -> dict:
-    """Metadata stored with every result file."""
+    """Metadata stored with every result file (any rank; not collective).
+
+    ``placement`` is the one :func:`placement` (or :func:`warn_if_oversubscribed`, which
+    every benchmark calls) gathered on ``comm``, None if neither ran."""
     from mpi4py import MPI
 
     return {
@@ -113,6 +178,7 @@ def environment(comm) -> dict:
         "ranks": comm.Get_size(),
         "cores": usable_cores(),
         "wtick_s": MPI.Wtick(),
+        "placement": _PLACEMENTS.get((comm.py2f(), comm.Get_size())),
     }
 
 

@@ -1,0 +1,93 @@
+"""Which MPI is mpi4py running on, how are the ranks placed, and are they oversubscribed.
+
+    mpiexec -n 4 python -m mpi_exercises info
+    srun -N 2 --ntasks-per-node=4 python -m mpi_exercises info --json info.json
+
+Prints (rank 0) the MPI library version and vendor, the MPI standard version, the
+thread level, how the job was launched, the nodes with their ranks and cores, and
+whether ranks outnumber cores on any node.  With ``--json`` the same as a file.
+Run it first on a new machine or cluster: a benchmark is only as good as what it
+runs on.
+"""
+
+from __future__ import annotations
+
+from . import _bench
+
+THREAD_LEVELS = ("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                 "MPI_THREAD_MULTIPLE")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--json", metavar="FILE", help="write the report to FILE as JSON")
+
+
+def collect(comm) -> dict:
+    """The report as a dict (collective: every rank contributes its placement)."""
+    from mpi4py import MPI
+
+    import mpi4py
+
+    vendor, vendor_version = MPI.get_vendor()
+    level = MPI.Query_thread()
+    names = {getattr(MPI, name[4:]): name for name in THREAD_LEVELS}
+    major, minor = MPI.Get_version()
+    _bench.placement(comm)
+    return {
+        **_bench.environment(comm),
+        "mpi_vendor": f"{vendor} {'.'.join(map(str, vendor_version))}",
+        "mpi_library_full": MPI.Get_library_version().strip(),
+        "mpi_standard": f"{major}.{minor}",
+        "mpi4py": mpi4py.__version__,
+        "mpi4py_built_with": mpi4py.get_config().get("mpicc", "(prebuilt wheel)"),
+        "thread_level": names.get(level, str(level)),
+    }
+
+
+def report(info: dict) -> str:
+    """Human-readable summary of :func:`collect`'s dict."""
+    place = info["placement"]
+    lines = [
+        f"MPI library   {info['mpi_library']}",
+        f"vendor        {info['mpi_vendor']}  (MPI standard {info['mpi_standard']}, mpi4py {info['mpi4py']})",
+        f"mpi4py built  {info['mpi4py_built_with']}",
+        f"thread level  {info['thread_level']}",
+        f"launcher      {place['launcher']}" + (f"  (Slurm job {place['slurm_job_id']})"
+                                                 if place.get("slurm_job_id") else ""),
+        f"ranks         {info['ranks']} on {len(place['nodes'])} node(s)",
+    ]
+    for node in place["nodes"]:
+        flag = "  OVERSUBSCRIBED" if node["ranks"] > node["cores"] else ""
+        lines.append(f"  {node['name']:<24} ranks {_ranges(node['rank_list'])}  "
+                     f"({node['ranks']} ranks, {node['cores']} cores){flag}")
+    if place["oversubscribed"]:
+        lines.append("Ranks outnumber cores: timings measured here include operating-system "
+                     "scheduling and are not properties of the machine.")
+    else:
+        lines.append("Ranks do not outnumber cores on any node.")
+    return "\n".join(lines)
+
+
+def _ranges(ranks: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+    out, start = [], None
+    for i, r in enumerate(ranks):
+        if start is None:
+            start = r
+        if i + 1 == len(ranks) or ranks[i + 1] != r + 1:
+            out.append(f"{start}-{r}" if r != start else f"{r}")
+            start = None
+    return ",".join(out)
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    info = collect(comm)
+    if comm.Get_rank() == 0:
+        print(report(info), flush=True)
+        if args.json:
+            _bench.write_json(args.json, info)
+    return 0
+

@@ -1,0 +1,146 @@
+"""A throwaway one-machine Slurm for tests: munged, slurmctld and slurmd on localhost.
+
+    with LocalSlurm(tmp_path) as slurm:
+        slurm.run(["sbatch", "--wait", "job.sh"])
+
+Everything lives in a temporary folder (configuration, munge key and socket, state,
+logs); the daemons use free ports and are stopped on exit, so a site's own Slurm, if
+any, is left alone.  Needs root (slurmd starts jobs as their user) and Debian's
+``slurm-wlm`` and ``munge``; :func:`missing` says what is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo")
+
+
+def missing() -> str | None:
+    """Why a local Slurm cannot be started here (None if it can)."""
+    absent = [d for d in DAEMONS if not shutil.which(d) and not Path("/usr/sbin", d).exists()]
+    if absent:
+        return f"{', '.join(absent)} not installed (apt-get install slurm-wlm munge)"
+    if os.geteuid() != 0:
+        return "starting slurmd needs root"
+    return None
+
+
+def _exe(name: str) -> str:
+    return shutil.which(name) or str(Path("/usr/sbin", name))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalSlurm:
+    """A one-node cluster named ``kit`` with one partition, started in ``folder``."""
+
+    def __init__(self, folder: Path, cpus: int | None = None):
+        self.dir = Path(folder)
+        self.cpus = cpus or os.cpu_count() or 1
+        self.conf = self.dir / "slurm.conf"
+        self.env = dict(os.environ, SLURM_CONF=str(self.conf))
+
+    def _write_config(self) -> None:
+        d = self.dir
+        for sub in ("state", "spool", "log", "munge"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        key = d / "munge" / "munge.key"
+        key.write_bytes(os.urandom(1024))
+        key.chmod(0o600)
+        self.socket = d / "munge" / "socket"
+        host = socket.gethostname()
+        self.conf.write_text(f"""\
+ClusterName=kit
+SlurmctldHost=localhost
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={self.socket}
+CryptoType=crypto/munge
+MpiDefault=pmi2
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+ReturnToService=2
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldPort={_free_port()}
+SlurmdPort={_free_port()}
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdLogFile={d}/log/slurmd.log
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+NodeName=localhost NodeHostname={host} CPUs={self.cpus} State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+""")
+
+    def __enter__(self) -> "LocalSlurm":
+        reason = missing()
+        if reason:
+            raise RuntimeError(reason)
+        self._write_config()
+        d = self.dir / "munge"
+        subprocess.run([_exe("munged"), "--force", f"--key-file={d / 'munge.key'}",
+                        f"--socket={self.socket}", f"--pid-file={d / 'pid'}",
+                        f"--log-file={d / 'log'}", f"--seed-file={d / 'seed'}"],
+                       check=True, capture_output=True, text=True, env=self.env, timeout=30)
+        subprocess.run([_exe("slurmctld"), "-i", "-f", str(self.conf)], check=True,
+                       capture_output=True, text=True, env=self.env, timeout=30)
+        subprocess.run([_exe("slurmd"), "-f", str(self.conf), "-N", "localhost"], check=True,
+                       capture_output=True, text=True, env=self.env, timeout=30)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            state = self.run(["sinfo", "-h", "-o", "%t"], check=False).stdout.strip()
+            if state == "idle":
+                return self
+            time.sleep(0.5)
+        self.__exit__(None, None, None)
+        raise RuntimeError(f"the local Slurm did not come up (node state {state!r}); "
+                           f"logs in {self.dir / 'log'}")
+
+    def run(self, cmd: list[str], *, timeout: float = 120, check: bool = True, cwd=None,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+        """Run a Slurm client command against this cluster."""
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                             env={**self.env, **(env or {})})
+        if check and res.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} exited {res.returncode}\n--- stdout\n"
+                                 f"{res.stdout}\n--- stderr\n{res.stderr}")
+        return res
+
+    def log(self) -> str:
+        """The daemons' logs, for failure messages."""
+        return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}"
+                         for p in sorted((self.dir / "log").glob("*.log")))
+
+    def __exit__(self, *exc) -> None:
+        subprocess.run(["scancel", "--quiet", "-u", str(os.getuid())], env=self.env,
+                       capture_output=True, timeout=30)
+        for pidfile in (self.dir / "slurmd.pid", self.dir / "slurmctld.pid",
+                        self.dir / "munge" / "pid"):
+            try:
+                pid = int(pidfile.read_text().split()[0])
+                os.kill(pid, signal.SIGTERM)
+            except (OSError, ValueError, IndexError):
+                continue
+            for _ in range(100):
+                try:
+                    os.kill(pid, 0)
+                except OSError:
+                    break
+                time.sleep(0.05)

@@ -1,0 +1,43 @@
+"""``python -m mpi_exercises info`` under mpiexec: library, launcher, placement, oversubscription."""
+
+import json
+
+import pytest
+
+from mpi_exercises import _bench
+
+from .mpirun import run_mpi_ok
+
+pytestmark = pytest.mark.mpi
+
+
+@pytest.mark.parametrize("nprocs", [1, 2, 3])
+def test_info_reports_the_library_and_the_placement(nprocs, tmp_path):
+    out = tmp_path / "info.json"
+    res = run_mpi_ok(nprocs, ["-m", "mpi_exercises", "info", "--json", str(out)])
+    info = json.loads(out.read_text())
+    place = info["placement"]
+    cores = _bench.usable_cores()
+    assert info["ranks"] == nprocs and info["mpi_vendor"].startswith("MPICH")
+    assert info["thread_level"].startswith("MPI_THREAD_")
+    assert place["launcher"] == "mpiexec (Hydra)"
+    assert place["ranks_per_node"] == [nprocs] and place["node_of_rank"] == [0] * nprocs
+    assert place["nodes"][0]["cores"] == cores
+    assert place["oversubscribed"] is (nprocs > cores)
+    assert ("OVERSUBSCRIBED" in res.stdout) is (nprocs > cores)
+    assert f"ranks         {nprocs} on 1 node(s)" in res.stdout
+
+
+def test_benchmark_results_record_the_placement(tmp_path):
+    out = tmp_path / "pp.json"
+    run_mpi_ok(2, ["-m", "mpi_exercises", "pingpong", "--sizes", "0,8", "--iterations", "20",
+                   "--no-progress", "--json", str(out)])
+    data = json.loads(out.read_text())
+    place = data["environment"]["placement"]
+    assert place["ranks_per_node"] == [2] and place["oversubscribed"] is data["oversubscribed"]
+
+
+def test_rank_ranges_are_compact():
+    from mpi_exercises.info import _ranges
+
+    assert _ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8" and _ranges([3]) == "3"
