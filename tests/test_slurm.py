@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
 SCRIPTS = sorted((ROOT / "cluster").glob("*.sbatch"))
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ASKED = any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("CI", "KIT_TEST_SYSTEM_MPI"))
 
-pytestmark = [pytest.mark.slow, pytest.mark.mpi]
+# building mpi4py takes minutes: past the default per-test timeout of pytest.ini
+pytestmark = [pytest.mark.slow, pytest.mark.mpi, pytest.mark.timeout(1800)]
 
 
 def _system_mpicc() -> str | None:
