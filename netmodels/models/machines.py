@@ -140,3 +140,31 @@ HOEFLER2005_BARRIER_TIMES = {
     "dissemination": {128: 1904.57 * US, 256: 1977.12 * US},
     "open_mpi": {128: 3559.88 * US, 256: 4226.88 * US},
 }
+
+# ------------------------------------------- LS-DYNA paper, "Multilevel Message Passing"
+
+#: Section "Multilevel Message Passing": 4 nodes of 4 processors, every processor sharing
+#: data with every other.  Standard: "240 messages ... 192 of them passed between nodes,
+#: while 48 were internal"; multilevel: "48+84=132 (3*16 ... plus 4*3*7 ...)", "only 12
+#: messages pass between nodes, with 120 being internal messages".
+LSDYNA_MULTILEVEL_EXAMPLE = {
+    "nodes": 4, "ppn": 4,
+    "standard": {"total": 240, "between": 192, "inside": 48},
+    "multilevel": {"total": 132, "between": 12, "inside": 120,
+                   "printed_terms": {"3*16": 48, "4*3*7": 84}},
+    "source": LSDYNA + ", section Multilevel Message Passing",
+}
+
+#: Section "Testing": the Origin 2000 latency within a node as printed, "10-15
+#: microseconds" (``ORIGIN2000_INTRA`` takes the middle).
+ORIGIN2000_INTRA_LATENCY = Range(10 * US, 15 * US)
+
+#: Section "Analysis of test results": "the actual speedup from 1 to 12, with the original
+#: algorithm, is 9.24. Thus each of the 12 processors spent 77% of their time doing useful
+#: work and 23% was lost"; "a speedup of 4% is not insignificant", "a reduction of 4% in
+#: total runtime".
+LSDYNA_ANALYSIS = {
+    "speedup_1_to_12": 9.24, "useful_percent": 77, "lost_percent": 23,
+    "claimed_gain_percent": 4,
+    "source": LSDYNA + ", section Analysis of test results",
+}
