@@ -134,7 +134,7 @@ def deliveries(schedule: Schedule, owned: np.ndarray) -> tuple[np.ndarray, np.nd
         for tr, data in zip(step, sent):
             if tr.combine:
                 raise ValueError(f"step {t}: transfer {tr} combines; deliveries counts copies only")
-            lo = getattr(tr, "recv_start", tr.start)
+            lo = tr.recv_start
             origin[tr.dst, lo:lo + tr.count] = data
             if tr.src != tr.dst:
                 arrivals[tr.dst, lo:lo + tr.count] += data >= 0
