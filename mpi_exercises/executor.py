@@ -7,12 +7,16 @@
 Each step follows the step semantics of :mod:`netmodels.algorithms.schedule`: this rank
 posts one receive per incoming transfer and one send per outgoing transfer (the
 send blocks are views of ``buf``), waits for all of them, then applies the
-incoming blocks in step order, combining with the numpy ufunc of ``op`` in place
-(``np.add(a, b, out=a)``) or copying.  ``buf`` is not written before the step's
-receives are all complete, except that a copied block that overlaps nothing else
-sent or received in the step is received straight into ``buf``.  Tags are the
-step index modulo 32768.  Transfers of zero elements are pure synchronisation
-messages, so a schedule on an empty vector (``nelems == 0``) is a barrier.
+incoming blocks in step order at their receive offsets (``dst_start``), combining
+with the numpy ufunc of ``op`` in place (``np.add(a, b, out=a)``) or copying.
+``buf`` is not written before the step's receives are all complete, except that a
+copied block that overlaps nothing else sent, read or written in the step is
+received straight into ``buf``.  Local copies (``src == dst``) are no messages:
+they are applied in step order like received blocks, read from ``buf`` directly
+when nothing in the step writes their source, else from a copy taken before the
+step's messages start.  Tags are the step index modulo 32768.  Transfers of zero
+elements are pure synchronisation messages, so a schedule on an empty vector
+(``nelems == 0``) is a barrier.
 
 Everything is prepared at construction (per step: peers, block bounds, receive
 buffer offsets; one receive buffer as large as the largest step needs).  The MPI
@@ -23,6 +27,8 @@ not start MPI.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -82,11 +88,13 @@ class Executor:
         elif combines:
             raise ValueError(f"schedule {schedule.name!r} combines data: op must be given")
         self.rank = rank
+        self._scalar_op = {np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
         self._plan = self._make_plan(schedule, rank)
-        rsize = max((off + cnt for step in self._plan for (_, off, cnt, _, _, _) in step[1]), default=0)
+        rsize = max((off + cnt for step in self._plan for (_, off, cnt, _, _, mode, _) in step[1]
+                     if mode not in ("direct", "local", "local-combine")), default=0)
         self._rbuf = np.empty(rsize, dtype=self.dtype)
         self._bound = None      # the array the persistent requests point into
-        self._steps = []        # per step: (requests, combines, copies)
+        self._steps = []        # per step: (requests, staged local copies, blocks to apply)
         from mpi4py import MPI
 
         self._startall, self._waitall = MPI.Prequest.Startall, MPI.Request.Waitall
@@ -95,22 +103,37 @@ class Executor:
     # ---------------------------------------------------------------- planning (no MPI)
     @staticmethod
     def _make_plan(schedule: Schedule, rank: int):
-        """Per step: (sends [(start, stop, peer)], recvs [(peer, rbuf offset, count, start, stop, mode)]).
+        """Per step: (sends [(start, stop, peer)], incoming [(peer, rbuf offset, count, write start,
+        write stop, mode, read start)]), incoming in step order.
 
-        mode is "combine", "copy" (from the receive buffer) or "direct" (received into buf).
+        mode: "direct" (a copied message received straight into buf), "combine" or "copy"
+        (a message received into the receive buffer, applied after the step's messages),
+        "local" or "local-combine" (a local copy read from buf when it is applied: nothing of
+        the step writes its source), "staged" or "staged-combine" (a local copy whose source
+        the step also writes: saved to the receive buffer before the messages start).
         """
         plan = []
         for step in schedule.steps:
-            sends = [(tr.start, tr.stop, tr.dst) for tr in step if tr.src == rank]
-            incoming = [tr for tr in step if tr.dst == rank]
+            sends = [(tr.start, tr.stop, tr.dst) for tr in step if tr.src == rank and tr.dst != rank]
+            incoming = [tr for tr in step if tr.dst == rank and (tr.src != rank or tr.count)]
+            writes = [(tr.recv_start, tr.recv_stop) for tr in incoming]
+            reads = [(a, b) for a, b, _ in sends] + [(tr.start, tr.stop) for tr in incoming if tr.src == rank]
             recvs, off = [], 0
             for i, tr in enumerate(incoming):
-                others = [(a, b) for a, b, _ in sends] + [(o.start, o.stop) for j, o in enumerate(incoming) if j != i]
-                alone = all(b <= tr.start or a >= tr.stop for a, b in others)
-                if not tr.combine and alone:
-                    recvs.append((tr.src, 0, 0, tr.start, tr.stop, "direct"))
+                w0, w1 = tr.recv_start, tr.recv_stop
+                others = [w for j, w in enumerate(writes) if j != i]
+                if tr.src == rank:                                   # local copy
+                    if all(b <= tr.start or a >= tr.stop for a, b in others):
+                        mode = "local-combine" if tr.combine else "local"
+                        recvs.append((rank, 0, tr.count, w0, w1, mode, tr.start))
+                    else:
+                        mode = "staged-combine" if tr.combine else "staged"
+                        recvs.append((rank, off, tr.count, w0, w1, mode, tr.start))
+                        off += tr.count
+                elif not tr.combine and all(b <= w0 or a >= w1 for a, b in others + reads):
+                    recvs.append((tr.src, 0, tr.count, w0, w1, "direct", tr.start))
                 else:
-                    recvs.append((tr.src, off, tr.count, tr.start, tr.stop, "combine" if tr.combine else "copy"))
+                    recvs.append((tr.src, off, tr.count, w0, w1, "combine" if tr.combine else "copy", tr.start))
                     off += tr.count
             plan.append((sends, recvs))
         return plan
@@ -130,25 +153,32 @@ class Executor:
                              f"{getattr(buf, 'dtype', type(buf).__name__)} of shape {getattr(buf, 'shape', '?')}")
         self._release_requests()
         comm, t_mpi, rbuf = self.comm, self.mpitype, self._rbuf
+        # one-element combines of floats as Python scalar arithmetic: a ufunc call on a
+        # one-element array costs several times more (integers would warn on overflow)
+        scalar = self.dtype.kind in "fc" and self.ufunc in (np.add, np.multiply)
         steps = []
         for t, (sends, recvs) in enumerate(self._plan):
             tag = t % MAX_TAG
-            reqs, combines, copies = [], [], []
-            for peer, off, cnt, start, stop, mode in recvs:
+            reqs, stage, applies = [], [], []
+            for peer, off, cnt, start, stop, mode, read in recvs:
+                dst = buf[start:stop]
                 if mode == "direct":
-                    reqs.append(comm.Recv_init([buf[start:stop], t_mpi], peer, tag))
+                    reqs.append(comm.Recv_init([dst, t_mpi], peer, tag))
+                    continue
+                if mode.startswith("local"):
+                    src = buf[read:read + cnt]
                 else:
                     src = rbuf[off:off + cnt]
-                    reqs.append(comm.Recv_init([src, t_mpi], peer, tag))
-                    (combines if mode == "combine" else copies).append((buf[start:stop], src))
+                    if mode.startswith("staged"):
+                        stage.append((src, buf[read:read + cnt]))
+                    else:
+                        reqs.append(comm.Recv_init([src, t_mpi], peer, tag))
+                combine = mode.endswith("combine")
+                applies.append((2 if combine and scalar and cnt == 1 else int(combine), dst, src))
             for start, stop, peer in sends:
                 reqs.append(comm.Send_init([buf[start:stop], t_mpi], peer, tag))
-            # apply in step order: combines and copies never touch the same block in our schedules,
-            # but keep the order exact anyway when both are present
-            if combines and copies:
-                order = [(m, buf[s:e], rbuf[o:o + c]) for (_, o, c, s, e, m) in recvs if m != "direct"]
-                combines, copies = None, order
-            steps.append((reqs, combines, copies))
+            if reqs or applies:
+                steps.append((reqs, stage, applies))
         self._steps, self._bound = steps, buf
 
     def _same_memory(self, buf) -> bool:
@@ -166,22 +196,20 @@ class Executor:
             else:
                 self._bind(buf)
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
-        for reqs, combines, copies in self._steps:
-            if not reqs:
-                continue
-            startall(reqs)
-            waitall(reqs)
-            if combines is None:                       # mixed step: exact step order
-                for mode, dst, src in copies:
-                    if mode == "combine":
-                        ufunc(dst, src, out=dst)
-                    else:
-                        copyto(dst, src)
-                continue
-            for dst, src in combines:
-                ufunc(dst, src, out=dst)
-            for dst, src in copies:
+        sop = self._scalar_op
+        for reqs, stage, applies in self._steps:
+            for dst, src in stage:
                 copyto(dst, src)
+            if reqs:
+                startall(reqs)
+                waitall(reqs)
+            for kind, dst, src in applies:
+                if kind == 0:
+                    copyto(dst, src)
+                elif kind == 1:
+                    ufunc(dst, src, out=dst)
+                else:
+                    dst[0] = sop(dst[0], src[0])
         return buf
 
     def free(self):
