@@ -77,3 +77,27 @@ def test_table3_as_printed():
 def test_bad_input_is_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_panel_summary_and_static_twin():
+    from netmodels.figures import multilevel_panel as mp
+    tl = mp.model(12.5 * US, 15 * MB, 300 * US, 2.5 * MB)
+    assert tl.intra.alpha == machines.ORIGIN2000_INTRA.alpha
+    text = mp.summary(4, 4, 1266, tl)
+    assert "standard 240 messages (192 between nodes, 48 inside)" in text
+    assert "multilevel 132 (12 between, 120 inside)" in text
+    fig = mp.multilevel_figure(twolevel.origin2000())
+    assert fig.n_frames == 4 * 4 * 4 * 4 and fig.html == mp.multilevel_figure(twolevel.origin2000()).html
+
+
+def test_panel_draws_and_builds():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from netmodels.figures import multilevel_panel as mp
+    fig, ax = plt.subplots()
+    mp.draw(ax, 2, 6, 1266, twolevel.origin2000())
+    assert len(ax.get_lines()) == 3
+    plt.close(fig)
+    panel = mp.multilevel_panel(n=2, c=3)
+    assert len(panel.children) == 6
