@@ -29,12 +29,20 @@ not start MPI.
 from __future__ import annotations
 
 import operator
+import time
 
 import numpy as np
 
 from netmodels.algorithms.schedule import Schedule
 
 MAX_TAG = 32768
+
+
+def busy_wait(seconds: float) -> None:
+    """Spin for ``seconds`` (a sleep would give the core away and wake up late)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 def ufunc_of(op):
@@ -64,12 +72,15 @@ def mpi_datatype(dtype):
 class Executor:
     """Runs ``schedule`` on ``comm`` for vectors of ``dtype``, combining with MPI ``op``.
 
-    ``op`` may be None when the schedule has no combining transfer.  Construction is
+    ``op`` may be None when the schedule has no combining transfer.  ``send_delay``
+    (optional, a P x P array of seconds): an artificial cost per message, e.g. for
+    messages between nodes: before a step's messages start, this rank busy-waits the sum
+    of ``send_delay[rank, dst]`` over the messages it sends in the step.  Construction is
     collective (it duplicates ``comm``, so the executor's messages never mix with the
     caller's).
     """
 
-    def __init__(self, comm, schedule: Schedule, dtype, op=None):
+    def __init__(self, comm, schedule: Schedule, dtype, op=None, send_delay=None):
         if not isinstance(schedule, Schedule):
             raise ValueError(f"schedule must be a netmodels.algorithms.schedule.Schedule, got {type(schedule).__name__}")
         size, rank = comm.Get_size(), comm.Get_rank()
@@ -90,7 +101,14 @@ class Executor:
         self.rank = rank
         self._scalar_op = {np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
         self._plan = self._make_plan(schedule, rank)
-        rsize = max((off + cnt for step in self._plan for (_, off, cnt, _, _, mode, _) in step[1]
+        self._delay = [0.0] * len(self._plan)
+        if send_delay is not None:
+            send_delay = np.asarray(send_delay, dtype=float)
+            if send_delay.shape != (size, size) or not np.all(np.isfinite(send_delay) & (send_delay >= 0)):
+                raise ValueError(f"send_delay must be a ({size}, {size}) array of seconds >= 0")
+            self._delay = [float(sum(send_delay[rank, peer] for _, _, peer, _ in sends))
+                           for sends, _ in self._plan]
+        rsize = max((off + cnt for step in self._plan for (_, off, cnt, _, _, mode, _, _) in step[1]
                      if mode not in ("direct", "local", "local-combine")), default=0)
         self._rbuf = np.empty(rsize, dtype=self.dtype)
         self._bound = None      # the array the persistent requests point into
@@ -103,8 +121,10 @@ class Executor:
     # ---------------------------------------------------------------- planning (no MPI)
     @staticmethod
     def _make_plan(schedule: Schedule, rank: int):
-        """Per step: (sends [(start, stop, peer)], incoming [(peer, rbuf offset, count, write start,
-        write stop, mode, read start)]), incoming in step order.
+        """Per step: (sends [(start, stop, peer, seq)], incoming [(peer, rbuf offset, count, write
+        start, write stop, mode, read start, seq)]), both in step order; ``seq`` numbers the
+        messages between the same two ranks in one step (0, 1, ...): they get different tags,
+        because ``Startall`` may start requests in any order.
 
         mode: "direct" (a copied message received straight into buf), "combine" or "copy"
         (a message received into the receive buffer, applied after the step's messages),
@@ -114,10 +134,15 @@ class Executor:
         """
         plan = []
         for step in schedule.steps:
-            sends = [(tr.start, tr.stop, tr.dst) for tr in step if tr.src == rank and tr.dst != rank]
+            nsent, nrecv = {}, {}      # several messages between one pair in one step: matched in order
+            sends = []
+            for tr in step:
+                if tr.src == rank and tr.dst != rank:
+                    seq = nsent[tr.dst] = nsent.get(tr.dst, -1) + 1
+                    sends.append((tr.start, tr.stop, tr.dst, seq))
             incoming = [tr for tr in step if tr.dst == rank and (tr.src != rank or tr.count)]
             writes = [(tr.recv_start, tr.recv_stop) for tr in incoming]
-            reads = [(a, b) for a, b, _ in sends] + [(tr.start, tr.stop) for tr in incoming if tr.src == rank]
+            reads = [(a, b) for a, b, _, _ in sends] + [(tr.start, tr.stop) for tr in incoming if tr.src == rank]
             recvs, off = [], 0
             for i, tr in enumerate(incoming):
                 w0, w1 = tr.recv_start, tr.recv_stop
@@ -125,22 +150,25 @@ class Executor:
                 if tr.src == rank:                                   # local copy
                     if all(b <= tr.start or a >= tr.stop for a, b in others):
                         mode = "local-combine" if tr.combine else "local"
-                        recvs.append((rank, 0, tr.count, w0, w1, mode, tr.start))
+                        recvs.append((rank, 0, tr.count, w0, w1, mode, tr.start, 0))
                     else:
                         mode = "staged-combine" if tr.combine else "staged"
-                        recvs.append((rank, off, tr.count, w0, w1, mode, tr.start))
+                        recvs.append((rank, off, tr.count, w0, w1, mode, tr.start, 0))
                         off += tr.count
-                elif not tr.combine and all(b <= w0 or a >= w1 for a, b in others + reads):
-                    recvs.append((tr.src, 0, tr.count, w0, w1, "direct", tr.start))
+                    continue
+                seq = nrecv[tr.src] = nrecv.get(tr.src, -1) + 1
+                if not tr.combine and all(b <= w0 or a >= w1 for a, b in others + reads):
+                    recvs.append((tr.src, 0, tr.count, w0, w1, "direct", tr.start, seq))
                 else:
-                    recvs.append((tr.src, off, tr.count, w0, w1, "combine" if tr.combine else "copy", tr.start))
+                    recvs.append((tr.src, off, tr.count, w0, w1, "combine" if tr.combine else "copy", tr.start,
+                                  seq))
                     off += tr.count
             plan.append((sends, recvs))
         return plan
 
     # ---------------------------------------------------------------- binding to a buffer
     def _release_requests(self):
-        for reqs, _, _ in self._steps:
+        for reqs, _, _, _ in self._steps:
             for r in reqs:
                 r.Free()
         self._steps, self._bound = [], None
@@ -157,11 +185,12 @@ class Executor:
         # one-element array costs several times more (integers would warn on overflow)
         scalar = self.dtype.kind in "fc" and self.ufunc in (np.add, np.multiply)
         steps = []
+        nsteps = len(self._plan)
         for t, (sends, recvs) in enumerate(self._plan):
-            tag = t % MAX_TAG
             reqs, stage, applies = [], [], []
-            for peer, off, cnt, start, stop, mode, read in recvs:
+            for peer, off, cnt, start, stop, mode, read, seq in recvs:
                 dst = buf[start:stop]
+                tag = (t + seq * nsteps) % MAX_TAG
                 if mode == "direct":
                     reqs.append(comm.Recv_init([dst, t_mpi], peer, tag))
                     continue
@@ -175,10 +204,10 @@ class Executor:
                         reqs.append(comm.Recv_init([src, t_mpi], peer, tag))
                 combine = mode.endswith("combine")
                 applies.append((2 if combine and scalar and cnt == 1 else int(combine), dst, src))
-            for start, stop, peer in sends:
-                reqs.append(comm.Send_init([buf[start:stop], t_mpi], peer, tag))
+            for start, stop, peer, seq in sends:
+                reqs.append(comm.Send_init([buf[start:stop], t_mpi], peer, (t + seq * nsteps) % MAX_TAG))
             if reqs or applies:
-                steps.append((reqs, stage, applies))
+                steps.append((reqs, stage, applies, self._delay[t]))
         self._steps, self._bound = steps, buf
 
     def _same_memory(self, buf) -> bool:
@@ -197,9 +226,11 @@ class Executor:
                 self._bind(buf)
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
         sop = self._scalar_op
-        for reqs, stage, applies in self._steps:
+        for reqs, stage, applies, delay in self._steps:
             for dst, src in stage:
                 copyto(dst, src)
+            if delay:
+                busy_wait(delay)
             if reqs:
                 startall(reqs)
                 waitall(reqs)
