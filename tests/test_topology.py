@@ -199,3 +199,27 @@ def test_costs():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_kumar_counts_and_predictions():
+    from netmodels.topology import kumar
+    from netmodels.models.machines import KUMAR2004_BANDWIDTH
+
+    tree = kumar.quadrics_tree(64)
+    assert (tree.k, tree.n, tree.nprocs) == (4, 3, 64)
+    far = kumar.far_away(tree)
+    assert (far["top"] == 48).all()                                     # 64 - 16 leaves outside the subtree
+    i = np.arange(64)
+    np.testing.assert_array_equal(far["rank_distance"], [sum(abs(a - d) >= 32 for d in range(64)) for a in i])
+    assert far["rank_distance"][0] == 32 and far["rank_distance"].min() == 1
+    assert kumar.quadrics_tree(128, missing=[5]).nprocs == 128
+    assert kumar.step_levels("prefix", tree)[:3] == [1, 1, 1] and max(kumar.step_levels("prefix", tree)) == 3
+    # large messages: the cost equation tends to (P-1)/P / β_em, below every slide-23 k-prefix number's bound
+    big = kumar.predicted_bandwidth("k-prefix-lb", np.array(KUMAR2004_BANDWIDTH["nodes"]), 1e9, 16)
+    np.testing.assert_allclose(big, 294e6 * (np.array(KUMAR2004_BANDWIDTH["nodes"]) - 1) / np.array(KUMAR2004_BANDWIDTH["nodes"]), rtol=1e-3)
+    assert all(b > k for b, k in zip(big, KUMAR2004_BANDWIDTH["k-prefix"]))
+    holed = kumar.quadrics_tree(30, missing=[5])
+    free, loaded = kumar.contention_bandwidth("ring", holed, 65536)
+    assert free == pytest.approx(loaded)
+    free, loaded = kumar.contention_bandwidth("prefix", holed, 65536)
+    assert loaded < free and kumar.worst_step_ratio("prefix", holed) == 2
