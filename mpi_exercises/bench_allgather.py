@@ -24,7 +24,7 @@ DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 131072]
 
 
 def add_arguments(p) -> None:
-    from .allgather import ALGORITHMS
+    from .multicast import ALGORITHMS
 
     p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
                    help="comma-separated float64 elements per rank, suffix k/M allowed "
@@ -52,7 +52,7 @@ def k_for(algorithm: str, k):
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, k=None, progress=True,
             modes=_bench.MODES) -> list[dict]:
     """One result per (size, algorithm, mode) on every rank, all variants of one size interleaved."""
-    from .allgather import _DOOR, _validate, allgather
+    from .multicast import _DOOR, _validate, allgather
 
     rank, size = comm.Get_rank(), comm.Get_size()
 

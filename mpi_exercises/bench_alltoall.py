@@ -6,7 +6,7 @@ its argument check; ``check=False``; ``executor``: only the cached exchange: cop
 run, copy out), interleaved round-robin with the bare ``comm.Alltoall(x, out)``; each
 call follows a barrier and is timed with ``MPI.Wtime``; a call's time is the slowest
 rank's.  ``--ppn`` emulates nodes; ``--inter-delay`` busy-waits per message sent to
-another node (see :mod:`mpi_exercises.alltoall`; the reference ``mpi`` then waits
+another node (see :mod:`mpi_exercises.exchange`; the reference ``mpi`` then waits
 as long as the direct exchange would).  The JSON output holds the messages each
 rank sends inside and between nodes for every algorithm.
 
@@ -23,7 +23,7 @@ DEFAULT_SIZES = [1, 8, 64, 512, 4096, 8192]
 
 
 def add_arguments(p) -> None:
-    from .alltoall import ALGORITHMS, delay_arg, ppn_arg
+    from .exchange import ALGORITHMS, delay_arg, ppn_arg
 
     p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
                    help="comma-separated float64 elements per pair, suffix k/M allowed "
@@ -47,7 +47,7 @@ def add_arguments(p) -> None:
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, ppn=None, inter_delay=0.0,
             progress=True, modes=_bench.MODES) -> list[dict]:
     """One result per (size, algorithm, mode) on every rank, all variants of one size interleaved."""
-    from .alltoall import alltoall, exchange_for
+    from .exchange import alltoall, exchange_for
 
     rank, size = comm.Get_rank(), comm.Get_size()
 
@@ -87,7 +87,7 @@ def run(args) -> int:
 
     from mpi4py import MPI
 
-    from .alltoall import check_ppn, message_summary
+    from .exchange import check_ppn, message_summary
 
     comm = MPI.COMM_WORLD
     try:

@@ -1,4 +1,4 @@
-"""Allgather with any schedule of :mod:`netmodels.algorithms.allgather`, and its CLI.
+"""All-to-all multicast (allgather) with any schedule of :mod:`netmodels.algorithms.allgather`, and its CLI.
 
     from mpi_exercises import allgather
     y = allgather(comm, x, algorithm="ring")          # y[r] is rank r's x: == comm.Allgather
