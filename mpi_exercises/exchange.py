@@ -60,6 +60,17 @@ def _hierarchy(comm, ppn):
     return tuple(ppn) if isinstance(ppn, tuple) else (ppn,)
 
 
+def _runs(rows) -> list[tuple[int, int, int]]:
+    """``rows[i]`` for i = 0..P-1 as runs ``(a, b, rows[a])`` with ``rows[a:b]`` consecutive."""
+    rows = [int(r) for r in rows]
+    runs, a = [], 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i] != rows[i - 1] + 1:
+            runs.append((a, i, rows[a]))
+            a = i
+    return runs
+
+
 class Exchange:
     """A built alltoall on one communicator: executor, working vector, row places, counts."""
 
@@ -83,21 +94,20 @@ class Exchange:
                                  send_delay=inter_delay * between if inter_delay else None)
         self.work = np.zeros(self.schedule.nelems, dtype=dtype)
         send, recv = _schedules.layout(self.schedule)
+        self.copy_in = self.copy_out = ()
         if m:
-            self.rows = self.work.reshape(-1, m)
-            self.send_rows, self.recv_rows = send[rank] // m, recv[rank] // m
-            self.send_slice = bool(np.array_equal(self.send_rows, np.arange(p)))
+            rows = self.work.reshape(-1, m)
+            # runs of consecutive rows: one slice copy each (fancy indexing is several times slower)
+            self.copy_in = [(slice(a, b), rows[r:r + b - a]) for a, b, r in _runs(send[rank] // m)]
+            self.copy_out = [(slice(a, b), rows[r:r + b - a]) for a, b, r in _runs(recv[rank] // m)]
 
     def run(self, x, out):
         """x: (P, m) rows to send; out: (P, m) rows received (both C-contiguous views)."""
-        if self.m:
-            if self.send_slice:
-                self.rows[:self.p] = x
-            else:
-                self.rows[self.send_rows] = x
+        for mine, work in self.copy_in:
+            work[...] = x[mine]
         self.executor.run(self.work)
-        if self.m:
-            np.take(self.rows, self.recv_rows, axis=0, out=out)
+        for mine, work in self.copy_out:
+            out[mine] = work
 
     def free(self):
         if self.executor is not None:
