@@ -1,7 +1,7 @@
 """Barriers from schedules, a correctness check, and the ``barrier-bench`` command.
 
     from mpi_exercises.barriers import barrier, Barrier
-    barrier(comm, algorithm="dissemination")           # one barrier (builds and frees)
+    barrier(comm, algorithm="dissemination")           # one barrier (executor cached on comm)
     b = Barrier(comm, "nway_dissemination", n=3)       # reusable: persistent requests
     for _ in range(1000): b()
     b.free()
