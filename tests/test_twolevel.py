@@ -101,3 +101,14 @@ def test_panel_draws_and_builds():
     plt.close(fig)
     panel = mp.multilevel_panel(n=2, c=3)
     assert len(panel.children) == 6
+
+
+def test_emulated_nodes_add_the_delay_per_message_between_nodes():
+    here = AlphaBeta(5 * US, 1e-9)
+    model = twolevel.emulated(here, 500 * US)
+    one = alltoall.build("direct", 2, 100, 1)              # two nodes of one rank
+    assert twolevel.schedule_time(one, model, elem_bytes=8) == pytest.approx(505 * US + 800e-9)
+    four = alltoall.build("direct", 4, 1, 2)               # a rank sends 2 messages out, 1 inside
+    assert twolevel.schedule_time(four, model, 8) == pytest.approx(2 * 505 * US + 5 * US + 3 * 8e-9)
+    with pytest.raises(ValueError, match="delay"):
+        twolevel.emulated(here, -1)

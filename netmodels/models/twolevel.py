@@ -170,3 +170,15 @@ def crossover(n: int, c: int, model: TwoLevel, lo: float = 1.0, hi: float = 1e9)
     if diff(lo) * diff(hi) > 0:
         return None
     return brentq(diff, lo, hi, xtol=1e-6, rtol=1e-12)
+
+
+def emulated(intra: AlphaBeta, delay: float) -> TwoLevel:
+    """Nodes emulated on one machine (``bench-alltoall --ppn C --inter-delay D``).
+
+    Every message costs the machine's own α-β (``intra``); one to another emulated node
+    costs ``delay`` seconds more, busy-waited by its sender, each rank on its own (no
+    shared channel).  Packing is taken as free (memory copies at GB/s).
+    """
+    d = positive("delay", delay, allow_zero=True)
+    inter = AlphaBeta(intra.alpha + d, intra.beta, "emulated, between nodes")
+    return TwoLevel(intra, inter, 0.0, shared_channel=False, name=f"emulated nodes, delay {d:g} s")
