@@ -168,7 +168,7 @@ class ArraySchedule:
 
     @property
     def nelems_moved(self) -> int:
-        """Elements sent in all steps (sum of counts)."""
+        """Elements sent in all steps (sum of counts, local copies included)."""
         return int(sum(int(s.count.sum()) for s in self.steps))
 
     @classmethod
