@@ -103,12 +103,11 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     ex = _DOOR.admit(comm, plan, check)
     if out is None:
         out = np.empty(x.shape, dtype=x.dtype)
-    flat = out if out.ndim == 1 else out.reshape(-1)
     if ex is None:                                   # algorithm "mpi"
-        comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), flat, op=plan.data)
+        comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), out, op=plan.data)
         return out
-    np.copyto(flat, x if x.ndim == 1 else x.reshape(-1))
-    ex.run(flat)
+    np.copyto(out, x)
+    ex.run(out)
     return out
 
 

@@ -112,6 +112,7 @@ class Executor:
                      if mode not in ("direct", "local", "local-combine")), default=0)
         self._rbuf = np.empty(rsize, dtype=self.dtype)
         self._bound = None      # the array the persistent requests point into
+        self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
         self._steps = []        # per step: (requests, staged local copies, blocks to apply)
         from mpi4py import MPI
 
@@ -171,7 +172,7 @@ class Executor:
         for reqs, _, _, _ in self._steps:
             for r in reqs:
                 r.Free()
-        self._steps, self._bound = [], None
+        self._steps, self._bound, self._given = [], None, None
 
     def _bind(self, buf):
         if not isinstance(buf, np.ndarray) or buf.dtype != self.dtype or buf.ndim != 1 \
@@ -218,12 +219,22 @@ class Executor:
 
     # ---------------------------------------------------------------- the hot path
     def run(self, buf):
-        """Execute the schedule in place on ``buf`` (1-D, ``schedule.nelems`` elements); returns ``buf``."""
-        if buf is not self._bound:
-            if self._bound is not None and self._same_memory(buf):
-                self._bound = buf          # another view of the same memory: requests still valid
+        """Execute the schedule in place on ``buf`` (``schedule.nelems`` elements, C-contiguous;
+        any shape, read as 1-D); returns ``buf``."""
+        if buf is not self._bound and buf is not self._given:
+            self._given = buf              # a shaped array: its flat view is what is bound
+            if type(buf) is np.ndarray and buf.ndim != 1:
+                if not buf.flags.c_contiguous:
+                    raise ValueError("buf must be C-contiguous")
+                flat = buf.reshape(-1)
             else:
-                self._bind(buf)
+                flat = buf
+            if self._bound is not None and self._same_memory(flat):
+                self._bound = flat         # another view of the same memory: requests still valid
+            else:
+                self._given = None
+                self._bind(flat)
+                self._given = buf
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
         sop = self._scalar_op
         for reqs, stage, applies, delay in self._steps:

@@ -76,7 +76,7 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
         comm.Allgather(x if x.flags.c_contiguous else np.ascontiguousarray(x), out)
         return out
     out[comm.Get_rank()] = x
-    ex.run(out.reshape(-1))
+    ex.run(out)
     return out
 
 

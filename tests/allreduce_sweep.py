@@ -120,6 +120,18 @@ for algorithm in ("recursive_doubling", "snake", "ring", "mpi"):
         if not (y is out and matches(out, ref)):
             failures.append(f"FAIL rank {rank}: check=False {algorithm} N={n}")
         count += 1
+# shaped arrays, and outs that alternate (the executor rebinds or reuses its requests)
+xs = test_vector(15, "float64", rank, "sum").reshape(3, 5)
+ref = np.empty_like(xs)
+comm.Allreduce(xs, ref, op=MPI.SUM)
+outs = [np.empty_like(xs), np.empty_like(xs)]
+for i in range(5):
+    for algorithm in ("ring", "snake", "mpi"):
+        y = allreduce(comm, xs, algorithm, out=outs[i % 2 if i < 3 else 0], check=i % 2 == 0)
+        if y.shape != (3, 5) or not matches(y, ref):
+            failures.append(f"FAIL rank {rank}: shaped allreduce {algorithm} call {i}")
+        count += 1
+
 for name, kwargs in {"unknown algorithm": dict(algorithm="bogus"), "block 0": dict(algorithm="snake", block=0),
                      "out of another shape": dict(out=np.empty(4))}.items():
     try:
