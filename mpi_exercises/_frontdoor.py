@@ -5,27 +5,31 @@ A front door call has three parts, each done here once for all of them:
 1. **validation**, cached: ``door.plan(key, validate)`` returns the :class:`Plan`
    that ``validate(*key)`` made the first time this process saw ``key`` (the raw,
    hashable arguments); ``validate`` raises ValueError naming the bad argument.
-2. **agreement** (``check=True``, the default): ``door.agree(comm, plan)`` is one
-   ``Allreduce(MAX)`` of two int64 words, ``[w, -w]``, where ``w`` is a 62-bit hash
-   of the plan's normalised arguments (and data size).  The maxima are ``[max w,
-   -min w]``, so every rank learns, from the same two numbers, whether all ranks
-   hold the same ``w``.  A rank whose validation failed sends ``[E, E]`` with
+2. **agreement** (``check=True``, the default), in ``door.admit(comm, plan, check)``:
+   one ``Allreduce(MAX)`` of two int64 words, ``[w, -w]``, where ``w`` is a 62-bit
+   hash of the plan's normalised arguments (data size included).  The maxima are
+   ``[max w, -min w]``, so every rank learns, from the same two numbers, whether all
+   ranks hold the same ``w``.  A rank whose validation failed sends ``[E, E]`` with
    ``E = 2**62`` larger than any hash (:meth:`FrontDoor.fail`), so every rank learns
    that too.  Only then, on the rare error path, a second collective (an
    ``allgather`` of the failure messages or of the arguments, which every rank
    enters because every rank saw the same maxima) finds which rank was wrong or
-   which argument differs, so that every rank raises the same kind of ``ValueError``
-   with a useful message; nobody is left waiting.
-3. **executor cache**: ``door.executor(comm, plan)`` returns the object
-   ``plan.build(comm)`` made (an :class:`~mpi_exercises.executor.Executor`: schedule,
-   buffers, persistent requests), cached on the communicator itself as an MPI
-   attribute, keyed by the normalised arguments; the least recently used of more
-   than :data:`CACHE_SIZE` is freed, and freeing the communicator frees them all.
-   Building is collective, so hits and misses must be the same on every rank: they
-   are, because the key is the normalised plan (equal on every rank once the
-   agreement passed, even where the raw arguments differ, e.g. ``mesh=None``
-   against the mesh it stands for) and the cache changes only in calls on that
-   communicator.
+   which argument differs, so that every rank raises a ``ValueError`` with a useful
+   message; nobody is left waiting.  The ``Allreduce`` is *persistent*
+   (``Allreduce_init`` on a private duplicate of the communicator, made at the first
+   checked call): each call costs one ``Start`` and one ``Wait``, about as much as
+   one ``comm.Allreduce`` of a single number, and less than the same ``Allreduce``
+   called afresh from Python (medians 7.4 against 10.8 µs at P = 2, interleaved,
+   on a loaded 2-core machine).
+3. **executor cache**, also in ``admit``: the object ``plan.build(comm)`` made (an
+   :class:`~mpi_exercises.executor.Executor`: schedule, buffers, persistent
+   requests), cached on the communicator itself as an MPI attribute, keyed by the
+   normalised arguments; the least recently used of more than :data:`CACHE_SIZE`
+   is freed, and freeing the communicator frees them all.  Building is collective,
+   so hits and misses must be the same on every rank: they are, because the key is
+   the normalised plan (equal on every rank once the agreement passed, even where
+   the raw arguments differ, e.g. ``mesh=None`` against the mesh it stands for) and
+   the cache changes only in calls on that communicator.
 
 Why not one agreement per cached executor, skipping it on a cache hit?  Because
 a hit on one rank says nothing about the others: if rank 0 calls with cached
