@@ -158,3 +158,13 @@ def test_layout_groups_nodes():
 def test_bad_input_is_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_contributions_follow_receive_offsets_and_local_copies():
+    from netmodels.algorithms.schedule import Schedule, Transfer
+    from netmodels.algorithms.semantics import active_links, contributions
+    s = Schedule("moves", 2, 4, [(Transfer(0, 1, 0, 1, dst_start=3), Transfer(1, 1, 0, 2, dst_start=1))])
+    c = contributions(s)
+    assert c[1, :, 0].tolist() == [0, 0, 0, 1]        # rank 0's element landed at 3
+    assert c[1, :, 1].tolist() == [1, 1, 1, 0]        # rank 1 copied its [0, 2) to [1, 3)
+    assert active_links(s).tolist() == [[1, 1]]       # the local copy is no link
