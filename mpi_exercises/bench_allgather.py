@@ -55,10 +55,15 @@ def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, k=None, p
     from .multicast import _DOOR, _validate, allgather
 
     rank, size = comm.Get_rank(), comm.Get_size()
+    outs = {}
 
     def prepare(n, algorithm, mode):
         x = np.random.default_rng(rank).random(n)
-        out, ref = np.zeros((size, n)), np.empty((size, n))
+        ref = np.empty((size, n))
+        # one out per algorithm, shared by its modes: they share its executor, whose persistent
+        # requests stay bound to one array (alternating arrays would rebind them at every call)
+        out = outs.setdefault((n, algorithm), np.empty((size, n)))
+        out[...] = 0
         comm.Allgather(x, ref)
         if algorithm == "mpi":
             def call():

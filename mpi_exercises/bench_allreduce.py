@@ -70,7 +70,7 @@ def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=
     from mpi4py import MPI
 
     rank = comm.Get_rank()
-    refs = {}
+    refs, outs = {}, {}
 
     def prepare(n, algorithm, mode):
         if n not in refs:
@@ -80,7 +80,10 @@ def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=
             refs.clear()
             refs[n] = x, ref
         x, ref = refs[n]
-        out = np.zeros_like(x)
+        # one out per algorithm, shared by its modes: they share its executor, whose persistent
+        # requests stay bound to one array (alternating arrays would rebind them at every call)
+        out = outs.setdefault((n, algorithm), np.empty_like(x))
+        out[...] = 0
         call = make_call(comm, algorithm, x, out, mode)
         call()
         return call, np.allclose(out, ref, rtol=1e-12, atol=0)
