@@ -230,9 +230,9 @@ def graded6(course):
     nb = solved(course, LAB6)              # off-by-one turning level
     replace(nb, "lca", "    level = 0\n", "    level = 1\n")
     subs["off_by_one"] = (nb, {"test_lca"})
-    nb = solved(course, LAB6)              # picks the fastest strategy, contention or not
-    replace(nb, "choice", "best = min((name for name in free if free[name]), key=times.get)",
-            "best = min(times, key=times.get)")
+    nb = solved(course, LAB6)              # costs the schedules without the tree's link loads
+    replace(nb, "choice", "cost.schedule_time(s, ALPHA, BETA, HOLED, elem_bytes=65536)",
+            "cost.schedule_time(s, ALPHA, BETA, None, elem_bytes=65536)")
     subs["ignores_contention"] = (nb, {"test_choice"})
     for student, (nb, _) in subs.items():
         folder = course / "submitted" / student / LAB6
