@@ -19,6 +19,10 @@ COMMANDS = {
     "barrier-bench": ("mpi_exercises.barriers", "time every barrier algorithm (and MPI.Barrier), rank them"),
     "allreduce": ("mpi_exercises.combining", "one allreduce algorithm, checked against MPI.Allreduce, timed"),
     "bench-allreduce": ("mpi_exercises.bench_allreduce", "every allreduce algorithm against MPI.Allreduce over N"),
+    "allgather": ("mpi_exercises.multicast", "one allgather algorithm, checked against MPI.Allgather, timed"),
+    "bench-allgather": ("mpi_exercises.bench_allgather", "every allgather algorithm against MPI.Allgather over sizes"),
+    "alltoall": ("mpi_exercises.exchange", "one alltoall algorithm, checked against MPI.Alltoall, timed, messages counted"),
+    "bench-alltoall": ("mpi_exercises.bench_alltoall", "every alltoall algorithm against MPI.Alltoall over sizes"),
     "info": ("mpi_exercises.info", "which MPI library, launcher, nodes and cores; are ranks oversubscribed"),
 }
 

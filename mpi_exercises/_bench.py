@@ -205,3 +205,98 @@ def fmt_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"
+
+
+# ---------------------------------------------------------------- collectives against MPI's own
+#: how a front door is timed: the call as users make it, without its argument check, or
+#: only the algorithm (the cached executor on prepared buffers)
+MODES = ("default", "check=False", "executor")
+
+
+def time_interleaved(comm, calls: list, iters: int, warmup: int) -> np.ndarray:
+    """Per-call times (s), shape (len(calls), iters): round-robin over ``calls``, so every
+    variant sees the same machine conditions (other processes, frequency changes); each
+    call follows a barrier; a call's time is the slowest rank's."""
+    from mpi4py import MPI
+
+    samples = np.empty((len(calls), iters))
+    for i in range(-warmup, iters):
+        for k, fn in enumerate(calls):
+            comm.Barrier()
+            t0 = MPI.Wtime()
+            fn()
+            if i >= 0:
+                samples[k, i] = MPI.Wtime() - t0
+    comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
+    return samples
+
+
+def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warmup, budget_bytes,
+            desc="bench", progress=True) -> list[dict]:
+    """Time every (algorithm, mode) and MPI's own collective, interleaved, for every size.
+
+    ``prepare(n, algorithm, mode) -> (call, correct)`` makes the timed call and says
+    whether its result equals MPI's (it is asked once with ``("mpi", "mpi")`` for the
+    reference); ``nbytes(n)`` is the data per call that caps the repetitions
+    (:func:`capped_iterations`).  One result per size and variant, on every rank:
+    ``nelems, algorithm, mode, correct`` and :func:`summarize`'s statistics.
+    """
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    results = []
+    for n in tqdm(sizes, desc=desc, unit="size", file=sys.stderr,
+                  disable=(comm.Get_rank() != 0) or (not progress) or None):
+        cases = [("mpi", "mpi")] + [(a, m) for a in algorithms if a != "mpi" for m in modes]
+        calls, oks = [], []
+        for algorithm, mode in cases:
+            call, ok = prepare(n, algorithm, mode)
+            calls.append(call)
+            oks.append(comm.allreduce(bool(ok), op=MPI.LAND))
+        iters = capped_iterations(nbytes(n), iterations, budget_bytes, at_least=10)
+        for (algorithm, mode), ok, row in zip(cases, oks, time_interleaved(comm, calls, iters, warmup)):
+            results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **summarize(row)))
+    return results
+
+
+def ratios(results: list[dict]) -> dict:
+    """``{N: {mode: {algorithm: median / MPI's median, ..., best, best_ratio, best_by_min,
+    best_min_ratio}}}``: each variant's median over MPI's, and the best algorithm per mode
+    by median (and by minimum, the ratio of minima)."""
+    ref = {r["nelems"]: r for r in results if r["algorithm"] == "mpi"}
+    table: dict = {}
+    for r in results:
+        if r["algorithm"] != "mpi":
+            row = table.setdefault(r["nelems"], {}).setdefault(r["mode"], {})
+            row[r["algorithm"]] = r["median_s"] / ref[r["nelems"]]["median_s"]
+            row.setdefault("_min", {})[r["algorithm"]] = r["min_s"] / ref[r["nelems"]]["min_s"]
+    for modes in table.values():
+        for row in modes.values():
+            by_min = row.pop("_min")
+            best, best_min = min(row, key=row.get), min(by_min, key=by_min.get)
+            row.update(best=best, best_ratio=row[best], best_by_min=best_min, best_min_ratio=by_min[best_min])
+    return table
+
+
+def compare_report(results: list[dict], reference: str, unit: str = "N") -> str:
+    """Median µs per call of every variant, and the best of ours as a ratio to ``reference``
+    (MPI's collective): ratio of medians, and of minima in parentheses."""
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in results if r["algorithm"] != "mpi"))
+    modes = list(dict.fromkeys(r["mode"] for r in results if r["algorithm"] != "mpi"))
+    med = {(r["nelems"], r["algorithm"], r["mode"]): r["median_s"] for r in results}
+    tab, width = ratios(results), 9
+    lines = [f"Median time per call (µs); best of ours: ratio of medians (ratio of minima) to {reference}",
+             f"{unit:>8} {'mode':<12}{'mpi':>{width}} " + " ".join(f"{a[:width]:>{width}}" for a in algorithms)
+             + "  best of ours",
+             "-" * (22 + (width + 1) * (len(algorithms) + 1) + 26)]
+    for n in sorted({r["nelems"] for r in results}):
+        for i, mode in enumerate(modes):
+            mpi = f"{med[(n, 'mpi', 'mpi')] * 1e6:>{width}.1f}" if i == 0 else " " * width
+            cells = " ".join(f"{med[(n, a, mode)] * 1e6:>{width}.1f}" for a in algorithms)
+            t = tab[n][mode]
+            lines.append(f"{n if i == 0 else '':>8} {mode:<12}{mpi} {cells}  {t['best']} x{t['best_ratio']:.2f} "
+                         f"({t['best_by_min']} x{t['best_min_ratio']:.2f})")
+    bad = sorted({(r["nelems"], r["algorithm"]) for r in results if not r["correct"]})
+    if bad:
+        lines.append(f"WRONG RESULTS: {bad}")
+    return "\n".join(lines)

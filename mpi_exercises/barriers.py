@@ -1,7 +1,7 @@
 """Barriers from schedules, a correctness check, and the ``barrier-bench`` command.
 
     from mpi_exercises.barriers import barrier, Barrier
-    barrier(comm, algorithm="dissemination")           # one barrier (builds and frees)
+    barrier(comm, algorithm="dissemination")           # one barrier (executor cached on comm)
     b = Barrier(comm, "nway_dissemination", n=3)       # reusable: persistent requests
     for _ in range(1000): b()
     b.free()
@@ -90,10 +90,60 @@ class Barrier:
         self.free()
 
 
-def barrier(comm, algorithm: str = "dissemination", **options) -> None:
-    """One barrier on ``comm`` with ``algorithm`` (see :data:`ALGORITHMS`); collective."""
-    with Barrier(comm, algorithm, **options) as b:
-        b()
+_DOOR = None
+_EMPTY = np.empty(0, dtype=np.uint8)
+
+
+def _validate(algorithm, options, nprocs):
+    """The plan of one barrier call (``options``: sorted (name, value) pairs); ValueError if invalid."""
+    from netmodels.algorithms.schedule import Schedule
+
+    from ._frontdoor import Plan, word_of
+    from .executor import Executor
+
+    if isinstance(algorithm, Schedule):
+        schedule = algorithm
+        if options:
+            raise ValueError(f"a schedule takes no options, got {sorted(dict(options))}")
+        if schedule.nprocs != nprocs or schedule.nelems != 0:
+            raise ValueError(f"schedule {schedule.name!r} must be a barrier (nelems 0) for {nprocs} ranks, "
+                             f"got nprocs {schedule.nprocs}, nelems {schedule.nelems}")
+        args = dict(algorithm=schedule.name, schedule=word_of(schedule.steps))
+    elif algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
+    elif algorithm == "mpi":
+        if options:
+            raise ValueError(f"algorithm 'mpi' takes no options, got {sorted(dict(options))}")
+        return Plan("barrier", dict(algorithm="mpi"))
+    else:
+        schedule = _schedules.build(algorithm, nprocs, **dict(options))
+        args = dict(algorithm=algorithm, options=options)
+    return Plan("barrier", args, lambda comm: Executor(comm, schedule, np.uint8, None))
+
+
+def barrier(comm, algorithm: str = "dissemination", check: bool = True, **options) -> None:
+    """One barrier on ``comm`` with ``algorithm`` (see :data:`ALGORITHMS`, or a barrier
+    :class:`~netmodels.algorithms.schedule.Schedule`); collective.
+
+    The executor is cached on ``comm`` like allreduce's.  ``check=True`` (default) first
+    agrees on the arguments in one small collective: a bad or differing argument raises
+    ValueError on every rank.  ``check=False`` skips it: the arguments are then the
+    caller's responsibility (see :mod:`mpi_exercises._frontdoor`).
+    """
+    global _DOOR
+    if _DOOR is None:
+        from ._frontdoor import FrontDoor
+
+        _DOOR = FrontDoor("barrier")
+    try:
+        plan = _DOOR.plan((algorithm, tuple(sorted(options.items())), comm.Get_size()), _validate)
+    except ValueError as exc:
+        _DOOR.fail(comm, exc, check)
+    ex = _DOOR.admit(comm, plan, check)
+    if ex is None:
+        comm.Barrier()
+    else:
+        ex.run(_EMPTY)
 
 
 # ---------------------------------------------------------------- correctness check

@@ -2,25 +2,24 @@
 
     from mpi_exercises import allreduce
     y = allreduce(comm, x, algorithm="snake")        # == comm.Allreduce(x, y, MPI.SUM)
+    allreduce(comm, x, "ring", out=y, check=False)   # time loops: arguments checked once before
 
     mpiexec -n 4 python -m mpi_exercises allreduce --algorithm snake -N 100000 --block 500 \\
         --repeat 20 --json out.json
 
-Every call first runs one small collective (an ``Allreduce`` of five integers) that
-checks that all ranks passed valid and identical arguments: a bad argument on any
-rank becomes a ``ValueError`` on every rank, never a rank left waiting.  Executors
-(schedule, buffers, persistent requests) are cached on the communicator itself (an
-MPI attribute) per (algorithm, N, dtype, op, block, mesh), so repeated calls do not
-rebuild them; the least recently used of more than ``CACHE_SIZE`` are freed.
-Importing this module does not start MPI.
+By default every call first runs one small collective (an ``Allreduce`` of two
+int64 words) that checks that all ranks passed valid and identical arguments: a
+bad argument on any rank becomes a ``ValueError`` on every rank, never a rank left
+waiting.  ``check=False`` skips it (arguments are then the caller's
+responsibility).  Executors (schedule, buffers, persistent requests) are cached on
+the communicator itself (an MPI attribute) per (algorithm, N, dtype, op, block,
+mesh).  The machinery, and why the check cannot be skipped safely on a cache hit,
+is in :mod:`mpi_exercises._frontdoor`.  Importing this module does not start MPI.
 """
 
 from __future__ import annotations
 
-import array
 import sys
-import zlib
-from collections import OrderedDict
 
 import numpy as np
 
@@ -28,124 +27,57 @@ from netmodels.algorithms import combining
 from netmodels._check import positive_int
 
 from . import _bench
+from ._frontdoor import FrontDoor, Plan, check_out, mpi
 from .executor import Executor, mpi_datatype
 
 ALGORITHMS = combining.ALGORITHMS + ("mpi",)
 OPS = ("sum", "prod", "max", "min")
-CACHE_SIZE = 16
-_KEYVAL = None
-_MPI = None
-
-
-def _mpi():
-    """mpi4py.MPI, imported on first use (importing this module must not start MPI)."""
-    global _MPI
-    if _MPI is None:
-        from mpi4py import MPI
-
-        _MPI = MPI
-    return _MPI
+_DOOR = FrontDoor("allreduce")
 
 
 def _op_name(op) -> str:
-    from mpi4py import MPI
-
+    MPI = mpi()
+    handle = getattr(op, "handle", op)
     for name in OPS:
-        if op == getattr(MPI, name.upper()):
+        if handle == getattr(MPI, name.upper()).handle:
             return name
     raise ValueError(f"op must be one of MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN; got {op!r}")
 
 
-def _check_call(size, dtype, algorithm, block, op, mesh):
-    """Validate what does not depend on the data; return (op name, mesh, block, agreement hash)."""
+def _validate(algorithm, block, op, mesh, dtype, nelems, nprocs) -> Plan:
+    """The plan of one allreduce call (``op``: an MPI.Op's handle, None for SUM); ValueError if invalid."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
     if block is not None:
         block = positive_int("block", block)
-    opname = _op_name(op)
+    opname = "sum" if op is None else _op_name(op)
     mpi_datatype(dtype)
     if dtype.kind == "c" and opname in ("max", "min"):
         raise ValueError(f"MPI defines MAX and MIN for real types only, not for {dtype}")
     if mesh is None:
-        from mpi4py import MPI
+        mesh = tuple(mpi().Compute_dims(nprocs, 2))
+    mesh = combining.check_mesh(nprocs, mesh)
+    if block is None and algorithm in combining.PIPELINED:
+        block = combining.default_block(algorithm, nprocs, nelems, mesh)
+    mpi_op = getattr(mpi(), opname.upper())
+    args = dict(algorithm=algorithm, nelems=nelems, dtype=dtype.str, op=opname, block=block, mesh=mesh)
 
-        mesh = tuple(MPI.Compute_dims(size, 2))
-    mesh = combining.check_mesh(size, mesh)
-    h = zlib.crc32(repr((algorithm, block, opname, mesh, dtype.str)).encode())
-    return opname, mesh, block, h
-
-
-#: validated (algorithm, block, op, mesh, dtype, size) -> _check_call's answer: repeated calls
-#: (benchmarks, time loops) skip the validation and go straight to the agreement collective
-_VALID: dict = {}
-
-
-def _check_out(out, x):
-    if not isinstance(out, np.ndarray) or out.shape != x.shape or out.dtype != x.dtype \
-            or not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {x.shape} and "
-                         f"dtype {x.dtype}")
-    # arrays that own their memory overlap only if they are the same array
-    if out is x or ((out.base is not None or x.base is not None) and np.may_share_memory(out, x)):
-        raise ValueError("out must not share memory with x (x is never modified)")
+    def build(comm):
+        return Executor(comm, combining.build(algorithm, nprocs, nelems, block, mesh), dtype, mpi_op)
+    return Plan("allreduce", args, None if algorithm == "mpi" else build, mpi_op)
 
 
-def _agree(comm, error, n, h):
-    """One small collective: raise the same ValueError on every rank if any rank failed or disagrees."""
-    MPI = _mpi()
-    buf = array.array("q", (1 if error else 0, n, -n, h, -h))     # int64, cheaper than numpy here
-    comm.Allreduce(MPI.IN_PLACE, [buf, MPI.INT64_T], op=MPI.MAX)
-    v = buf.tolist()
-    if error is not None:
-        raise error
-    if v[0]:
-        raise ValueError("allreduce: invalid arguments on another rank (its ValueError says which)")
-    if v[1] != -v[2]:
-        raise ValueError(f"allreduce: x must have the same number of elements on every rank; "
-                         f"got sizes from {-v[2]} to {v[1]}")
-    if v[3] != -v[4]:
-        raise ValueError("allreduce: algorithm, block, op, mesh and dtype must be the same on every rank")
+def executor_for(comm, algorithm, nelems, dtype, op=None, block=None, mesh=None):
+    """The cached :class:`~mpi_exercises.executor.Executor` of an allreduce (collective on a miss)."""
+    plan = _DOOR.plan((algorithm, block, None if op is None else getattr(op, "handle", op), mesh, np.dtype(dtype), nelems,
+                       comm.Get_size()), _validate)
+    if plan.build is None:
+        raise ValueError("algorithm 'mpi' has no executor")
+    return _DOOR.admit(comm, plan, check=False)
 
 
-def _delete_cache(comm, keyval, cache):
-    """MPI calls this when ``comm`` is freed: free the cached executors' duplicated
-    communicators and persistent requests too (same order on every rank)."""
-    while cache:
-        cache.popitem(last=False)[1].free()
-
-
-def _cache(comm) -> OrderedDict:
-    """The executor cache stored on ``comm`` as an MPI attribute."""
-    MPI = _mpi()
-    global _KEYVAL
-    if _KEYVAL is None:
-        _KEYVAL = MPI.Comm.Create_keyval(delete_fn=_delete_cache)
-    cache = comm.Get_attr(_KEYVAL)
-    if cache is None:
-        cache = OrderedDict()
-        comm.Set_attr(_KEYVAL, cache)
-    return cache
-
-
-def executor_for(comm, algorithm, nelems, dtype, op, block=None, mesh=None, opname=None):
-    """The cached :class:`~mpi_exercises.executor.Executor` for these arguments (collective on a miss)."""
-    dtype = np.dtype(dtype)
-    key = (algorithm, nelems, dtype.str, opname or _op_name(op), block, tuple(mesh))
-    cache = _cache(comm)
-    ex = cache.get(key)
-    if ex is None:
-        if block is None and algorithm in combining.PIPELINED:
-            block = combining.default_block(algorithm, comm.Get_size(), nelems, mesh)
-        ex = Executor(comm, combining.build(algorithm, comm.Get_size(), nelems, block, mesh), dtype, op)
-        cache[key] = ex
-        while len(cache) > CACHE_SIZE:               # same calls on every rank: same eviction
-            cache.popitem(last=False)[1].free()
-    else:
-        cache.move_to_end(key)
-    return ex
-
-
-def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=None, mesh=None, out=None):
+def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=None, mesh=None, out=None,
+              check: bool = True):
     """Element-wise combination of ``x`` over all ranks of ``comm``, equal to ``MPI.Allreduce``.
 
     ``algorithm``: one of :data:`ALGORITHMS` (``"mpi"`` is the library's own Allreduce).
@@ -153,40 +85,29 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     ``op``: ``MPI.SUM`` (default, also when None), ``MPI.PROD``, ``MPI.MAX`` or ``MPI.MIN``.
     ``mesh``: ``(W, H)`` with ``W*H == comm.size`` (None: ``MPI.Compute_dims(P, 2)``).
     ``out``: array of x's shape and dtype to write the result into (None: a new one).
-    ``x`` is never modified.  Collective; raises ValueError on every rank on bad input.
+    ``check``: True (default) runs one small collective first, so that bad or differing
+    arguments raise ValueError on every rank; False skips it: the arguments are then the
+    caller's responsibility (invalid ones raise only where they are seen, differing ones
+    hang or give wrong results; see :mod:`mpi_exercises._frontdoor`).
+    ``x`` is never modified.  Collective.
     """
-    MPI = _mpi()
-    if op is None:
-        op = MPI.SUM
-    error = None
+    if type(x) is not np.ndarray:
+        x = np.asarray(x)
     try:
-        if type(x) is not np.ndarray:
-            x = np.asarray(x)
-        size = comm.Get_size()
-        try:
-            vkey = (algorithm, block, id(op), mesh, x.dtype, size)
-            checked = _VALID.get(vkey)
-        except TypeError:                              # unhashable mesh or block: no caching
-            vkey, checked = None, None
-        if checked is None:
-            checked = _check_call(size, x.dtype, algorithm, block, op, mesh)
-            if vkey is not None and op in (MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN):   # predefined: ids stay valid
-                _VALID[vkey] = checked
-        opname, mesh, block, h = checked
+        plan = _DOOR.plan((algorithm, block, None if op is None else getattr(op, "handle", op), mesh,
+                           x.dtype, x.size, comm.Get_size()), _validate)
         if out is not None:
-            _check_out(out, x)
-        n = x.size
+            check_out(out, x.shape, x.dtype, x)
     except ValueError as exc:
-        error, n, h = exc, 0, 0
-    _agree(comm, error, n, h)
+        _DOOR.fail(comm, exc, check)
+    ex = _DOOR.admit(comm, plan, check)
     if out is None:
         out = np.empty(x.shape, dtype=x.dtype)
-    flat = out if out.ndim == 1 else out.reshape(-1)
-    if algorithm == "mpi":
-        comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), flat, op=op)
+    if ex is None:                                   # algorithm "mpi"
+        comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), out, op=plan.data)
         return out
-    np.copyto(flat, x.reshape(-1))
-    executor_for(comm, algorithm, n, x.dtype, op, block, mesh, opname).run(flat)
+    np.copyto(out, x)
+    ex.run(out)
     return out
 
 

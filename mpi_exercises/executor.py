@@ -7,12 +7,16 @@
 Each step follows the step semantics of :mod:`netmodels.algorithms.schedule`: this rank
 posts one receive per incoming transfer and one send per outgoing transfer (the
 send blocks are views of ``buf``), waits for all of them, then applies the
-incoming blocks in step order, combining with the numpy ufunc of ``op`` in place
-(``np.add(a, b, out=a)``) or copying.  ``buf`` is not written before the step's
-receives are all complete, except that a copied block that overlaps nothing else
-sent or received in the step is received straight into ``buf``.  Tags are the
-step index modulo 32768.  Transfers of zero elements are pure synchronisation
-messages, so a schedule on an empty vector (``nelems == 0``) is a barrier.
+incoming blocks in step order at their receive offsets (``dst_start``), combining
+with the numpy ufunc of ``op`` in place (``np.add(a, b, out=a)``) or copying.
+``buf`` is not written before the step's receives are all complete, except that a
+copied block that overlaps nothing else sent, read or written in the step is
+received straight into ``buf``.  Local copies (``src == dst``) are no messages:
+they are applied in step order like received blocks, read from ``buf`` directly
+when nothing in the step writes their source, else from a copy taken before the
+step's messages start.  Tags are the step index modulo 32768.  Transfers of zero
+elements are pure synchronisation messages, so a schedule on an empty vector
+(``nelems == 0``) is a barrier.
 
 Everything is prepared at construction (per step: peers, block bounds, receive
 buffer offsets; one receive buffer as large as the largest step needs).  The MPI
@@ -24,11 +28,21 @@ not start MPI.
 
 from __future__ import annotations
 
+import operator
+import time
+
 import numpy as np
 
 from netmodels.algorithms.schedule import Schedule
 
 MAX_TAG = 32768
+
+
+def busy_wait(seconds: float) -> None:
+    """Spin for ``seconds`` (a sleep would give the core away and wake up late)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 def ufunc_of(op):
@@ -58,12 +72,15 @@ def mpi_datatype(dtype):
 class Executor:
     """Runs ``schedule`` on ``comm`` for vectors of ``dtype``, combining with MPI ``op``.
 
-    ``op`` may be None when the schedule has no combining transfer.  Construction is
+    ``op`` may be None when the schedule has no combining transfer.  ``send_delay``
+    (optional, a P x P array of seconds): an artificial cost per message, e.g. for
+    messages between nodes: before a step's messages start, this rank busy-waits the sum
+    of ``send_delay[rank, dst]`` over the messages it sends in the step.  Construction is
     collective (it duplicates ``comm``, so the executor's messages never mix with the
     caller's).
     """
 
-    def __init__(self, comm, schedule: Schedule, dtype, op=None):
+    def __init__(self, comm, schedule: Schedule, dtype, op=None, send_delay=None):
         if not isinstance(schedule, Schedule):
             raise ValueError(f"schedule must be a netmodels.algorithms.schedule.Schedule, got {type(schedule).__name__}")
         size, rank = comm.Get_size(), comm.Get_rank()
@@ -82,45 +99,80 @@ class Executor:
         elif combines:
             raise ValueError(f"schedule {schedule.name!r} combines data: op must be given")
         self.rank = rank
+        self._scalar_op = {np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
         self._plan = self._make_plan(schedule, rank)
-        rsize = max((off + cnt for step in self._plan for (_, off, cnt, _, _, _) in step[1]), default=0)
+        self._delay = [0.0] * len(self._plan)
+        if send_delay is not None:
+            send_delay = np.asarray(send_delay, dtype=float)
+            if send_delay.shape != (size, size) or not np.all(np.isfinite(send_delay) & (send_delay >= 0)):
+                raise ValueError(f"send_delay must be a ({size}, {size}) array of seconds >= 0")
+            self._delay = [float(sum(send_delay[rank, peer] for _, _, peer, _ in sends))
+                           for sends, _ in self._plan]
+        rsize = max((off + cnt for step in self._plan for (_, off, cnt, _, _, mode, _, _) in step[1]
+                     if mode not in ("direct", "local", "local-combine")), default=0)
         self._rbuf = np.empty(rsize, dtype=self.dtype)
         self._bound = None      # the array the persistent requests point into
-        self._steps = []        # per step: (requests, combines, copies)
+        self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
+        self._steps = []        # per step: (requests, staged local copies, blocks to apply)
         from mpi4py import MPI
 
-        self._startall, self._waitall = MPI.Prequest.Startall, MPI.Request.Waitall
+        self._startall, self._waitall, self._address = MPI.Prequest.Startall, MPI.Request.Waitall, MPI.Get_address
         self.comm = comm.Dup()
 
     # ---------------------------------------------------------------- planning (no MPI)
     @staticmethod
     def _make_plan(schedule: Schedule, rank: int):
-        """Per step: (sends [(start, stop, peer)], recvs [(peer, rbuf offset, count, start, stop, mode)]).
+        """Per step: (sends [(start, stop, peer, seq)], incoming [(peer, rbuf offset, count, write
+        start, write stop, mode, read start, seq)]), both in step order; ``seq`` numbers the
+        messages between the same two ranks in one step (0, 1, ...): they get different tags,
+        because ``Startall`` may start requests in any order.
 
-        mode is "combine", "copy" (from the receive buffer) or "direct" (received into buf).
+        mode: "direct" (a copied message received straight into buf), "combine" or "copy"
+        (a message received into the receive buffer, applied after the step's messages),
+        "local" or "local-combine" (a local copy read from buf when it is applied: nothing of
+        the step writes its source), "staged" or "staged-combine" (a local copy whose source
+        the step also writes: saved to the receive buffer before the messages start).
         """
         plan = []
         for step in schedule.steps:
-            sends = [(tr.start, tr.stop, tr.dst) for tr in step if tr.src == rank]
-            incoming = [tr for tr in step if tr.dst == rank]
+            nsent, nrecv = {}, {}      # several messages between one pair in one step: matched in order
+            sends = []
+            for tr in step:
+                if tr.src == rank and tr.dst != rank:
+                    seq = nsent[tr.dst] = nsent.get(tr.dst, -1) + 1
+                    sends.append((tr.start, tr.stop, tr.dst, seq))
+            incoming = [tr for tr in step if tr.dst == rank and (tr.src != rank or tr.count)]
+            writes = [(tr.recv_start, tr.recv_stop) for tr in incoming]
+            reads = [(a, b) for a, b, _, _ in sends] + [(tr.start, tr.stop) for tr in incoming if tr.src == rank]
             recvs, off = [], 0
             for i, tr in enumerate(incoming):
-                others = [(a, b) for a, b, _ in sends] + [(o.start, o.stop) for j, o in enumerate(incoming) if j != i]
-                alone = all(b <= tr.start or a >= tr.stop for a, b in others)
-                if not tr.combine and alone:
-                    recvs.append((tr.src, 0, 0, tr.start, tr.stop, "direct"))
+                w0, w1 = tr.recv_start, tr.recv_stop
+                others = [w for j, w in enumerate(writes) if j != i]
+                if tr.src == rank:                                   # local copy
+                    if all(b <= tr.start or a >= tr.stop for a, b in others):
+                        mode = "local-combine" if tr.combine else "local"
+                        recvs.append((rank, 0, tr.count, w0, w1, mode, tr.start, 0))
+                    else:
+                        mode = "staged-combine" if tr.combine else "staged"
+                        recvs.append((rank, off, tr.count, w0, w1, mode, tr.start, 0))
+                        off += tr.count
+                    continue
+                seq = nrecv[tr.src] = nrecv.get(tr.src, -1) + 1
+                if not tr.combine and all(b <= w0 or a >= w1 for a, b in others + reads):
+                    recvs.append((tr.src, 0, tr.count, w0, w1, "direct", tr.start, seq))
                 else:
-                    recvs.append((tr.src, off, tr.count, tr.start, tr.stop, "combine" if tr.combine else "copy"))
+                    recvs.append((tr.src, off, tr.count, w0, w1, "combine" if tr.combine else "copy", tr.start,
+                                  seq))
                     off += tr.count
             plan.append((sends, recvs))
         return plan
 
     # ---------------------------------------------------------------- binding to a buffer
     def _release_requests(self):
-        for reqs, _, _ in self._steps:
+        for reqs, _, _, _ in self._steps:
             for r in reqs:
                 r.Free()
-        self._steps, self._bound = [], None
+        self._steps, self._bound, self._given = [], None, None
 
     def _bind(self, buf):
         if not isinstance(buf, np.ndarray) or buf.dtype != self.dtype or buf.ndim != 1 \
@@ -130,58 +182,77 @@ class Executor:
                              f"{getattr(buf, 'dtype', type(buf).__name__)} of shape {getattr(buf, 'shape', '?')}")
         self._release_requests()
         comm, t_mpi, rbuf = self.comm, self.mpitype, self._rbuf
+        # one-element combines of floats as Python scalar arithmetic: a ufunc call on a
+        # one-element array costs several times more (integers would warn on overflow)
+        scalar = self.dtype.kind in "fc" and self.ufunc in (np.add, np.multiply)
         steps = []
+        nsteps = len(self._plan)
         for t, (sends, recvs) in enumerate(self._plan):
-            tag = t % MAX_TAG
-            reqs, combines, copies = [], [], []
-            for peer, off, cnt, start, stop, mode in recvs:
+            reqs, stage, applies = [], [], []
+            for peer, off, cnt, start, stop, mode, read, seq in recvs:
+                dst = buf[start:stop]
+                tag = (t + seq * nsteps) % MAX_TAG
                 if mode == "direct":
-                    reqs.append(comm.Recv_init([buf[start:stop], t_mpi], peer, tag))
+                    reqs.append(comm.Recv_init([dst, t_mpi], peer, tag))
+                    continue
+                if mode.startswith("local"):
+                    src = buf[read:read + cnt]
                 else:
                     src = rbuf[off:off + cnt]
-                    reqs.append(comm.Recv_init([src, t_mpi], peer, tag))
-                    (combines if mode == "combine" else copies).append((buf[start:stop], src))
-            for start, stop, peer in sends:
-                reqs.append(comm.Send_init([buf[start:stop], t_mpi], peer, tag))
-            # apply in step order: combines and copies never touch the same block in our schedules,
-            # but keep the order exact anyway when both are present
-            if combines and copies:
-                order = [(m, buf[s:e], rbuf[o:o + c]) for (_, o, c, s, e, m) in recvs if m != "direct"]
-                combines, copies = None, order
-            steps.append((reqs, combines, copies))
+                    if mode.startswith("staged"):
+                        stage.append((src, buf[read:read + cnt]))
+                    else:
+                        reqs.append(comm.Recv_init([src, t_mpi], peer, tag))
+                combine = mode.endswith("combine")
+                applies.append((2 if combine and scalar and cnt == 1 else int(combine), dst, src))
+            for start, stop, peer, seq in sends:
+                reqs.append(comm.Send_init([buf[start:stop], t_mpi], peer, (t + seq * nsteps) % MAX_TAG))
+            if reqs or applies:
+                steps.append((reqs, stage, applies, self._delay[t]))
         self._steps, self._bound = steps, buf
 
     def _same_memory(self, buf) -> bool:
         b = self._bound
+        # MPI_Get_address: ten times cheaper than numpy's __array_interface__ or ctypes
         return (isinstance(buf, np.ndarray) and buf.dtype == b.dtype and buf.shape == b.shape
                 and buf.strides == b.strides and buf.flags.writeable
-                and buf.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+                and self._address(buf) == self._address(b))
 
     # ---------------------------------------------------------------- the hot path
     def run(self, buf):
-        """Execute the schedule in place on ``buf`` (1-D, ``schedule.nelems`` elements); returns ``buf``."""
-        if buf is not self._bound:
-            if self._bound is not None and self._same_memory(buf):
-                self._bound = buf          # another view of the same memory: requests still valid
+        """Execute the schedule in place on ``buf`` (``schedule.nelems`` elements, C-contiguous;
+        any shape, read as 1-D); returns ``buf``."""
+        if buf is not self._bound and buf is not self._given:
+            self._given = buf              # a shaped array: its flat view is what is bound
+            if type(buf) is np.ndarray and buf.ndim != 1:
+                if not buf.flags.c_contiguous:
+                    raise ValueError("buf must be C-contiguous")
+                flat = buf.reshape(-1)
             else:
-                self._bind(buf)
+                flat = buf
+            if self._bound is not None and self._same_memory(flat):
+                self._bound = flat         # another view of the same memory: requests still valid
+            else:
+                self._given = None
+                self._bind(flat)
+                self._given = buf
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
-        for reqs, combines, copies in self._steps:
-            if not reqs:
-                continue
-            startall(reqs)
-            waitall(reqs)
-            if combines is None:                       # mixed step: exact step order
-                for mode, dst, src in copies:
-                    if mode == "combine":
-                        ufunc(dst, src, out=dst)
-                    else:
-                        copyto(dst, src)
-                continue
-            for dst, src in combines:
-                ufunc(dst, src, out=dst)
-            for dst, src in copies:
+        sop = self._scalar_op
+        for reqs, stage, applies, delay in self._steps:
+            for dst, src in stage:
                 copyto(dst, src)
+            if delay:
+                busy_wait(delay)
+            if reqs:
+                startall(reqs)
+                waitall(reqs)
+            for kind, dst, src in applies:
+                if kind == 0:
+                    copyto(dst, src)
+                elif kind == 1:
+                    ufunc(dst, src, out=dst)
+                else:
+                    dst[0] = sop(dst[0], src[0])
         return buf
 
     def free(self):

@@ -91,6 +91,56 @@ for name, kwargs in bad_cases.items():
         failures.append(f"FAIL no ValueError on every rank for: {name}")
     count += 1
 
+# The messages say what was wrong, on every rank: the failing rank its own error, the
+# others which rank failed; differing arguments name the argument.
+if P > 1:
+    cases = ((dict(block=0 if rank == P - 1 else None),
+              "block must be an integer >= 1" if rank == P - 1 else f"invalid arguments on rank {P - 1}: block"),
+             (dict(x=np.ones(5 + (rank == 0))), "nelems = 6 on rank 0, 5 on rank"))
+    for kwargs, expect in cases:
+        try:
+            allreduce(comm, kwargs.pop("x", x), "snake", **kwargs)
+            msg = ""
+        except ValueError as exc:
+            msg = str(exc)
+        if expect not in msg:
+            failures.append(f"FAIL rank {rank}: message {msg!r} lacks {expect!r}")
+        count += 1
+
+# check=False: the same results without the agreement; bad arguments seen by every rank
+# still raise (locally, on every rank here, so nobody waits).
+for algorithm in ("recursive_doubling", "snake", "ring", "mpi"):
+    for n in (0, 1, P + 1, 1001):
+        xx = test_vector(n, "float64", rank, "sum")
+        ref = np.empty_like(xx)
+        comm.Allreduce(xx, ref, op=MPI.SUM)
+        out = np.empty_like(xx)
+        for _ in range(2):                              # the second call hits the cache
+            y = allreduce(comm, xx, algorithm, out=out, check=False)
+        if not (y is out and matches(out, ref)):
+            failures.append(f"FAIL rank {rank}: check=False {algorithm} N={n}")
+        count += 1
+# shaped arrays, and outs that alternate (the executor rebinds or reuses its requests)
+xs = test_vector(15, "float64", rank, "sum").reshape(3, 5)
+ref = np.empty_like(xs)
+comm.Allreduce(xs, ref, op=MPI.SUM)
+outs = [np.empty_like(xs), np.empty_like(xs)]
+for i in range(5):
+    for algorithm in ("ring", "snake", "mpi"):
+        y = allreduce(comm, xs, algorithm, out=outs[i % 2 if i < 3 else 0], check=i % 2 == 0)
+        if y.shape != (3, 5) or not matches(y, ref):
+            failures.append(f"FAIL rank {rank}: shaped allreduce {algorithm} call {i}")
+        count += 1
+
+for name, kwargs in {"unknown algorithm": dict(algorithm="bogus"), "block 0": dict(algorithm="snake", block=0),
+                     "out of another shape": dict(out=np.empty(4))}.items():
+    try:
+        allreduce(comm, x, check=False, **kwargs)
+        failures.append(f"FAIL rank {rank}: check=False did not raise for {name}")
+    except ValueError:
+        pass
+    count += 1
+
 # The executor itself: pure synchronisation schedules on an empty vector (barriers), a
 # swap that needs the step semantics (send the old block, then overwrite it), bad input.
 from netmodels.algorithms.schedule import Schedule, Transfer  # noqa: E402

@@ -75,10 +75,13 @@ def test_benchmark_runs_and_reports_ratios(tmp_path):
                          "--no-progress", "--json", str(out)], timeout=90)
     assert "best of ours" in res.stdout
     data = json.loads(out.read_text())
-    assert {(r["nelems"], r["algorithm"]) for r in data["results"]} == \
-        {(n, a) for n in (1, 1000) for a in ("snake", "ring", "mpi")}
+    assert {(r["nelems"], r["algorithm"], r["mode"]) for r in data["results"]} == \
+        {(n, a, m) for n in (1, 1000) for a in ("snake", "ring") for m in ("default", "check=False", "executor")} \
+        | {(1, "mpi", "mpi"), (1000, "mpi", "mpi")}
     assert all(r["correct"] for r in data["results"])
-    assert data["ratios"]["1000"]["best"] in ("snake", "ring")
+    for mode in ("default", "check=False", "executor"):
+        row = data["ratios"]["1000"][mode]
+        assert row["best"] in ("snake", "ring") and row["best_ratio"] == min(row["snake"], row["ring"])
 
 
 @pytest.mark.parametrize("command, bad", [

@@ -59,3 +59,40 @@ def test_empty_steps_are_kept():
     s = Schedule("empty", 3, 0, [(), ()])
     a = as_arrays(s)
     assert a.nsteps == 2 and a.ntransfers == 0 and a.to_schedule() == s
+
+
+def test_receive_offsets_and_local_copies_round_trip():
+    from netmodels.algorithms import alltoall
+    from netmodels.algorithms.schedule import Transfer
+    for algorithm in alltoall.ALGORITHMS:
+        for nodes in (None, 2, (2, 2), [0, 1, 0, 1, 2]):
+            s = alltoall.build(algorithm, 5, 3, nodes)
+            a = ArraySchedule.from_schedule(s)
+            assert a.to_schedule() == s
+            assert a.nmessages == s.nmessages == sum(t.src != t.dst for st in s.steps for t in st)
+            assert a.ntransfers == sum(len(st) for st in s.steps)
+    # a receive offset equal to start is the same transfer as none
+    assert Transfer(0, 1, 2, 3, dst_start=2) == Transfer(0, 1, 2, 3)
+    mixed = Schedule("mixed", 3, 8, [(Transfer(0, 1, 0, 2), Transfer(1, 1, 0, 2, dst_start=4),
+                                      Transfer(2, 0, 6, 2, dst_start=1)), (Transfer(1, 2, 2, 2),)])
+    a = as_arrays(mixed)
+    assert a.steps[0].dst_start.tolist() == [0, 4, 1] and a.steps[1].dst_start is None
+    assert a.steps[0].is_message.tolist() == [True, False, True]
+    assert a.to_schedule() == mixed and a.nmessages == 3
+
+
+@pytest.mark.parametrize("step, message", [
+    (ArrayStep.of([0], [0], start=1, count=1, dst_start=1), "distinct ranks"),
+    (ArrayStep.of([0], [1], start=0, count=2, dst_start=3), "receive block"),
+    (ArrayStep.of([0], [1], start=0, count=1, dst_start=-1), "receive block"),
+])
+def test_receive_offsets_are_validated(step, message):
+    with pytest.raises(ValueError, match=message):
+        ArraySchedule("bad", 4, 4, [step])
+    with pytest.raises(ValueError, match=message.split()[0]):
+        Schedule("bad", 4, 4, [step.transfers()])
+
+
+def test_local_copy_is_valid_when_it_moves_data():
+    step = ArrayStep.of([2], [2], start=0, count=2, dst_start=2)
+    assert ArraySchedule("copy", 4, 4, [step]).nmessages == 0

@@ -217,3 +217,40 @@ def test_grade_rejects_bad_arguments(tmp_path):
     res = subprocess.run([sys.executable, str(LABS / "grade.py"), "--course", str(tmp_path)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "not a course folder" in res.stderr
+
+
+# ------------------------------------------------- lab 6 (computed answers, no data files)
+LAB6 = "lab6"
+
+
+@pytest.fixture(scope="module")
+def graded6(course):
+    """lab 6: a solved submission, and two that break one answer each."""
+    subs = {"alice6": (solved(course, LAB6), set())}
+    nb = solved(course, LAB6)              # off-by-one turning level
+    replace(nb, "lca", "    level = 0\n", "    level = 1\n")
+    subs["off_by_one"] = (nb, {"test_lca"})
+    nb = solved(course, LAB6)              # costs the schedules without the tree's link loads
+    replace(nb, "choice", "cost.schedule_time(s, ALPHA, BETA, HOLED, elem_bytes=65536)",
+            "cost.schedule_time(s, ALPHA, BETA, None, elem_bytes=65536)")
+    subs["ignores_contention"] = (nb, {"test_choice"})
+    for student, (nb, _) in subs.items():
+        folder = course / "submitted" / student / LAB6
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{LAB6}.ipynb")
+    rows, log = grade(course, [LAB6], cell_timeout=CELL_TIMEOUT)
+    return subs, {s: row for (s, lab), row in rows.items() if lab == LAB6}, log
+
+
+@pytest.mark.slow
+def test_lab6_submissions_lose_exactly_what_they_broke(graded6):
+    subs, table, log = graded6
+    nb = source_nb(LAB6)
+    pts = points(nb)
+    manual = {grade_meta(c)["grade_id"] for c in nb.cells if grade_meta(c).get("grade") and grade_meta(c).get("solution")}
+    assert manual == {"answer_choice"} and sum(v for k, v in pts.items() if k not in manual) == 9
+    for student, (_, failing) in subs.items():
+        row = table[student]
+        assert row["status"] == "graded", (student, row, log)
+        got = {k: float(row[k]) for k in pts if k not in manual}
+        assert got == {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}, student

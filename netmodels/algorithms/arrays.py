@@ -9,6 +9,12 @@ each a set of equal-length columns, with the same step semantics (see
 beginning of the step to rank ``dst[i]``, which combines (``combine[i]``) or copies it
 once every transfer of the step has arrived, in column order.
 
+An optional sixth column ``dst_start`` (None when absent) holds the receive offsets of
+:attr:`Transfer.dst_start <netmodels.algorithms.schedule.Transfer.dst_start>`: present,
+it is where every block of the step lands (equal to ``start`` where the transfer has no
+receive offset); rows with ``src == dst`` are then local copies.  A step without it
+behaves exactly as before.
+
 Columns that are the same for every transfer of a step (a barrier's ``count = 0``,
 ``combine = False``) may be passed as scalars: they are stored as zero-stride views
 (:func:`numpy.broadcast_to`), so they cost no memory.  Ranks are ``int32`` (so
@@ -59,15 +65,20 @@ class ArrayStep:
     start: np.ndarray
     count: np.ndarray
     combine: np.ndarray
+    dst_start: np.ndarray | None = None
 
     @classmethod
-    def of(cls, src, dst, start=0, count=0, combine=False) -> "ArrayStep":
-        """Build a step; ``start``, ``count`` and ``combine`` may be scalars."""
+    def of(cls, src, dst, start=0, count=0, combine=False, dst_start=None) -> "ArrayStep":
+        """Build a step; ``start``, ``count``, ``combine`` and ``dst_start`` may be scalars.
+
+        ``dst_start=None`` (default): every block lands at its ``start``.
+        """
         src = np.asarray(src)
         n = src.shape[0] if src.ndim == 1 else np.asarray(dst).reshape(-1).shape[0]
         return cls(_column(src, n, RANK, "src"), _column(dst, n, RANK, "dst"),
                    _column(start, n, ELEM, "start"), _column(count, n, ELEM, "count"),
-                   _column(combine, n, bool, "combine"))
+                   _column(combine, n, bool, "combine"),
+                   None if dst_start is None else _column(dst_start, n, ELEM, "dst_start"))
 
     def __len__(self) -> int:
         return self.src.shape[0]
@@ -76,10 +87,22 @@ class ArrayStep:
     def stop(self) -> np.ndarray:
         return self.start + self.count
 
+    @property
+    def recv_start(self) -> np.ndarray:
+        """Where each block lands at its destination (``start`` without a ``dst_start`` column)."""
+        return self.start if self.dst_start is None else self.dst_start
+
+    @property
+    def is_message(self) -> np.ndarray:
+        """Boolean column: True for messages, False for local copies."""
+        return self.src != self.dst
+
     def transfers(self) -> tuple[Transfer, ...]:
         """The step as :class:`Transfer` objects (one Python object each: small P only)."""
-        cols = (self.src.tolist(), self.dst.tolist(), self.start.tolist(), self.count.tolist(),
-                self.combine.tolist())
+        cols = [self.src.tolist(), self.dst.tolist(), self.start.tolist(), self.count.tolist(),
+                self.combine.tolist()]
+        if self.dst_start is not None:
+            cols.append(self.dst_start.tolist())
         return tuple(Transfer(*row) for row in zip(*cols))
 
 
@@ -108,7 +131,10 @@ class ArraySchedule:
                 raise ValueError(f"step {t} must be an ArrayStep, got {type(s).__name__}")
             if len(s) == 0:
                 continue
-            bad = (s.src < 0) | (s.src >= p) | (s.dst < 0) | (s.dst >= p) | (s.src == s.dst)
+            same = s.src == s.dst
+            if s.dst_start is not None:
+                same = same & (s.dst_start == s.start)
+            bad = (s.src < 0) | (s.src >= p) | (s.dst < 0) | (s.dst >= p) | same
             if bad.any():
                 i = int(np.argmax(bad))
                 raise ValueError(f"step {t}: transfer {s.src[i]} -> {s.dst[i]} needs distinct ranks "
@@ -118,6 +144,13 @@ class ArraySchedule:
                 i = int(np.argmax(bad))
                 raise ValueError(f"step {t}: block [{s.start[i]}, {s.start[i] + s.count[i]}) of "
                                  f"transfer {s.src[i]} -> {s.dst[i]} outside 0..{self.nelems}")
+            if s.dst_start is not None:
+                bad = (s.dst_start < 0) | (s.dst_start + s.count > self.nelems)
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    raise ValueError(f"step {t}: receive block [{s.dst_start[i]}, "
+                                     f"{s.dst_start[i] + s.count[i]}) of transfer {s.src[i]} -> "
+                                     f"{s.dst[i]} outside 0..{self.nelems}")
 
     @property
     def nsteps(self) -> int:
@@ -125,12 +158,17 @@ class ArraySchedule:
 
     @property
     def ntransfers(self) -> int:
-        """Messages in all steps."""
+        """Transfers in all steps (messages, plus local copies if a step has any)."""
         return sum(len(s) for s in self.steps)
 
     @property
+    def nmessages(self) -> int:
+        """Messages in all steps (local copies not counted)."""
+        return sum(int(np.count_nonzero(s.is_message)) for s in self.steps)
+
+    @property
     def nelems_moved(self) -> int:
-        """Elements sent in all steps (sum of counts)."""
+        """Elements sent in all steps (sum of counts, local copies included)."""
         return int(sum(int(s.count.sum()) for s in self.steps))
 
     @classmethod
@@ -138,10 +176,13 @@ class ArraySchedule:
         """The columnar form of a per-transfer :class:`Schedule` (same steps, same order)."""
         steps = []
         for step in schedule.steps:
-            cols = list(zip(*[(t.src, t.dst, t.start, t.count, t.combine) for t in step])) or [()] * 5
+            cols = list(zip(*[(t.src, t.dst, t.start, t.count, t.combine, t.recv_start)
+                              for t in step])) or [()] * 6
+            moved = any(t.dst_start is not None for t in step)
             steps.append(ArrayStep.of(np.array(cols[0], dtype=RANK), np.array(cols[1], dtype=RANK),
                                       np.array(cols[2], dtype=ELEM), np.array(cols[3], dtype=ELEM),
-                                      np.array(cols[4], dtype=bool)))
+                                      np.array(cols[4], dtype=bool),
+                                      np.array(cols[5], dtype=ELEM) if moved else None))
         return cls(schedule.name, schedule.nprocs, schedule.nelems, steps, dict(schedule.meta))
 
     def to_schedule(self) -> Schedule:

@@ -6,7 +6,8 @@ its own contribution and nothing of rank ``q``'s); a combining transfer adds the
 sender's counts into the receiver's, a copy overwrites them, following the step
 semantics of :mod:`netmodels.algorithms.schedule`.  An allreduce is correct exactly when every
 count ends at 1: every rank's contribution combined exactly once into every result
-element on every rank.
+element on every rank.  A transfer with a receive offset lands at
+``[recv_start, recv_stop)``; local copies (``src == dst``) move counts inside a rank.
 
 :func:`link_conflicts` routes every message of a step over the mesh with
 dimension-order routing (first along the row, then along the column) and reports
@@ -33,9 +34,9 @@ def contributions(schedule: Schedule) -> np.ndarray:
         sent = [c[tr.src, tr.start:tr.stop].copy() for tr in step]   # values at the start of the step
         for tr, data in zip(step, sent):
             if tr.combine:
-                c[tr.dst, tr.start:tr.stop] += data
+                c[tr.dst, tr.recv_start:tr.recv_stop] += data
             else:
-                c[tr.dst, tr.start:tr.stop] = data
+                c[tr.dst, tr.recv_start:tr.recv_stop] = data
     return c
 
 
@@ -88,11 +89,13 @@ def active_links(schedule: Schedule) -> np.ndarray:
     This is the paper's L, "the number of communication links that are nominally
     active at the same time" at a node: its f(L) test jig counts a node that only
     receives from one neighbour as L = 1 and one exchanging with one, two, three
-    neighbours as L = 2, 4, 6 (section 4.2, Table 1).
+    neighbours as L = 2, 4, 6 (section 4.2, Table 1).  Local copies are no links.
     """
     L = np.zeros((schedule.nsteps, schedule.nprocs), dtype=int)
     for t, step in enumerate(schedule.steps):
         for tr in step:
+            if not tr.is_message:
+                continue
             L[t, tr.src] += 1
             L[t, tr.dst] += 1
     return L
@@ -107,3 +110,57 @@ def timeline(schedule: Schedule) -> list[tuple[int, int]]:
         else:
             out.append([1, int(lmax)])
     return [tuple(x) for x in out]
+
+
+def deliveries(schedule: Schedule, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Run a copy-only schedule on *labels*: where each element came from, how often it arrived.
+
+    ``owned[r, e]`` (bool, shape ``(nprocs, nelems)``) says which elements hold a rank's
+    original data at the start.  Returns ``origin[r, e]``, the flat index
+    ``q * nelems + f`` of the original element (rank q, element f) that rank r holds at
+    element e at the end (-1: nothing valid), and ``arrivals[r, e]``, how many messages
+    wrote element e of rank r with valid data.  Copies follow the step semantics of
+    :mod:`netmodels.algorithms.schedule` (data as at the beginning of the step); a
+    combining transfer raises ValueError (use :func:`contributions`).
+    """
+    p, n = schedule.nprocs, schedule.nelems
+    owned = np.asarray(owned, dtype=bool)
+    if owned.shape != (p, n):
+        raise ValueError(f"owned must have shape ({p}, {n}), got {owned.shape}")
+    origin = np.where(owned, np.arange(p * n).reshape(p, n), -1)
+    arrivals = np.zeros((p, n), dtype=np.int64)
+    for t, step in enumerate(schedule.steps):
+        sent = [origin[tr.src, tr.start:tr.stop].copy() for tr in step]
+        for tr, data in zip(step, sent):
+            if tr.combine:
+                raise ValueError(f"step {t}: transfer {tr} combines; deliveries counts copies only")
+            lo = tr.recv_start
+            origin[tr.dst, lo:lo + tr.count] = data
+            if tr.src != tr.dst:
+                arrivals[tr.dst, lo:lo + tr.count] += data >= 0
+    return origin, arrivals
+
+
+def allgather_errors(schedule: Schedule, limit: int = 5) -> list[str]:
+    """Reasons why ``schedule`` is not an allgather (empty list: it is one).
+
+    Rank r owns the block ``[r m, (r+1) m)`` with ``m = nelems / nprocs``; an allgather
+    ends with element e of every rank holding element e of its owner, and delivers every
+    block exactly once to every other rank (its owner never receives it).
+    """
+    p, n = schedule.nprocs, schedule.nelems
+    if n % p:
+        return [f"nelems = {n} is not a multiple of nprocs = {p}"]
+    m = n // p
+    e = np.arange(n)
+    owner = e // m if m else e
+    owned = owner[None, :] == np.arange(p)[:, None]
+    origin, arrivals = deliveries(schedule, owned)
+    want = owner * n + e
+    errors = [f"rank {r} element {x}: holds {'nothing' if origin[r, x] < 0 else f'element {origin[r, x] % n} of rank {origin[r, x] // n}'}"
+              f" (expected element {x} of rank {owner[x]})"
+              for r, x in np.argwhere(origin != want[None, :])[:limit]]
+    expect = (~owned).astype(np.int64)
+    errors += [f"rank {r} element {x}: arrived {arrivals[r, x]} times (expected {expect[r, x]})"
+               for r, x in np.argwhere(arrivals != expect)[:limit]]
+    return errors

@@ -140,3 +140,70 @@ HOEFLER2005_BARRIER_TIMES = {
     "dissemination": {128: 1904.57 * US, 256: 1977.12 * US},
     "open_mpi": {128: 3559.88 * US, 256: 4226.88 * US},
 }
+
+# ------------------------------------------- LS-DYNA paper, "Multilevel Message Passing"
+
+#: Section "Multilevel Message Passing": 4 nodes of 4 processors, every processor sharing
+#: data with every other.  Standard: "240 messages ... 192 of them passed between nodes,
+#: while 48 were internal"; multilevel: "48+84=132 (3*16 ... plus 4*3*7 ...)", "only 12
+#: messages pass between nodes, with 120 being internal messages".
+LSDYNA_MULTILEVEL_EXAMPLE = {
+    "nodes": 4, "ppn": 4,
+    "standard": {"total": 240, "between": 192, "inside": 48},
+    "multilevel": {"total": 132, "between": 12, "inside": 120,
+                   "printed_terms": {"3*16": 48, "4*3*7": 84}},
+    "source": LSDYNA + ", section Multilevel Message Passing",
+}
+
+#: Section "Testing": the Origin 2000 latency within a node as printed, "10-15
+#: microseconds" (``ORIGIN2000_INTRA`` takes the middle).
+ORIGIN2000_INTRA_LATENCY = Range(10 * US, 15 * US)
+
+#: Section "Analysis of test results": "the actual speedup from 1 to 12, with the original
+#: algorithm, is 9.24. Thus each of the 12 processors spent 77% of their time doing useful
+#: work and 23% was lost"; "a speedup of 4% is not insignificant", "a reduction of 4% in
+#: total runtime".
+LSDYNA_ANALYSIS = {
+    "speedup_1_to_12": 9.24, "useful_percent": 77, "lost_percent": 23,
+    "claimed_gain_percent": 4,
+    "source": LSDYNA + ", section Analysis of test results",
+}
+
+# ------------------------------------------- Kumar 2004, all-to-all multicast on fat trees
+
+KUMAR2004 = ("Kumar (& Kalé), Scaling Collective Multicast on Fat-tree Networks, "
+             "ICPADS 2004 (slides)")
+
+#: Slide 27, "Predicted vs Actual Performance": the predicted plot assumes α = 9 µs,
+#: α_b = 15 µs and β = δ = 294 MB/s (β_em and δ are per-byte costs: 1 / 294 MB/s).
+KUMAR2004_COST = {"alpha": 9 * US, "alpha_b": 15 * US, "beta_em": 1 / (294 * MB), "delta": 1 / (294 * MB),
+                  "source": KUMAR2004 + ", slide 27"}
+
+#: Slide 14: Quadrics QsNet, "Low latency (5 μs for MPI)", "High bandwidth (320 MB/s/node)",
+#: fat tree, "Scales to 2 K nodes"; slide 16: "320 byte packet size", "Achievable
+#: bandwidth is only 128 MB/s" (PCI/DMA from main memory); slide 19: "Messages sent
+#: from NIC memory have 2.5 times better performance".
+KUMAR2004_QUADRICS = {"mpi_latency": 5 * US, "link_bandwidth": 320 * MB, "packet_bytes": 320,
+                      "pci_bandwidth": 128 * MB, "nic_memory_gain": 2.5, "fat_tree_arity": 4,
+                      "source": KUMAR2004 + ", slides 14, 16, 19"}
+
+#: Slide 23: node bandwidth (B/s, each way) of all-to-all multicast, "Our strategies send
+#: messages from Elan memory".  None: no entry on the slide (prefix send at 144 nodes).
+KUMAR2004_BANDWIDTH = {
+    "nodes": (64, 128, 144, 256),
+    "MPI": (123 * MB, 99 * MB, 94 * MB, 95 * MB),
+    "prefix": (260 * MB, 224 * MB, None, 215 * MB),
+    "k-prefix": (265 * MB, 259 * MB, 261 * MB, 256 * MB),
+    "source": KUMAR2004 + ", slide 23",
+}
+
+#: Slides 28 and 29: node bandwidth (B/s) with one missing node.
+KUMAR2004_MISSING_NODE = {
+    "nodes": (128, 240),
+    "MPI": (72 * MB, 69 * MB),
+    "prefix": (158 * MB, None),
+    "k-prefix": (169 * MB, 173 * MB),
+    "k-shift": (196 * MB, 197 * MB),
+    "k_shift_k": 8,
+    "source": KUMAR2004 + ", slides 28 and 29",
+}
