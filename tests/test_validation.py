@@ -1,0 +1,88 @@
+"""The kit's simulator against LogGOPSim, a simulator written elsewhere.
+
+``book/data/loggopsim_reference.json`` holds LogGOPSim's finishing times of the kit's
+own schedules (``benchmarks/validate_loggopsim.py`` made it, with the commands and the
+LogGOPSim commit).  Here the same schedules are simulated by
+``netmodels.simulate.simulate(..., semantics="dataflow")`` with the same LogGP
+parameters (LogGOPSim's integer picoseconds, o_s = o_r = o), and every difference must
+be the one the rules explain:
+
+* dissemination, binomial broadcast, ring allreduce: every rank handles at most one
+  message per step, and both simulators charge a message ``o + L + (s-1)G + o`` end to
+  end, space a rank's sends by ``g + (s-1)G`` and its receives by ``g + (s-1)G``:
+  the times are **equal** (to the rounding of floats);
+* 3-way dissemination, where a rank sends three messages and then receives three per
+  round: the kit does a round's sends first, LogGOPSim lets the CPU take an arrived
+  message as soon as it is idle, even between two sends the gap holds back.  Where a
+  message arrives before the gap allows the next send (``o + L < g``), LogGOPSim's round
+  interleaves send, receive, send, ... and the barrier takes exactly
+  ``(R n - 1) max(2o + L, g) + 2o + L`` (R rounds of n messages); the kit takes its own
+  closed form :func:`netmodels.models.logp.barrier_time`.  Otherwise they are equal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from netmodels.algorithms.barriers import ceil_log
+from netmodels.models import logp
+from netmodels.simulate import loggopsim, simulate
+
+DATA = json.loads((Path(__file__).resolve().parents[1] / "book" / "data" / "loggopsim_reference.json").read_text())
+PS = DATA["time_unit_s"]
+ONE_MESSAGE = ("dissemination", "binomial_bcast", "ring")
+
+
+def model(name: str, nprocs: int) -> logp.LogGP:
+    p = DATA["parameter_sets"][name]
+    return logp.LogGP(L=p["L_ps"] * PS, o=p["o_ps"] * PS, g=p["g_ps"] * PS, P=nprocs, G=p["G_ps"] * PS)
+
+
+def cases(algorithms):
+    return [pytest.param(c, id=f"{c['algorithm']}-{c['nprocs']}-{c['parameters']}")
+            for c in DATA["cases"] if c["algorithm"] in algorithms]
+
+
+_schedules: dict = {}
+
+
+def schedule(algorithm: str, nprocs: int):
+    key = (algorithm, nprocs)
+    if key not in _schedules:
+        _schedules[key] = loggopsim.case_arrays(algorithm, nprocs)
+    return _schedules[key]
+
+
+def test_reference_covers_the_cases():
+    stored = {(c["algorithm"], c["nprocs"], c["parameters"]) for c in DATA["cases"]}
+    wanted = {(a, p, s) for a, p in loggopsim.CASES for s in DATA["parameter_sets"]}
+    assert stored == wanted
+    assert len(DATA["commit"]) == 40
+
+
+@pytest.mark.parametrize("case", cases(ONE_MESSAGE))
+def test_equal_where_each_rank_handles_one_message_per_step(case):
+    P = case["nprocs"]
+    r = simulate(schedule(case["algorithm"], P), model(case["parameters"], P), semantics="dataflow")
+    assert r.time == pytest.approx(case["time_ps"] * PS, rel=1e-12)
+    if case["finish_ps"] is not None:
+        assert [round(t / PS) for t in r.finish] == case["finish_ps"]
+
+
+@pytest.mark.parametrize("case", cases(("nway_dissemination",)))
+def test_nway_dissemination_differs_only_by_the_order_of_sends_and_receives(case):
+    P, n = case["nprocs"], 3
+    p = DATA["parameter_sets"][case["parameters"]]
+    L, o, g = p["L_ps"], p["o_ps"], p["g_ps"]
+    m = model(case["parameters"], P)
+    kit = simulate(schedule("nway_dissemination", P), m, semantics="dataflow").time
+    assert kit == pytest.approx(logp.barrier_time("nway_dissemination", m, n=n), rel=1e-12)
+    if o + L >= g:       # no message arrives while a send of the round is still to come
+        assert kit == pytest.approx(case["time_ps"] * PS, rel=1e-12)
+    else:                # LogGOPSim: send, receive, send, receive, ... (integers: exact)
+        R = ceil_log(n + 1, P)
+        assert case["time_ps"] == (R * n - 1) * max(2 * o + L, g) + 2 * o + L
+        assert kit > case["time_ps"] * PS
