@@ -86,3 +86,29 @@ def test_nway_dissemination_differs_only_by_the_order_of_sends_and_receives(case
         R = ceil_log(n + 1, P)
         assert case["time_ps"] == (R * n - 1) * max(2 * o + L, g) + 2 * o + L
         assert kit > case["time_ps"] * PS
+
+
+@pytest.mark.parametrize("algorithm", ONE_MESSAGE)
+def test_the_kit_simulates_the_schedule_loggopsim_ran(algorithm):
+    import numpy as np
+
+    from netmodels.algorithms.arrays import as_arrays
+
+    a, b = loggopsim.case_arrays(algorithm, 64), as_arrays(loggopsim.case_schedule(algorithm, 64))
+    assert a.nsteps == b.nsteps
+    for x, y in zip(a.steps, b.steps):
+        for col in ("src", "dst", "start", "count", "combine"):
+            assert np.array_equal(getattr(x, col), getattr(y, col))
+
+
+def test_goal_text_of_a_two_step_schedule():
+    from netmodels.algorithms.schedule import Schedule, Transfer
+
+    s = Schedule("t", 2, 4, [(Transfer(0, 1, 0, 4),), (Transfer(1, 0, 0, 2), Transfer(0, 1, 2, 2))])
+    goal = loggopsim.to_goal(s)
+    assert goal.splitlines()[0] == "num_ranks 2"
+    rank0 = goal.split("rank 0 {")[1].split("}")[0].split()
+    text = " ".join(rank0)
+    assert "s0_0: send 32b to 1 tag 0" in text
+    assert "s1_0: send 16b to 1 tag 1 s1_0 requires s0_0" in text      # after its last send
+    assert "r1_0: recv 16b from 1 tag 1 r1_0 requires s1_0" in text     # receives after sends

@@ -27,7 +27,7 @@ time can be compared with the kit's simulation of the very same schedule.
 
 from __future__ import annotations
 
-from ..algorithms import barriers, combining
+from ..algorithms import barriers, broadcast, combining
 from ..algorithms.arrays import as_arrays, as_transfers
 from ..algorithms.schedule import Schedule
 from .._check import positive_int
@@ -38,7 +38,7 @@ TIME_UNIT = 1e-12
 #: algorithm -> vector length (elements) of the validation cases, as a function of P
 ALGORITHMS = {
     "dissemination": lambda p: 0,        # a barrier: empty messages
-    "binomial_bcast": lambda p: 1024,    # 8 KiB from rank 0 to everyone
+    "binomial_bcast": lambda p: 1024,    # 8 KiB from rank 0 to everyone (broadcast.binomial)
     "ring": lambda p: 2**20,             # 8 MiB allreduce, blocks of 2^20 / P elements
     "nway_dissemination": lambda p: 0,   # n = 3: three messages out and in per round
     "fence": lambda p: 4096,             # 32 KiB in 8 blocks of 512 elements, default mesh
@@ -50,15 +50,6 @@ ALGORITHMS = {
 CASES = ([(a, p) for a in ("dissemination", "binomial_bcast", "ring") for p in (8, 64, 1024)]
          + [("nway_dissemination", p) for p in (16, 64, 1024)]
          + [("fence", p) for p in (8, 64, 1024)])
-
-
-def binomial_bcast(nprocs: int, nelems: int) -> Schedule:
-    """Binomial-tree broadcast from rank 0: the second half of
-    :func:`netmodels.algorithms.combining.binomial` (largest subtree first)."""
-    full = combining.binomial(positive_int("nprocs", nprocs), nelems)
-    rounds = barriers.ceil_log(2, nprocs)
-    steps = full.steps[rounds:] if nelems > 0 else []
-    return Schedule("binomial_bcast", nprocs, nelems, steps, {"block": nelems})
 
 
 def case_schedule(algorithm: str, nprocs: int, nelems: int | None = None) -> Schedule:
@@ -73,7 +64,7 @@ def case_schedule(algorithm: str, nprocs: int, nelems: int | None = None) -> Sch
     if algorithm == "nway_dissemination":
         return barriers.nway_dissemination(p, 3)
     if algorithm == "binomial_bcast":
-        return binomial_bcast(p, n)
+        return broadcast.binomial(p, n)
     if algorithm == "fence":
         return combining.fence(p, n, block=512)
     return combining.ring(p, n)
@@ -121,5 +112,13 @@ def to_goal(schedule, elem_bytes: int = 8) -> str:
 
 
 def case_arrays(algorithm: str, nprocs: int):
-    """:func:`case_schedule` in columnar form (what the vectorised simulator takes)."""
-    return as_arrays(case_schedule(algorithm, nprocs))
+    """:func:`case_schedule` in columnar form (what the vectorised simulator takes), built
+    directly by the array builders where there is one (the same transfers, in order)."""
+    p = positive_int("nprocs", nprocs)
+    if algorithm == "dissemination":
+        return barriers.dissemination_arrays(p)
+    if algorithm == "binomial_bcast":
+        return broadcast.binomial_arrays(p, ALGORITHMS[algorithm](p))
+    if algorithm == "ring":
+        return combining.ring_arrays(p, ALGORITHMS[algorithm](p))
+    return as_arrays(case_schedule(algorithm, p))
