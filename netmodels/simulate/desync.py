@@ -190,3 +190,28 @@ def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: f
                     rows.append((algorithm, W, H, N, S, t,
                                  model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
     return rows
+
+
+def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0,
+                      seed: int = 0, semantics: str = "dataflow"):
+    """As :func:`experiment`, with the vectorised simulator's NBL rules instead of the fluid
+    machine (:func:`netmodels.simulate.simulate` with the nominal f(L) = L, ``semantics``
+    and ``noise``): there a node is charged the links the schedule gives it in a step,
+    whenever its messages actually move."""
+    from ..simulate.cost import NBLModel
+    from .engine import simulate
+
+    model = NBLModel.from_machine(machine, nbl.NOMINAL)
+    rows = []
+    for W, H in meshes:
+        for N in vector_lengths:
+            for S in blocks:
+                if N % S or N // S < 3:
+                    continue
+                for algorithm in ("Snake", "Fence"):
+                    build = combining.snake if algorithm == "Snake" else combining.fence
+                    sched = build(W * H, N, block=S, mesh=(W, H))
+                    r = simulate(sched, model, semantics=semantics, noise=noise, seed=seed)
+                    rows.append((algorithm, W, H, N, S, r.time,
+                                 model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
+    return rows

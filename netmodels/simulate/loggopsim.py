@@ -122,3 +122,26 @@ def case_arrays(algorithm: str, nprocs: int):
     if algorithm == "ring":
         return combining.ring_arrays(p, ALGORITHMS[algorithm](p))
     return as_arrays(case_schedule(algorithm, p))
+
+
+def compare(data: dict) -> list[dict]:
+    """LogGOPSim's stored times (``data``: ``book/data/loggopsim_reference.json``) beside the
+    kit's :func:`netmodels.simulate.simulate` of the same schedule with the same parameters
+    (dataflow semantics, o_s = o_r = o): rows with both times (s) and the relative difference."""
+    from ..models.logp import LogGP
+    from .engine import simulate
+
+    unit = data["time_unit_s"]
+    rows, cache = [], {}
+    for c in data["cases"]:
+        key = (c["algorithm"], c["nprocs"])
+        if key not in cache:
+            cache[key] = case_arrays(*key)
+        p = data["parameter_sets"][c["parameters"]]
+        model = LogGP(L=p["L_ps"] * unit, o=p["o_ps"] * unit, g=p["g_ps"] * unit, P=c["nprocs"],
+                      G=p["G_ps"] * unit)
+        kit = simulate(cache[key], model, semantics="dataflow").time
+        lgs = c["time_ps"] * unit
+        rows.append({"algorithm": c["algorithm"], "P": c["nprocs"], "parameters": c["parameters"],
+                     "loggopsim_s": lgs, "kit_s": kit, "relative": (kit - lgs) / lgs})
+    return rows
