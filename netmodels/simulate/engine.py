@@ -100,13 +100,36 @@ class SimResult:
 
 
 # ----------------------------------------------------------------------------- helpers
+class _Ranks:
+    """What a rank column is, remembered per column array (builders share columns between
+    steps, e.g. ``src = arange(P)`` in every step of a dissemination barrier)."""
+
+    def __init__(self, p: int):
+        self.p, self.seen = p, {}
+        self.arange = np.arange(p, dtype=np.int64)
+
+    def index(self, keys: np.ndarray):
+        """``slice(None)`` if ``keys`` is ``0, 1, ..., P-1`` (no gather or scatter needed), else ``keys``."""
+        return slice(None) if self._info(keys)[0] else keys
+
+    def unique(self, keys: np.ndarray) -> bool:
+        """True if no rank appears twice in ``keys``."""
+        return self._info(keys)[1]
+
+    def _info(self, keys):
+        hit = self.seen.get(id(keys))
+        if hit is not None and hit[0] is keys:
+            return hit[1]
+        identity = keys.size == self.p and bool(np.array_equal(keys, self.arange))
+        info = (identity, identity or np.bincount(keys, minlength=self.p).max(initial=0) <= 1)
+        self.seen[id(keys)] = (keys, info)
+        return info
+
+
 def _segment_positions(keys: np.ndarray, nkeys: int):
     """Group equal ``keys``: ``(order, pos)``, ``order`` a stable ordering by key and
-    ``pos[i]`` the rank of item ``order[i]`` among the items with its key; None if every
-    key appears at most once (then there is nothing to order)."""
+    ``pos[i]`` the rank of item ``order[i]`` among the items with its key."""
     counts = np.bincount(keys, minlength=nkeys)
-    if counts.size == 0 or counts.max() <= 1:
-        return None
     order = np.argsort(keys, kind="stable")
     first = np.cumsum(counts) - counts
     pos = np.arange(keys.size) - first[keys[order]]
@@ -123,11 +146,12 @@ def _by_position(order: np.ndarray, pos: np.ndarray):
 
 
 def _loads(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Per message: the largest number of the step's messages on one of its links (>= 1)."""
+    """Per message: the largest number of the step's messages on one of its links (>= 1);
+    None without a topology (every load 1)."""
     n = src.size
+    if topology is None:
+        return None
     load = np.ones(n)
-    if topology is None or n == 0:
-        return load
     msg, link = topology.routes(src, dst)
     msg, link = np.asarray(msg, dtype=np.int64), np.asarray(link, dtype=np.int64)
     if msg.shape != link.shape or msg.ndim != 1:
@@ -174,37 +198,55 @@ class _LogPState:
         self.next_send = np.full(p, -np.inf)
         self.next_recv = np.full(p, -np.inf)
         self.p = p
+        self.ranks = _Ranks(p)
 
     def step(self, cpu, src, dst, nbytes, load, extra):
-        """Run one step from per-rank CPU times ``cpu`` (updated in place)."""
+        """Run one step from per-rank CPU times ``cpu`` (updated in place).
+
+        ``extra`` (s per message) or None.  Where the gap cannot bind (G = 0 and g no
+        longer than the overhead: the next send or receive could start ``g`` after this
+        one, but the CPU is busy longer) its clock is not kept; the times are the same.
+        """
         n = src.size
+        wire = None
         if self.G:
-            wire = np.maximum(nbytes - 1.0, 0.0) * self.G * load
-        else:
-            wire = np.zeros(n)
+            wire = np.maximum(nbytes() - 1.0, 0.0) * self.G
+            if load is not None:
+                wire *= load
+        os_, or_, g, L = self.os, self.or_, self.g, self.L
+        send_gap = wire is not None or g > os_
+        recv_gap = wire is not None or g > or_
         arrival = np.empty(n)
-        os_, g = self.os, self.g
-        groups = _segment_positions(src, self.p)
-        for idx in ([slice(None)] if groups is None else _by_position(*groups)):
-            s = src[idx]
-            start = np.maximum(cpu[s], self.next_send[s])
-            cpu[s] = start + os_
-            w = wire[idx]
-            self.next_send[s] = start + g + w
-            arrival[idx] = start + os_ + w + self.L + extra[idx]
-        # receives in order of arrival, ties in column order
-        if np.bincount(dst, minlength=self.p).max(initial=0) <= 1:
-            slices = [slice(None)]
+        if self.ranks.unique(src):
+            sends = [(slice(None), self.ranks.index(src))]
         else:
-            order = np.lexsort((np.arange(n), arrival, dst))
+            sends = [(idx, src[idx]) for idx in _by_position(*_segment_positions(src, self.p))]
+        for idx, s in sends:
+            start = np.maximum(cpu[s], self.next_send[s]) if send_gap else cpu[s]
+            busy = start + os_
+            cpu[s] = busy
+            if wire is None:
+                if send_gap:
+                    self.next_send[s] = start + g
+                a = busy + L
+            else:
+                w = wire[idx]
+                self.next_send[s] = start + g + w
+                a = busy + w + L
+            arrival[idx] = a if extra is None else a + extra[idx]
+        # receives in order of arrival, ties in column order
+        if self.ranks.unique(dst):
+            recvs = [(slice(None), self.ranks.index(dst))]
+        else:
             counts = np.bincount(dst, minlength=self.p)
+            order = np.lexsort((np.arange(n), arrival, dst))
             pos = np.arange(n) - (np.cumsum(counts) - counts)[dst[order]]
-            slices = _by_position(order, pos)
-        or_ = self.or_
-        for idx in slices:
-            d = dst[idx]
-            start = np.maximum(np.maximum(cpu[d], arrival[idx]), self.next_recv[d])
-            self.next_recv[d] = start + g + wire[idx]
+            recvs = [(idx, dst[idx]) for idx in _by_position(order, pos)]
+        for idx, d in recvs:
+            start = np.maximum(cpu[d], arrival[idx])
+            if recv_gap:
+                np.maximum(start, self.next_recv[d], out=start)
+                self.next_recv[d] = start + g if wire is None else start + g + wire[idx]
             cpu[d] = start + or_
 
 
@@ -212,13 +254,13 @@ class _LogPState:
 def _step_costs(kind, model, p, src, dst, start, count, nbytes, combine, load, extra):
     """Per-rank communication and combining time of one step (s), α-β or NBL rules."""
     if kind == "alphabeta":
-        t = model.alpha + model.beta * nbytes * load
+        t = model.alpha + model.beta * (nbytes() if load is None else nbytes() * load)
         comm = np.maximum(np.bincount(src, t, minlength=p), np.bincount(dst, t, minlength=p))
         comp = None
     else:
         links = np.bincount(src, minlength=p) + np.bincount(dst, minlength=p)
         size = np.zeros(p)
-        eff = count * load
+        eff = count if load is None else count * load
         np.maximum.at(size, src, eff)
         np.maximum.at(size, dst, eff)
         f = np.zeros(p)
@@ -251,6 +293,27 @@ def _combine_time(model: NBLModel, p, dst, start, count, combine):
         per_elem[k == kk] = model.combine_cost(int(kk) + 1)
     return np.bincount(d[first], per_elem * c[first], minlength=p)
 
+
+
+def _sync_finish(a: ArraySchedule, entry, step_times) -> np.ndarray:
+    """Per rank: the end of the last step it takes part in (its entry time if none),
+    found from the last step backwards (usually the last step has every rank)."""
+    ends = np.cumsum(step_times) + entry.max(initial=0.0)
+    finish = entry.copy()
+    todo = np.ones(a.nprocs, dtype=bool)
+    for t in range(a.nsteps - 1, -1, -1):
+        step = a.steps[t]
+        if len(step) == 0:
+            continue
+        hit = np.zeros(a.nprocs, dtype=bool)
+        hit[step.src] = True
+        hit[step.dst] = True
+        hit &= todo
+        finish[hit] = ends[t]
+        todo &= ~hit
+        if not todo.any():
+            break
+    return finish
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -292,22 +355,21 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         if local.any():
             keep = ~local
             src, dst, count, combine, start = src[keep], dst[keep], count[keep], combine[keep], start[keep]
-        src, dst = src.astype(np.intp, copy=False), dst.astype(np.intp, copy=False)
         n = src.size
         messages += n
-        nb = count.astype(float) * elem_bytes
+        def nb(count=count):
+            return count.astype(float) * elem_bytes
         nbytes_total += int(count.sum()) * elem_bytes
         if n == 0:
             continue
         load = _loads(topology, src, dst)
         extra = rng.exponential(noise, n) if rng is not None and noise > 0 else None
         if kind == "logp":
-            cpu = np.full(p, now) if sync else clock.copy()
-            state.step(cpu, src, dst, nb, load, np.zeros(n) if extra is None else extra)
+            cpu = np.full(p, now) if sync else clock
+            state.step(cpu, src, dst, nb, load, extra)
             if sync:
                 end = float(cpu.max())
                 step_times[t], now = end - now, end
-                clock[src], clock[dst] = end, end
             else:
                 clock = cpu
             continue
@@ -315,7 +377,6 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         if sync:
             dt = float(comm.max()) + (float(comp.max()) if comp is not None else 0.0)
             step_times[t], now = dt, now + dt
-            clock[src], clock[dst] = now, now
         else:
             b = clock
             end = b + comm
@@ -323,6 +384,6 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
             np.maximum.at(end, src, msg_end)
             np.maximum.at(end, dst, msg_end)
             clock = end if comp is None else end + comp
-    finish = clock
+    finish = _sync_finish(a, entry, step_times) if sync else clock
     return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
                      step_times, semantics, type(model).__name__)
