@@ -124,6 +124,8 @@ def main(argv=None) -> int:
     p.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (default: PATH)")
     p.add_argument("--commit", default="unknown", help="the LogGOPSim commit the binaries were built from")
     p.add_argument("--json", metavar="FILE", default=str(ROOT / "book" / "data" / "loggopsim_reference.json"))
+    p.add_argument("--only", metavar="ALGORITHM", choices=sorted(loggopsim.ALGORITHMS),
+                   help="run this algorithm's cases only and replace them in an existing FILE")
     args = p.parse_args(argv)
     binaries = find_binaries(args.loggopsim)
     if binaries is None:
@@ -133,6 +135,8 @@ def main(argv=None) -> int:
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         for algorithm, nprocs in loggopsim.CASES:
+            if args.only and algorithm != args.only:
+                continue
             for name, params in sets.items():
                 t0 = time.perf_counter()
                 r = run_case(binaries, Path(tmp), algorithm, nprocs, params)
@@ -153,6 +157,14 @@ def main(argv=None) -> int:
         "parameter_sets": sets,
         "cases": out,
     }
+    if args.only:
+        old = json.loads(Path(args.json).read_text())
+        if old["commit"] != args.commit or old["parameter_sets"] != sets:
+            print(f"{args.json} was made with another LogGOPSim commit or other parameters: not merged")
+            return 1
+        kept = [c for c in old["cases"] if c["algorithm"] != args.only]
+        doc = {**old, "cases": kept + out,
+               "generated_by": old["generated_by"] + "; then " + doc["generated_by"]}
     Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.json}")
     return 0

@@ -17,7 +17,12 @@ be the one the rules explain:
   message arrives before the gap allows the next send (``o + L < g``), LogGOPSim's round
   interleaves send, receive, send, ... and the barrier takes exactly
   ``(R n - 1) max(2o + L, g) + 2o + L`` (R rounds of n messages); the kit takes its own
-  closed form :func:`netmodels.models.logp.barrier_time`.  Otherwise they are equal.
+  closed form :func:`netmodels.models.logp.barrier_time`.  Otherwise they are equal;
+* Rabenseifner's allreduce, whose messages halve and double from step to step: a
+  receive may have to wait for the receive gap ``g + (m-1)G`` of the previous, larger
+  message.  LogGOPSim starts that gap when the first byte arrives, the kit when the
+  receive starts (after the last byte): both follow :func:`exchange_time` with their own
+  origin of the gap, LogGOPSim to the picosecond; equal where G = 0.
 """
 
 from __future__ import annotations
@@ -112,3 +117,41 @@ def test_goal_text_of_a_two_step_schedule():
     assert "s0_0: send 32b to 1 tag 0" in text
     assert "s1_0: send 16b to 1 tag 1 s1_0 requires s0_0" in text      # after its last send
     assert "r1_0: recv 16b from 1 tag 1 r1_0 requires s1_0" in text     # receives after sends
+
+
+def exchange_time(o, L, g, wires, gap_from_first_byte: bool):
+    """Time of a schedule in which every rank sends one message and receives one per step
+    (all ranks alike), the step-k message costing ``wires[k] = (m_k - 1) G`` on the wire.
+    A rank sends when its CPU is free and ``g + wire`` after its previous send; the message's
+    last byte arrives ``o + wire + L`` after the send began; the receive (o on the CPU) may
+    start after that and ``g + wire_prev`` after the receiving NIC's previous message began:
+    at its first byte (LogGOPSim) or at its receive (the kit)."""
+    cpu, last_send, last_gap, prev_wire = 0, None, None, 0
+    for wire in wires:
+        send = cpu if last_send is None else max(cpu, last_send + g + prev_wire)
+        recv = send + o + wire + L
+        if last_gap is not None:
+            recv = max(recv, last_gap + g + prev_wire)
+        cpu = recv + o
+        last_send, last_gap, prev_wire = send, (recv - wire if gap_from_first_byte else recv), wire
+    return cpu
+
+
+@pytest.mark.parametrize("case", cases(("rabenseifner",)))
+def test_rabenseifner_differs_only_by_where_the_receive_gap_starts(case):
+    # message sizes halve then double: a receive may wait for the gap of the larger one before
+    P, p = case["nprocs"], DATA["parameter_sets"][case["parameters"]]
+    sched = schedule("rabenseifner", P)
+    wires = []
+    for step in sched.steps:
+        assert len(set(step.count.tolist())) == 1 and len(step) == P    # every rank alike
+        wires.append((int(step.count[0]) * DATA["elem_bytes"] - 1) * p["G_ps"])
+    lgs = exchange_time(p["o_ps"], p["L_ps"], p["g_ps"], wires, gap_from_first_byte=True)
+    assert case["time_ps"] == lgs                                        # integers: exact
+    kit = simulate(sched, model(case["parameters"], P), semantics="dataflow").time
+    own = exchange_time(p["o_ps"], p["L_ps"], p["g_ps"], wires, gap_from_first_byte=False)
+    assert kit == pytest.approx(own * PS, rel=1e-12)
+    if p["G_ps"] == 0:
+        assert own == lgs
+    else:
+        assert own > lgs

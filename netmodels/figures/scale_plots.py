@@ -100,3 +100,40 @@ def figure(rows, collective: str) -> ia.InteractiveFigure:
         f, x=Ps, params={"model": ia.Param([1, 2, 3], "model (1 α-β, 2 LogGP, 3 NBL)", fmt=".0f", initial=1)},
         xlabel="P (ranks)", ylabel="time (µs)", y_scale=1e6, log_x=True, log_y=True, readout=readout,
         title=f"{what}: simulated time against P", fig_id=f"scale-{collective}")
+
+
+def draw(ax, rows, collective: str, model: str) -> None:
+    """Time against P of every algorithm of ``collective`` under ``model`` (log-log, µs)."""
+    ax.clear()
+    for alg in ALGORITHMS[collective]:
+        pts = sorted((r["P"], r["time_s"]) for r in rows
+                     if r["collective"] == collective and r["algorithm"] == alg and r["model"] == model)
+        if pts:
+            P, t = zip(*pts)
+            ax.loglog(P, np.array(t) * 1e6, "o-", ms=3, label=alg)
+    ax.set(xlabel="P (ranks)", ylabel="time (µs)", title=f"{collective}: {model} ({SEMANTICS[model]})")
+    ax.legend(fontsize=8)
+
+
+def panel(rows):
+    """Live panel (JupyterLab): buttons for the collective and the model, redrawing :func:`draw`."""
+    import ipywidgets as w
+    from matplotlib.figure import Figure
+
+    from .widgets import png
+
+    coll = w.ToggleButtons(options=list(ALGORITHMS), description="collective")
+    model = w.ToggleButtons(options=list(SEMANTICS), description="model")
+    image = w.Image(format="png")
+    fig = Figure(figsize=(7, 4))
+    ax = fig.add_subplot()
+
+    def redraw(_=None):
+        draw(ax, rows, coll.value, model.value)
+        fig.tight_layout()
+        image.value = png(fig)
+
+    for b in (coll, model):
+        b.observe(redraw, names="value")
+    redraw()
+    return w.VBox([coll, model, image])

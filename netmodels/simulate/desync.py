@@ -215,3 +215,23 @@ def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, n
                     rows.append((algorithm, W, H, N, S, r.time,
                                  model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
     return rows
+
+
+def paper_grid():
+    """The paper's experiments (section 4.2): Snake and Fence on its meshes, vector lengths
+    and blocks from 20 to 600 doubles, where there are at least three blocks:
+    ``(algorithm, W, H, N, S)``."""
+    from ..models.machines import DELTA_MESHES, DELTA_VECTOR_LENGTHS
+
+    return [(a, W, H, N, S) for a in ("Snake", "Fence") for W, H in DELTA_MESHES
+            for N in DELTA_VECTOR_LENGTHS for S in (20, 60, 120, 300, 600) if N // S >= 3]
+
+
+def lockstep_rows(machine: nbl.NBLMachine, f, grid=None, factor=1.0):
+    """Rows for :func:`fit_f`: the loosely synchronous times of ``grid`` (default
+    :func:`paper_grid`) on ``machine`` with f table ``f``, times ``factor`` (a scalar or
+    one per row)."""
+    grid = paper_grid() if grid is None else grid
+    factor = np.broadcast_to(np.asarray(factor, dtype=float), (len(grid),))
+    return [(a, W, H, N, S, k * model_time(a, W, H, N, S, machine, f))
+            for (a, W, H, N, S), k in zip(grid, factor)]

@@ -42,14 +42,17 @@ ALGORITHMS = {
     "ring": lambda p: 2**20,             # 8 MiB allreduce, blocks of 2^20 / P elements
     "nway_dissemination": lambda p: 0,   # n = 3: three messages out and in per round
     "fence": lambda p: 4096,             # 32 KiB in 8 blocks of 512 elements, default mesh
+    "rabenseifner": lambda p: 2**20,     # 8 MiB allreduce: messages halve, then double
 }
 
 #: (algorithm, P) of the validation: the first three algorithms at P = 8, 64, 1024, where
-#: the kit's rules and LogGOPSim's should agree, and two where a rank has several
-#: messages to handle in one step and the two order its work differently
+#: the kit's rules and LogGOPSim's should agree, two where a rank has several messages
+#: to handle in one step and the two order its work differently, and Rabenseifner's,
+#: whose message sizes change from step to step (the receive gap's convention shows)
 CASES = ([(a, p) for a in ("dissemination", "binomial_bcast", "ring") for p in (8, 64, 1024)]
          + [("nway_dissemination", p) for p in (16, 64, 1024)]
-         + [("fence", p) for p in (8, 64, 1024)])
+         + [("fence", p) for p in (8, 64, 1024)]
+         + [("rabenseifner", p) for p in (8, 64, 1024)])
 
 
 def case_schedule(algorithm: str, nprocs: int, nelems: int | None = None) -> Schedule:
@@ -67,6 +70,8 @@ def case_schedule(algorithm: str, nprocs: int, nelems: int | None = None) -> Sch
         return broadcast.binomial(p, n)
     if algorithm == "fence":
         return combining.fence(p, n, block=512)
+    if algorithm == "rabenseifner":
+        return combining.rabenseifner(p, n)
     return combining.ring(p, n)
 
 
@@ -121,6 +126,8 @@ def case_arrays(algorithm: str, nprocs: int):
         return broadcast.binomial_arrays(p, ALGORITHMS[algorithm](p))
     if algorithm == "ring":
         return combining.ring_arrays(p, ALGORITHMS[algorithm](p))
+    if algorithm == "rabenseifner":
+        return combining.rabenseifner_arrays(p, ALGORITHMS[algorithm](p))
     return as_arrays(case_schedule(algorithm, p))
 
 
