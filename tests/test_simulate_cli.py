@@ -83,3 +83,11 @@ def test_bad_input_in_a_subprocess_has_no_traceback():
         res = run(*args)
         assert res.returncode == 2 and "Traceback" not in res.stderr
         assert len(res.stderr.strip().splitlines()[-1]) > 0
+
+
+def test_the_default_loggp_machine_is_the_kits_measurement():
+    """machines.KIT_VM_LOGGP is the fit stored in book/data/logp_reference.json (L clipped at 0)."""
+    fit = json.loads((ROOT / "book" / "data" / "logp_reference.json").read_text())["fit"]
+    m = KIT_VM_LOGGP
+    assert (m.o_s, m.o_r, m.g, m.G) == (fit["o_s_s"], fit["o_r_s"], fit["g_s"], fit["G_s_per_byte"])
+    assert m.L == max(fit["L_s"], 0.0)

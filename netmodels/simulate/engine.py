@@ -263,9 +263,9 @@ def _step_costs(kind, model, p, src, dst, start, count, nbytes, combine, load, e
         eff = count if load is None else count * load
         np.maximum.at(size, src, eff)
         np.maximum.at(size, dst, eff)
-        f = np.zeros(p)
-        for L in np.unique(links):
-            f[links == L] = model.f_of(int(L))
+        table = np.array([model.f_of(int(L)) if used else 0.0
+                          for L, used in enumerate(np.bincount(links) > 0)])
+        f = table[links]
         comm = links * model.alpha + f * model.beta * size
         comp = _combine_time(model, p, dst, start, count, combine)
     if extra is not None:
@@ -288,9 +288,9 @@ def _combine_time(model: NBLModel, p, dst, start, count, combine):
     new[1:] = (d[1:] != d[:-1]) | (s[1:] != s[:-1]) | (c[1:] != c[:-1])
     first = np.flatnonzero(new)
     k = np.diff(np.append(first, d.size))
-    per_elem = np.zeros(first.size)
-    for kk in np.unique(k):
-        per_elem[k == kk] = model.combine_cost(int(kk) + 1)
+    table = np.array([model.combine_cost(kk + 1) if used else 0.0
+                      for kk, used in enumerate(np.bincount(k) > 0)])
+    per_elem = table[k]
     return np.bincount(d[first], per_elem * c[first], minlength=p)
 
 
