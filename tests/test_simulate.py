@@ -112,7 +112,7 @@ BIG = [3, 1000, 12345, 2**17 + 1, 2**20]
 def test_dissemination_under_logp_equals_the_closed_form(p):
     """logp.barrier_time: one_way + (R - 1) max(g, one_way), R = ceil(log2 P), any P."""
     a = barriers.dissemination_arrays(p)
-    for m in LOGP:
+    for m in (LOGP if p < 2**20 else LOGP[1:]):       # at 2^20 the binding gap only (fast tests)
         want = logp.barrier_time("dissemination", m.with_P(p))
         for sem in ("sync", "dataflow"):
             assert rel(simulate(a, m, semantics=sem).time, want) <= 1e-12, (p, sem)

@@ -121,7 +121,14 @@ class _Ranks:
         if hit is not None and hit[0] is keys:
             return hit[1]
         identity = keys.size == self.p and bool(np.array_equal(keys, self.arange))
-        info = (identity, identity or np.bincount(keys, minlength=self.p).max(initial=0) <= 1)
+        if identity or keys.size <= 1:
+            unique = True
+        elif 16 * keys.size < self.p:              # few transfers: sort them, not a table of P
+            k = np.sort(keys)
+            unique = not bool((k[1:] == k[:-1]).any())
+        else:
+            unique = bool(np.bincount(keys, minlength=self.p).max() <= 1)
+        info = (identity, unique)
         self.seen[id(keys)] = (keys, info)
         return info
 
@@ -367,8 +374,8 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         if kind == "logp":
             cpu = np.full(p, now) if sync else clock
             state.step(cpu, src, dst, nb, load, extra)
-            if sync:
-                end = float(cpu.max())
+            if sync:        # ranks outside the step are still at `now`
+                end = max(now, float(cpu[src].max()), float(cpu[dst].max()))
                 step_times[t], now = end - now, end
             else:
                 clock = cpu
