@@ -301,11 +301,9 @@ def _combine_time(model: NBLModel, p, dst, start, count, combine):
     return np.bincount(d[first], per_elem * c[first], minlength=p)
 
 
-
-def _sync_finish(a: ArraySchedule, entry, step_times) -> np.ndarray:
-    """Per rank: the end of the last step it takes part in (its entry time if none),
-    found from the last step backwards (usually the last step has every rank)."""
-    ends = np.cumsum(step_times) + entry.max(initial=0.0)
+def _sync_finish(a: ArraySchedule, entry, ends) -> np.ndarray:
+    """Per rank: the end (``ends[t]``) of the last step t it takes part in (its entry time
+    if none), found from the last step backwards (usually the last step has every rank)."""
     finish = entry.copy()
     todo = np.ones(a.nprocs, dtype=bool)
     for t in range(a.nsteps - 1, -1, -1):
@@ -354,6 +352,7 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
     clock = entry.copy()                    # dataflow: per-rank clock; sync: per-rank finish
     now = float(entry.max(initial=0.0))     # sync: the end of the previous step
     step_times = np.zeros(a.nsteps) if sync else None
+    step_ends = np.full(a.nsteps, now)
     state = _LogPState(model, p) if kind == "logp" else None
     messages = nbytes_total = 0
     for t, step in enumerate(a.steps):
@@ -368,6 +367,7 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
             return count.astype(float) * elem_bytes
         nbytes_total += int(count.sum()) * elem_bytes
         if n == 0:
+            step_ends[t] = now
             continue
         load = _loads(topology, src, dst)
         extra = rng.exponential(noise, n) if rng is not None and noise > 0 else None
@@ -377,6 +377,7 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
             if sync:        # ranks outside the step are still at `now`
                 end = max(now, float(cpu[src].max()), float(cpu[dst].max()))
                 step_times[t], now = end - now, end
+                step_ends[t] = now
             else:
                 clock = cpu
             continue
@@ -384,6 +385,7 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         if sync:
             dt = float(comm.max()) + (float(comp.max()) if comp is not None else 0.0)
             step_times[t], now = dt, now + dt
+            step_ends[t] = now
         else:
             b = clock
             end = b + comm
@@ -391,6 +393,6 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
             np.maximum.at(end, src, msg_end)
             np.maximum.at(end, dst, msg_end)
             clock = end if comp is None else end + comp
-    finish = _sync_finish(a, entry, step_times) if sync else clock
+    finish = _sync_finish(a, entry, step_ends) if sync else clock
     return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
                      step_times, semantics, type(model).__name__)
