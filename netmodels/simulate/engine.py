@@ -146,6 +146,9 @@ def _segment_positions(keys: np.ndarray, nkeys: int):
 def _by_position(order: np.ndarray, pos: np.ndarray):
     """Slices of ``order`` holding the items of position 0, 1, 2, ... (each slice: at most
     one item per key)."""
+    top = int(pos.max(initial=-1)) + 1
+    if top <= 8:                                    # few per key: one mask per position
+        return [order[pos == j] for j in range(top)]
     by = np.argsort(pos, kind="stable")
     bounds = np.concatenate(([0], np.cumsum(np.bincount(pos))))
     ordered = order[by]
@@ -246,7 +249,8 @@ class _LogPState:
             recvs = [(slice(None), self.ranks.index(dst))]
         else:
             counts = np.bincount(dst, minlength=self.p)
-            order = np.lexsort((np.arange(n), arrival, dst))
+            by_time = np.argsort(arrival, kind="stable")          # ties: column order
+            order = by_time[np.argsort(dst[by_time], kind="stable")]
             pos = np.arange(n) - (np.cumsum(counts) - counts)[dst[order]]
             recvs = [(idx, dst[idx]) for idx in _by_position(order, pos)]
         for idx, d in recvs:
