@@ -56,7 +56,4 @@ def binomial_arrays(nprocs: int, nelems: int, root: int = 0) -> _arrays.ArraySch
     return _arrays.schedule_of("binomial_broadcast", p, n, steps, {"root": root, "block": n})
 
 
-#: algorithm name -> (per-transfer builder, array builder)
-BUILDERS = {"binomial": (binomial, binomial_arrays)}
-
 _arrays.BUILDERS["broadcast.binomial"] = binomial_arrays
