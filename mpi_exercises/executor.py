@@ -1,4 +1,5 @@
-"""Run a :class:`netmodels.algorithms.schedule.Schedule` on an MPI communicator, in place on a numpy vector.
+"""Run a schedule (a :class:`netmodels.algorithms.schedule.Schedule` or an
+:class:`~netmodels.algorithms.arrays.ArraySchedule`) on an MPI communicator, in place on a numpy vector.
 
     ex = Executor(comm, schedule, np.float64, MPI.SUM)   # collective: duplicates comm
     ex.run(buf)                                           # buf: 1-D, schedule.nelems elements
@@ -33,6 +34,7 @@ import time
 
 import numpy as np
 
+from netmodels.algorithms.arrays import ArraySchedule, as_transfers
 from netmodels.algorithms.schedule import Schedule
 
 MAX_TAG = 32768
@@ -80,9 +82,11 @@ class Executor:
     caller's).
     """
 
-    def __init__(self, comm, schedule: Schedule, dtype, op=None, send_delay=None):
-        if not isinstance(schedule, Schedule):
-            raise ValueError(f"schedule must be a netmodels.algorithms.schedule.Schedule, got {type(schedule).__name__}")
+    def __init__(self, comm, schedule: Schedule | ArraySchedule, dtype, op=None, send_delay=None):
+        if not isinstance(schedule, (Schedule, ArraySchedule)):
+            raise ValueError("schedule must be a netmodels.algorithms.schedule.Schedule or an ArraySchedule, "
+                             f"got {type(schedule).__name__}")
+        schedule = as_transfers(schedule)
         size, rank = comm.Get_size(), comm.Get_rank()
         if schedule.nprocs != size:
             raise ValueError(f"schedule {schedule.name!r} is for {schedule.nprocs} ranks, "

@@ -207,3 +207,59 @@ def as_transfers(schedule) -> Schedule:
     if isinstance(schedule, ArraySchedule):
         return schedule.to_schedule()
     raise ValueError(f"schedule must be a Schedule or an ArraySchedule, got {type(schedule).__name__}")
+
+
+# --------------------------------------------------------------------------- builders
+#: ``"collective.algorithm"`` -> array builder ``f(nprocs, nelems, **options) -> ArraySchedule``.
+#: An algorithms module adds its own entries when it is imported; :func:`builders` imports
+#: the modules of :data:`BUILDER_MODULES` first (a new module appends its name there).
+BUILDERS: dict = {}
+BUILDER_MODULES = ["netmodels.algorithms.combining", "netmodels.algorithms.barriers",
+                   "netmodels.algorithms.broadcast"]
+
+
+def builders() -> dict:
+    """:data:`BUILDERS`, once every module of :data:`BUILDER_MODULES` has added its entries."""
+    import importlib
+
+    for module in BUILDER_MODULES:
+        importlib.import_module(module)
+    return BUILDERS
+
+
+def resolve(name: str) -> str:
+    """The key of :data:`BUILDERS` meant by ``name``: the key itself, or the algorithm part
+    after the dot when a single collective has an algorithm of that name."""
+    known = builders()
+    if name in known:
+        return name
+    matches = sorted(k for k in known if k.split(".", 1)[-1] == name)
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ValueError(f"algorithm {name!r} is ambiguous: say which of {', '.join(matches)}")
+    raise ValueError(f"algorithm must be one of {', '.join(sorted(known))}; got {name!r}")
+
+
+def build(name: str, nprocs: int, nelems: int = 0, **options) -> ArraySchedule:
+    """The array schedule of ``name`` (see :func:`resolve`) on ``nprocs`` ranks, ``nelems`` elements."""
+    return builders()[resolve(name)](nprocs, nelems, **options)
+
+
+def nonzero_step(src, dst, start, count, combine) -> ArrayStep:
+    """An :class:`ArrayStep` without its transfers of zero elements (``count`` an array or scalar)."""
+    count = np.asarray(count)
+    if count.ndim == 0:
+        if count == 0:
+            return ArrayStep.of(np.zeros(0, RANK), np.zeros(0, RANK))
+        return ArrayStep.of(src, dst, start, count, combine)
+    keep = count > 0
+    if keep.all():
+        return ArrayStep.of(src, dst, start, count, combine)
+    pick = [np.asarray(c)[keep] if np.ndim(c) else c for c in (src, dst, start, count, combine)]
+    return ArrayStep.of(*pick)
+
+
+def schedule_of(name: str, nprocs: int, nelems: int, steps, meta=None) -> ArraySchedule:
+    """An :class:`ArraySchedule` of the non-empty ``steps`` (as the per-transfer builders drop them)."""
+    return ArraySchedule(name, nprocs, nelems, [s for s in steps if len(s)], dict(meta or {}))

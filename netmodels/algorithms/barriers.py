@@ -233,3 +233,132 @@ def entered_sets(schedule: Schedule) -> np.ndarray:
 def is_barrier(schedule: Schedule) -> bool:
     """True iff every rank's exit depends on every rank's entry (see :func:`entered_sets`)."""
     return bool(entered_sets(schedule).all())
+
+
+# --------------------------------------------------------------------------- array form
+# dissemination, nway_dissemination, tournament, binomial and butterfly built as columns
+# (netmodels.algorithms.arrays), without one object per message: equal to
+# ArraySchedule.from_schedule of the builders above, message for message.
+from . import arrays as _arrays  # noqa: E402
+
+_RANK = _arrays.RANK
+
+
+def _array_schedule(name: str, nprocs: int, pairs, **meta) -> _arrays.ArraySchedule:
+    steps = [_arrays.ArrayStep.of(s, d) for s, d in pairs]
+    return _arrays.schedule_of(name, nprocs, 0, steps, meta)
+
+
+def dissemination_arrays(nprocs: int) -> _arrays.ArraySchedule:
+    """:func:`dissemination` in array form."""
+    p = positive_int("nprocs", nprocs)
+    src = np.arange(p, dtype=_RANK)
+    wide = np.int64 if p > 2**30 else _RANK           # r + 2^k stays below 2^31
+    r = src.astype(wide)
+    pairs = []
+    for k in range(ceil_log(2, p)):
+        d = r + 2**k
+        d[d >= p] -= p
+        pairs.append((src, d))
+    return _array_schedule("dissemination", p, pairs)
+
+
+def nway_dissemination_arrays(nprocs: int, n: int = 2) -> _arrays.ArraySchedule:
+    """:func:`nway_dissemination` in array form.  Whether target j of round k wraps onto the
+    sender or onto an earlier target depends on ``j (n+1)^k mod P`` only, not on the rank."""
+    p = positive_int("nprocs", nprocs)
+    n = positive_int("n", n)
+    r = np.arange(p, dtype=np.int64)
+    pairs = []
+    for k in range(ceil_log(n + 1, p)):
+        stride = (n + 1) ** k
+        offsets = []
+        for j in range(1, n + 1):
+            o = j * stride % p
+            if o != 0 and o not in offsets:
+                offsets.append(o)
+        o = np.array(offsets, dtype=np.int64)
+        dst = (r[:, None] + o[None, :]) % p
+        pairs.append((np.repeat(r, o.size), dst.ravel()))
+    return _array_schedule("nway_dissemination", p, pairs, n=n)
+
+
+def _tournament_pairs(p: int):
+    out = []
+    for k in range(ceil_log(2, p)):
+        src = np.arange(2**k, p, 2 ** (k + 1), dtype=_RANK)
+        out.append((src, src - 2**k))
+    return out
+
+
+def tournament_arrays(nprocs: int, release: str = "tree") -> _arrays.ArraySchedule:
+    """:func:`tournament` in array form."""
+    p = positive_int("nprocs", nprocs)
+    if release not in ("tree", "flat"):
+        raise ValueError(f"release must be 'tree' or 'flat', got {release!r}")
+    rounds = _tournament_pairs(p)
+    if release == "tree":
+        wake = [(w, r) for r, w in reversed(rounds)]
+    else:
+        wake = [(np.zeros(p - 1, dtype=_RANK), np.arange(1, p, dtype=_RANK))]
+    return _array_schedule("tournament", p, rounds + wake, release=release)
+
+
+def binomial_arrays(nprocs: int) -> _arrays.ArraySchedule:
+    """:func:`binomial` in array form."""
+    p = positive_int("nprocs", nprocs)
+    rounds = _tournament_pairs(p)
+    return _array_schedule("binomial", p, rounds + [(w, r) for r, w in reversed(rounds)])
+
+
+def butterfly_arrays(nprocs: int) -> _arrays.ArraySchedule:
+    """:func:`butterfly` in array form (pairs merged and sorted as there)."""
+    p = positive_int("nprocs", nprocs)
+    q = 2 ** ceil_log(2, p)
+    v = np.arange(q, dtype=np.int64)
+    real = np.where(v < p, v, v - q // 2)
+    if p == q:                                     # a power of two: every rank one role
+        s = np.arange(p, dtype=_RANK)
+        return _array_schedule("butterfly", p, [(s, s ^ 2**k) for k in range(ceil_log(2, p))])
+    s = np.arange(p, dtype=np.int64)
+    second = (s + q // 2 >= p) & (s < q // 2)      # rank s also plays virtual rank s + Q/2
+    virtual = np.where(second, s + q // 2, 0)
+    pairs = []
+    for k in range(ceil_log(2, p)):
+        a = real[s ^ 2**k]
+        b = np.where(second, real[virtual ^ 2**k], -1)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)     # a rank's (at most two) partners, sorted
+        keep = np.stack([(lo >= 0) & (lo != s), (hi != s) & (hi != lo)], axis=1)
+        both = np.stack([lo, hi], axis=1)
+        pairs.append((np.broadcast_to(s[:, None], both.shape)[keep], both[keep]))
+    return _array_schedule("butterfly", p, pairs)
+
+
+#: algorithm name -> array builder (keyword options as in :data:`OPTIONS`)
+ARRAY_BUILDERS = {
+    "dissemination": dissemination_arrays,
+    "nway_dissemination": nway_dissemination_arrays,
+    "tournament": tournament_arrays,
+    "binomial": binomial_arrays,
+    "butterfly": butterfly_arrays,
+}
+
+
+def build_arrays(algorithm: str, nprocs: int, **options) -> _arrays.ArraySchedule:
+    """:func:`build` in array form, for the algorithms of :data:`ARRAY_BUILDERS`."""
+    if algorithm not in ARRAY_BUILDERS:
+        raise ValueError(f"algorithm must be one of {sorted(ARRAY_BUILDERS)} in array form, got {algorithm!r}")
+    check_options(algorithm, options)
+    return ARRAY_BUILDERS[algorithm](nprocs, **options)
+
+
+def _registered(name):
+    def build_barrier(nprocs: int, nelems: int = 0, **options):
+        if nelems != 0:
+            raise ValueError(f"a barrier carries no data: nelems must be 0, got {nelems!r}")
+        return build_arrays(name, nprocs, **options)
+    return build_barrier
+
+
+for _name in ARRAY_BUILDERS:
+    _arrays.BUILDERS["barrier." + _name] = _registered(_name)

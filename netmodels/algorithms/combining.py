@@ -53,6 +53,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+import numpy as np
+
 from .._check import positive_int
 from .schedule import Schedule, Transfer
 
@@ -343,3 +345,134 @@ def build(algorithm: str, nprocs: int, nelems: int, block: int | None = None, me
         s = globals()[algorithm](nprocs, nelems)
         s.meta["mesh"] = mesh
     return s
+
+
+# --------------------------------------------------------------------------- array form
+# The same schedules as ring, recursive_doubling, rabenseifner and binomial above, built
+# as columns (netmodels.algorithms.arrays) without one object per transfer: equal to
+# ArraySchedule.from_schedule of their per-transfer twins, transfer for transfer.
+from . import arrays as _arrays  # noqa: E402
+from .arrays import nonzero_step as _step, schedule_of as _schedule_of  # noqa: E402
+
+
+def _split_arrays(nelems: int, parts: int):
+    """:func:`split` as two int64 arrays (start, count)."""
+    q, r = divmod(nelems, parts)
+    count = np.full(parts, q, dtype=np.int64)
+    count[:r] += 1
+    return np.cumsum(count) - count, count
+
+
+def ring_arrays(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """:func:`ring` in array form.  The columns of every step are views of one pair of
+    doubled block tables, so 2(P - 1) steps cost O(P) memory."""
+    p = positive_int("nprocs", nprocs)
+    nelems = positive_int("nelems", nelems, minimum=0)
+    start, count = _split_arrays(nelems, p)
+    start2, count2 = np.concatenate((start, start)), np.concatenate((count, count))
+    src = np.arange(p, dtype=_arrays.RANK)
+    dst = np.roll(src, -1)
+    steps = []
+    for k in range(p - 1):                      # reduce-scatter: rank r sends block (r - k) mod P
+        sl = slice(p - k, 2 * p - k)
+        steps.append(_step(src, dst, start2[sl], count2[sl], True))
+    for k in range(p - 1):                      # allgather: rank r sends block (r + 1 - k) mod P
+        sl = slice(p + 1 - k, 2 * p + 1 - k) if k >= 1 else slice(1, p + 1)
+        steps.append(_step(src, dst, start2[sl], count2[sl], False))
+    return _schedule_of("ring", p, nelems, steps, {"block": int(count.max())})
+
+
+def _fold_arrays(p: int):
+    """(P', r, real rank of every virtual rank as an array) of :func:`_fold`."""
+    p2, r, _ = _fold(p)
+    v = np.arange(p2, dtype=np.int64)
+    return p2, r, np.where(v < r, 2 * v + 1, v + r).astype(_arrays.RANK)
+
+
+def _fold_steps(r: int, nelems: int):
+    odd = np.arange(r, dtype=_arrays.RANK) * 2 + 1
+    return _step(odd - 1, odd, 0, nelems, True), _step(odd, odd - 1, 0, nelems, False)
+
+
+def recursive_doubling_arrays(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """:func:`recursive_doubling` in array form."""
+    p = positive_int("nprocs", nprocs)
+    nelems = positive_int("nelems", nelems, minimum=0)
+    p2, r, real = _fold_arrays(p)
+    fold_in, fold_out = _fold_steps(r, nelems)
+    v = np.arange(p2)
+    steps = [fold_in]
+    d = 1
+    while d < p2:
+        steps.append(_step(real, real[v ^ d], 0, nelems, True))
+        d *= 2
+    steps.append(fold_out)
+    return _schedule_of("recursive_doubling", p, nelems, steps, {"block": nelems})
+
+
+def rabenseifner_arrays(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """:func:`rabenseifner` in array form."""
+    p = positive_int("nprocs", nprocs)
+    nelems = positive_int("nelems", nelems, minimum=0)
+    p2, r, real = _fold_arrays(p)
+    fold_in, fold_out = _fold_steps(r, nelems)
+    v = np.arange(p2)
+    lo, hi = np.zeros(p2, dtype=np.int64), np.full(p2, nelems, dtype=np.int64)
+    steps, history = [fold_in], []
+    d = 1
+    while d < p2:
+        history.append((lo, hi))
+        mid = lo + (hi - lo) // 2
+        low_half = (v & d) == 0
+        give_lo, give_hi = np.where(low_half, mid, lo), np.where(low_half, hi, mid)
+        steps.append(_step(real, real[v ^ d], give_lo, give_hi - give_lo, True))
+        lo, hi = np.where(low_half, lo, mid), np.where(low_half, mid, hi)
+        d *= 2
+    while d > 1:
+        d //= 2
+        steps.append(_step(real, real[v ^ d], lo, hi - lo, False))
+        lo, hi = history.pop()
+    steps.append(fold_out)
+    return _schedule_of("rabenseifner", p, nelems, steps, {"block": nelems})
+
+
+def _binomial_pairs(p: int):
+    """The fan-in rounds of :func:`binomial`: (src, dst) arrays, distance 1, 2, 4, ..."""
+    out, d = [], 1
+    while d < p:
+        src = np.arange(d, p, 2 * d, dtype=_arrays.RANK)
+        out.append((src, src - d))
+        d *= 2
+    return out
+
+
+def binomial_arrays(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """:func:`binomial` (reduce then broadcast) in array form."""
+    p = positive_int("nprocs", nprocs)
+    nelems = positive_int("nelems", nelems, minimum=0)
+    up = _binomial_pairs(p)
+    steps = [_step(s, d, 0, nelems, True) for s, d in up]
+    steps += [_step(d, s, 0, nelems, False) for s, d in reversed(up)]
+    return _schedule_of("binomial", p, nelems, steps, {"block": nelems})
+
+
+#: algorithm -> array builder, for the algorithms that have one
+ARRAY_BUILDERS = {"ring": ring_arrays, "recursive_doubling": recursive_doubling_arrays,
+                  "rabenseifner": rabenseifner_arrays, "binomial": binomial_arrays}
+
+
+def build_arrays(algorithm: str, nprocs: int, nelems: int, mesh=None) -> _arrays.ArraySchedule:
+    """:func:`build` in array form, for the algorithms of :data:`ARRAY_BUILDERS` (meta included)."""
+    if algorithm not in ARRAY_BUILDERS:
+        raise ValueError(f"algorithm must be one of {', '.join(ARRAY_BUILDERS)} in array form; "
+                         f"got {algorithm!r}")
+    nprocs = positive_int("nprocs", nprocs)
+    mesh = check_mesh(nprocs, mesh)
+    s = ARRAY_BUILDERS[algorithm](nprocs, nelems)
+    s.meta["mesh"] = mesh
+    return s
+
+
+for _name in ARRAY_BUILDERS:
+    _arrays.BUILDERS["allreduce." + _name] = (lambda name: lambda nprocs, nelems, **options:
+                                              build_arrays(name, nprocs, nelems, **options))(_name)

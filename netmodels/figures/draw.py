@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..algorithms.arrays import ArraySchedule, as_transfers
 from ..algorithms.schedule import Schedule
 from ..algorithms.semantics import link_loads
 
@@ -25,11 +26,13 @@ def block_number(schedule: Schedule, tr) -> int:
     return tr.start // max(blk, 1) + 1
 
 
-def draw_step(schedule: Schedule, t: int, ax=None, mesh=None, *, labels: bool = True):
-    """Draw step ``t`` (0-based) of ``schedule`` on ``mesh=(W, H)`` (default: the schedule's); return ax."""
+def draw_step(schedule: Schedule | ArraySchedule, t: int, ax=None, mesh=None, *, labels: bool = True):
+    """Draw step ``t`` (0-based) of ``schedule`` (either form) on ``mesh=(W, H)`` (default: the
+    schedule's); return ax."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch
 
+    schedule = as_transfers(schedule)
     if not 0 <= t < schedule.nsteps:
         raise ValueError(f"step t must be in 0..{schedule.nsteps - 1}, got {t!r}")
     mesh = tuple(mesh or schedule.meta.get("mesh") or (schedule.nprocs, 1))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._check import positive, positive_int
+from ..algorithms.arrays import as_transfers
 from ..algorithms.barriers import ceil_log, check_options
 
 #: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.algorithms.barriers`)
@@ -196,8 +197,11 @@ def simulate(schedule, params: LogP, entry=None) -> np.ndarray:
     messages in order of arrival, each receive starting no earlier than the arrival, the
     end of the previous CPU activity, and ``g`` after the previous receive, and keeping
     the CPU busy ``o_r``.  ``entry`` (s, one per rank) delays each rank's start; default 0.
-    ``params.P`` is not used: the schedule says how many ranks there are.
+    ``params.P`` is not used: the schedule says how many ranks there are.  ``schedule``
+    may be in either form (one Python step per transfer: small P;
+    :func:`netmodels.simulate.simulate` is the vectorised twin).
     """
+    schedule = as_transfers(schedule)
     p = schedule.nprocs
     ready = np.zeros(p) if entry is None else np.array(entry, dtype=float)
     if ready.shape != (p,) or np.any(~np.isfinite(ready)):

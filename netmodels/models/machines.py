@@ -207,3 +207,16 @@ KUMAR2004_MISSING_NODE = {
     "k_shift_k": 8,
     "source": KUMAR2004 + ", slides 28 and 29",
 }
+
+# ---------------------------------------------------------------- the kit's own measurement (LogGP)
+from .logp import LogGP  # noqa: E402  (kept next to the entry that uses it)
+
+#: LogGP of the 2-core virtual machine the book was built on, measured with
+#: ``mpiexec -n 2 python -m mpi_exercises logp --json book/data/logp_reference.json``
+#: (MPICH 5.0.2, shared memory; its "fit" block, medians).  The fit's latency is negative
+#: (-3.9 µs: the overheads measured alone exceed half the round trip, they overlap through
+#: shared memory), so L is clipped at 0 as :meth:`netmodels.models.logp.PRTTFit.model` does.
+KIT_VM_LOGGP = LogGP(L=0.0, o=4.11144444948756e-06, g=1.242282631877437e-06, P=2,
+                     o_r=1.4074999796775955e-06, G=2.402957952337316e-10,
+                     name="course kit VM (MPICH, shared memory)",
+                     source="book/data/logp_reference.json, fit (medians), L clipped at 0")

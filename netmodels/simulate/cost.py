@@ -48,6 +48,7 @@ from typing import Callable, Mapping
 
 from .._check import positive
 from ..models.nbl import NBLMachine
+from ..algorithms.arrays import ArraySchedule, as_transfers
 from ..algorithms.schedule import Schedule
 
 
@@ -150,10 +151,12 @@ def _as_model(model, f) -> NBLModel:
     return model
 
 
-def step_costs(schedule: Schedule, model: NBLModel | NBLMachine, f=None) -> list[StepCost]:
-    """Per-step costs of ``schedule`` under ``model`` (see the module docstring for the rules);
-    ``model`` may be an NBLMachine, with its f table ``f``."""
+def step_costs(schedule: Schedule | ArraySchedule, model: NBLModel | NBLMachine, f=None) -> list[StepCost]:
+    """Per-step costs of ``schedule`` (either form) under ``model`` (see the module docstring
+    for the rules); ``model`` may be an NBLMachine, with its f table ``f``.  Per transfer:
+    small P (:func:`netmodels.simulate.simulate` costs large schedules)."""
     model = _as_model(model, f)
+    schedule = as_transfers(schedule)
     out = []
     for t, step in enumerate(schedule.steps):
         links = defaultdict(int)
@@ -175,7 +178,7 @@ def step_costs(schedule: Schedule, model: NBLModel | NBLMachine, f=None) -> list
     return out
 
 
-def cost(schedule: Schedule, model: NBLModel | NBLMachine, f=None) -> float:
+def cost(schedule: Schedule | ArraySchedule, model: NBLModel | NBLMachine, f=None) -> float:
     """Total time in seconds of ``schedule`` under ``model`` (or an NBLMachine and its f
     table ``f``): the sum of :func:`step_costs`."""
     return float(sum(s.total for s in step_costs(schedule, model, f)))

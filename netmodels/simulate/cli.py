@@ -1,0 +1,184 @@
+"""``python -m netmodels simulate ALGORITHM -P RANKS --model MODEL``: predict a collective's time.
+
+Builds the algorithm's array schedule (:data:`netmodels.algorithms.arrays.BUILDERS`) and
+runs :func:`netmodels.simulate.simulate` on it; prints the predicted time, steps,
+messages, bytes and the wall time of the simulation, and optionally writes them as JSON.
+Bad input exits with status 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+
+from ..algorithms import arrays
+from ..models import nbl
+from ..models.alphabeta import AlphaBeta
+from ..models.logp import LogGP, LogP
+from ..models.machines import DELTA, KIT_VM_LOGGP, LSDYNA_100MBIT
+from .cost import NBLModel
+from .engine import SEMANTICS, simulate
+
+#: model -> parameter -> (default, unit, meaning); defaults are reference machines of the kit
+PARAMETERS = {
+    "alphabeta": {
+        "alpha": (LSDYNA_100MBIT.alpha, "s", "latency per message"),
+        "beta": (LSDYNA_100MBIT.beta, "s/B", "time per byte"),
+    },
+    "logp": {
+        "L": (KIT_VM_LOGGP.L, "s", "latency"),
+        "o_s": (KIT_VM_LOGGP.o_s, "s", "send overhead"),
+        "o_r": (KIT_VM_LOGGP.o_r, "s", "receive overhead"),
+        "g": (KIT_VM_LOGGP.g, "s", "gap between sends (receives)"),
+    },
+    "nbl": {
+        "alpha": (DELTA.alpha, "s", "start-up per message"),
+        "beta": (DELTA.beta, "s/element", "time per element"),
+        "c2": (DELTA.c2, "s/element", "2-way combine"),
+        "c3": (DELTA.c3, "s/element", "3-way combine"),
+        **{f"f{L}": (v, "", f"f({L}), node bandwidth factor with {L} links active")
+           for L, v in nbl.FITTED_DELTA.items() if L > 1},
+    },
+}
+PARAMETERS["loggp"] = {**PARAMETERS["logp"], "G": (KIT_VM_LOGGP.G, "s/B", "time per byte of a long message")}
+
+SOURCES = {
+    "alphabeta": LSDYNA_100MBIT.name + " (machines.LSDYNA_100MBIT)",
+    "logp": KIT_VM_LOGGP.name + " (machines.KIT_VM_LOGGP: " + KIT_VM_LOGGP.source + ")",
+    "nbl": DELTA.name + " with the paper's fitted f(L) (machines.DELTA, nbl.FITTED_DELTA); "
+           "fN=VALUE sets f(N) for any N",
+}
+SOURCES["loggp"] = SOURCES["logp"]
+
+
+def _ranks(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _elements(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _pair(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _epilog() -> str:
+    lines = ["algorithms (collective.algorithm; the algorithm alone when unambiguous):",
+             "  " + ", ".join(sorted(arrays.builders())), "",
+             "model parameters (--param NAME=VALUE, SI units; defaults):"]
+    for model, params in PARAMETERS.items():
+        lines.append(f"  {model}: {SOURCES[model]}")
+        for name, (default, unit, meaning) in params.items():
+            lines.append(f"    {name:<6} = {default:<12.6g} {unit:<10} {meaning}")
+    lines += ["", "algorithm options (--option NAME=VALUE): n (barrier.nway_dissemination), "
+              "release=tree|flat (barrier.tournament), root (broadcast.binomial)"]
+    return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = _epilog()
+    p.add_argument("algorithm", metavar="ALGORITHM", help="a registered algorithm (list below)")
+    p.add_argument("-P", "--ranks", type=_ranks, required=True, metavar="RANKS", help="number of ranks (>= 1)")
+    p.add_argument("--model", choices=sorted(PARAMETERS), required=True, help="cost model")
+    p.add_argument("--param", type=_pair, action="append", default=[], metavar="NAME=VALUE",
+                   help="override a model parameter (SI units, see below)")
+    p.add_argument("-N", "--elements", type=_elements, default=None, metavar="ELEMENTS",
+                   help="vector elements (8 B each; default 0 for barriers, 1 otherwise)")
+    p.add_argument("--option", type=_pair, action="append", default=[], metavar="NAME=VALUE",
+                   help="an option of the algorithm's builder")
+    p.add_argument("--semantics", choices=SEMANTICS, default="sync", help="step semantics (default sync)")
+    p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
+
+
+def _number(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"parameter {name} must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def build_model(model: str, overrides):
+    """The model object from its defaults and ``overrides`` ``[(name, text), ...]``."""
+    values = {name: default for name, (default, _, _) in PARAMETERS[model].items()}
+    for name, text in overrides:
+        if name not in values and not (model == "nbl" and name[:1] == "f" and name[1:].isdigit()):
+            raise ValueError(f"model {model} has no parameter {name!r}; it has {', '.join(values)}")
+        values[name] = _number(name, text)
+    if model == "alphabeta":
+        return AlphaBeta(values["alpha"], values["beta"])
+    if model in ("logp", "loggp"):
+        cls, extra = (LogGP, {"G": values["G"]}) if model == "loggp" else (LogP, {})
+        return cls(L=values["L"], o=values["o_s"], g=values["g"], P=2, o_r=values["o_r"], **extra)
+    f = {int(k[1:]): v for k, v in values.items() if k[:1] == "f" and k[1:].isdigit()}
+    return NBLModel(values["alpha"], values["beta"], f, {2: values["c2"], 3: values["c3"]})
+
+
+def _option(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def format_time(seconds: float) -> str:
+    """``seconds`` with a readable unit (ns, µs, ms, s)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if seconds >= scale or unit == "ns":
+            return f"{seconds / scale:.6g} {unit}"
+    return f"{seconds:g} s"
+
+
+def run(args) -> int:
+    try:
+        name = arrays.resolve(args.algorithm)
+        model = build_model(args.model, args.param)
+        n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
+        options = {k: _option(v) for k, v in args.option}
+        t0 = time.perf_counter()
+        schedule = arrays.builders()[name](args.ranks, n, **options)
+        t1 = time.perf_counter()
+        result = simulate(schedule, model, semantics=args.semantics)
+        t2 = time.perf_counter()
+    except (ValueError, TypeError) as exc:
+        print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model} ({args.semantics})")
+    print(f"  predicted time  {format_time(result.time)}")
+    print(f"  steps           {result.steps}")
+    print(f"  messages        {result.messages}")
+    print(f"  bytes           {result.bytes}")
+    print(f"  wall time       build {t1 - t0:.3f} s, simulation {t2 - t1:.3f} s")
+    if args.json:
+        params = {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        record = {"algorithm": name, "P": args.ranks, "N": n, "options": options, "model": args.model,
+                  "parameters": params, "semantics": args.semantics, "time_s": result.time,
+                  "steps": result.steps, "messages": result.messages, "bytes": result.bytes,
+                  "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
+        if args.model == "nbl":
+            record["parameters"]["f"] = {str(k): v for k, v in dict(model.f).items()}
+        with open(args.json, "w") as fh:
+            json.dump(record, fh, indent=1)
+    return 0

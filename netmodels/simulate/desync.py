@@ -1,0 +1,237 @@
+"""Do Snake and Fence desynchronise while their pipelines fill and drain?
+
+Littlefield (1992, section 4.2) fitted f(2), f(3), f(4), f(6) of the NBL model to the
+measured times of Snake and Fence on the DELTA and got 1.1, 1.3, 3.9, 5.1: two or three
+links seem to overlap almost perfectly, four or six hardly at all, against the test
+jig.  The paper *speculates* that in the fill and drain stages "data blocks become
+separated in the mesh in such a way that only a single communication link is actually
+in use when the model says that two or three should be".
+
+The loosely synchronous model cannot say: it charges every node the links the schedule
+gives it in a step.  :func:`simulate_fluid` runs a schedule *self-timed* on a machine
+whose node bandwidth is shared by the transfers actually in progress at that moment:
+
+* a rank begins step t when it has finished its part of its previous step (all its
+  transfers done, then ``c_k S`` for a k-way combine of an S-element block), and
+  spends ``α`` per message of the step on start-up (``k α`` for k messages);
+* a transfer's data starts when both ends have done their start-ups (plus a random
+  delay, exponential with mean ``noise`` s, if given); it moves ``S`` elements that
+  take ``β S`` alone, and while ``n`` transfers are moving at a node each goes at
+  ``1 / f_true(n)`` of a link's speed (``f_true(n) = n``: the node's bandwidth is one
+  link's, the nominal NBL machine the test jig measured for long messages); a transfer
+  goes at the speed its busier end allows.
+
+In lockstep this machine costs every step ``L α + f_true(L) β S + c S``: the loosely
+synchronous model.  Self-timed, a node charged L links may find fewer of them busy at
+once.  :func:`fit_f` then fits f(2), f(3), f(4), f(6) to the simulated times by least
+squares over the step timelines of :func:`netmodels.models.nbl.timeline` (α, β, c2, c3
+known), as the paper fitted its measurements.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from .._check import positive
+from ..algorithms import combining
+from ..algorithms.arrays import as_transfers
+from ..models import nbl
+
+#: the link counts whose f the paper fitted
+FITTED_LINKS = (2, 3, 4, 6)
+
+
+def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float = 0.0, seed=None):
+    """Self-timed completion time (s) of ``schedule`` on ``machine`` (see the module doc).
+
+    ``f_true(n)``: the slowdown of each of n transfers moving at once at a node (default
+    ``n``, the nominal NBL machine).  Returns ``(time, finish)`` with every rank's finish.
+    """
+    sched = as_transfers(schedule)
+    f_true = (lambda n: n) if f_true is None else f_true
+    noise = positive("noise", noise, allow_zero=True)
+    rng = np.random.default_rng(seed)
+    alpha, beta = machine.alpha, machine.beta
+    comb = {2: machine.c2, 3: machine.c3}
+    p = sched.nprocs
+    # per rank: its steps in order; per (rank, step): transfers and combine time
+    steps_of = defaultdict(list)
+    members = defaultdict(list)
+    combine_time = defaultdict(float)
+    src, dst, cnt, stp = [], [], [], []
+    for t, step in enumerate(sched.steps):
+        blocks = defaultdict(int)
+        for tr in step:
+            i = len(src)
+            src.append(tr.src), dst.append(tr.dst), cnt.append(tr.count), stp.append(t)
+            for r in (tr.src, tr.dst):
+                if not steps_of[r] or steps_of[r][-1] != t:
+                    steps_of[r].append(t)
+                members[r, t].append(i)
+            if tr.combine:
+                blocks[tr.dst, tr.start, tr.count] += 1
+        for (r, _, c), k in blocks.items():
+            combine_time[r, t] += comb.get(k + 1, k * machine.c2) * c
+    n = len(src)
+    src, dst, cnt = np.array(src), np.array(dst), np.array(cnt, dtype=float)
+    delay = rng.exponential(noise, n) if noise > 0 else np.zeros(n)
+    begin = {}
+    pending = {key: len(v) for key, v in members.items()}
+    position = defaultdict(int)          # index into steps_of[r] of the rank's current step
+    finish = np.zeros(p)
+    heap = []
+
+    def start_step(r, t, when):
+        begin[r, t] = when
+        for i in members[r, t]:
+            other = dst[i] if src[i] == r else src[i]
+            if (other, t) in begin:
+                s, d = src[i], dst[i]
+                go = max(begin[s, t] + alpha * len(members[s, t]), begin[d, t] + alpha * len(members[d, t]))
+                heapq.heappush(heap, (go + delay[i], i))
+
+    for r in range(p):
+        if steps_of[r]:
+            start_step(r, steps_of[r][0], 0.0)
+    active = np.zeros(0, dtype=np.int64)
+    rem = np.zeros(0)
+    busy = np.zeros(p, dtype=np.int64)
+    now = 0.0
+    slow = np.array([0.0] + [float(f_true(k)) for k in range(1, 64)])
+    while heap or active.size:
+        if active.size:
+            rate = 1.0 / slow[np.maximum(busy[src[active]], busy[dst[active]])]
+            dt = rem / rate
+            t_fin = now + dt.min()
+        else:
+            t_fin = math.inf
+        t_next = min(t_fin, heap[0][0] if heap else math.inf)
+        if active.size:
+            rem = rem - rate * (t_next - now)
+        now = t_next
+        if active.size:
+            done = rem <= 1e-12 * beta * max(cnt.max(), 1.0)
+            if done.any():
+                for i in active[done]:
+                    busy[src[i]] -= 1
+                    busy[dst[i]] -= 1
+                    t = stp[i]
+                    for r in (src[i], dst[i]):
+                        pending[r, t] -= 1
+                        if pending[r, t] == 0:
+                            ready = now + combine_time[r, t]
+                            finish[r] = ready
+                            position[r] += 1
+                            if position[r] < len(steps_of[r]):
+                                start_step(r, steps_of[r][position[r]], ready)
+                active, rem = active[~done], rem[~done]
+        new = []
+        while heap and heap[0][0] <= now:
+            new.append(heapq.heappop(heap)[1])
+        if new:
+            new = np.array(new, dtype=np.int64)
+            np.add.at(busy, src[new], 1)
+            np.add.at(busy, dst[new], 1)
+            active = np.concatenate([active, new])
+            rem = np.concatenate([rem, beta * cnt[new]])
+    return float(finish.max(initial=0.0)), finish
+
+
+def model_time(algorithm: str, W: int, H: int, N: int, S: int, machine: nbl.NBLMachine, f) -> float:
+    """The loosely synchronous NBL time (s) of Snake or Fence with f table ``f``."""
+    return float(nbl.time(algorithm, N, W, H, S, machine, f))
+
+
+def design_row(algorithm: str, W: int, H: int, N: int, S: int, machine: nbl.NBLMachine):
+    """``(known, coefficients)``: the model time is ``known + Σ_L coefficients[L] f(L)``
+    (s), L in :data:`FITTED_LINKS`; f(1) = 1 is in ``known``."""
+    B = math.ceil(N / S)
+    cost = {0: 0.0, 2: machine.c2, 3: machine.c3}
+    known, coef = 0.0, dict.fromkeys(FITTED_LINKS, 0.0)
+    for steps, L, k in nbl.timeline(algorithm, W, H, B):
+        known += steps * (L * machine.alpha + cost[k] * S)
+        if L == 1:
+            known += steps * machine.beta * S
+        else:
+            coef[L] += steps * machine.beta * S
+    return known, coef
+
+
+def fit_f(rows, machine: nbl.NBLMachine) -> dict:
+    """f(2), f(3), f(4), f(6) fitted by least squares (relative residuals) to ``rows`` of
+    ``(algorithm, W, H, N, S, seconds)``."""
+    A, b = [], []
+    for algorithm, W, H, N, S, t in rows:
+        known, coef = design_row(algorithm, W, H, N, S, machine)
+        A.append([coef[L] / t for L in FITTED_LINKS])
+        b.append((t - known) / t)
+    x, *_ = np.linalg.lstsq(np.array(A), np.array(b), rcond=None)
+    return {L: float(v) for L, v in zip(FITTED_LINKS, x)}
+
+
+def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0, seed: int = 0):
+    """Snake and Fence on every mesh, vector length and block size (N a multiple of S),
+    self-timed on the nominal machine: rows ``(algorithm, W, H, N, S, simulated s,
+    lockstep nominal s)`` for :func:`fit_f`."""
+    rows = []
+    for W, H in meshes:
+        for N in vector_lengths:
+            for S in blocks:
+                if N % S or N // S < 3:
+                    continue
+                for algorithm in ("Snake", "Fence"):
+                    build = combining.snake if algorithm == "Snake" else combining.fence
+                    sched = build(W * H, N, block=S, mesh=(W, H))
+                    t, _ = simulate_fluid(sched, machine, noise=noise, seed=seed)
+                    rows.append((algorithm, W, H, N, S, t,
+                                 model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
+    return rows
+
+
+def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0,
+                      seed: int = 0, semantics: str = "dataflow"):
+    """As :func:`experiment`, with the vectorised simulator's NBL rules instead of the fluid
+    machine (:func:`netmodels.simulate.simulate` with the nominal f(L) = L, ``semantics``
+    and ``noise``): there a node is charged the links the schedule gives it in a step,
+    whenever its messages actually move."""
+    from ..simulate.cost import NBLModel
+    from .engine import simulate
+
+    model = NBLModel.from_machine(machine, nbl.NOMINAL)
+    rows = []
+    for W, H in meshes:
+        for N in vector_lengths:
+            for S in blocks:
+                if N % S or N // S < 3:
+                    continue
+                for algorithm in ("Snake", "Fence"):
+                    build = combining.snake if algorithm == "Snake" else combining.fence
+                    sched = build(W * H, N, block=S, mesh=(W, H))
+                    r = simulate(sched, model, semantics=semantics, noise=noise, seed=seed)
+                    rows.append((algorithm, W, H, N, S, r.time,
+                                 model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
+    return rows
+
+
+def paper_grid():
+    """The paper's experiments (section 4.2): Snake and Fence on its meshes, vector lengths
+    and blocks from 20 to 600 doubles, where there are at least three blocks:
+    ``(algorithm, W, H, N, S)``."""
+    from ..models.machines import DELTA_MESHES, DELTA_VECTOR_LENGTHS
+
+    return [(a, W, H, N, S) for a in ("Snake", "Fence") for W, H in DELTA_MESHES
+            for N in DELTA_VECTOR_LENGTHS for S in (20, 60, 120, 300, 600) if N // S >= 3]
+
+
+def lockstep_rows(machine: nbl.NBLMachine, f, grid=None, factor=1.0):
+    """Rows for :func:`fit_f`: the loosely synchronous times of ``grid`` (default
+    :func:`paper_grid`) on ``machine`` with f table ``f``, times ``factor`` (a scalar or
+    one per row)."""
+    grid = paper_grid() if grid is None else grid
+    factor = np.broadcast_to(np.asarray(factor, dtype=float), (len(grid),))
+    return [(a, W, H, N, S, k * model_time(a, W, H, N, S, machine, f))
+            for (a, W, H, N, S), k in zip(grid, factor)]
