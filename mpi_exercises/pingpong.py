@@ -158,7 +158,7 @@ def run(args) -> int:
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "pingpong", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed,
+                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
                 "parameters": {"sizes": args.sizes, "iterations": args.iterations,
                                "warmup": args.warmup, "budget_bytes": args.budget_bytes},
                 "results": results, "fit": fitted})
