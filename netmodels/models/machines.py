@@ -140,3 +140,8 @@ HOEFLER2005_BARRIER_TIMES = {
     "dissemination": {128: 1904.57 * US, 256: 1977.12 * US},
     "open_mpi": {128: 3559.88 * US, 256: 4226.88 * US},
 }
+
+#: LS-DYNA paper, section "Bandwidth and Latency": the 12-processor run of the 128,000-element
+#: model "was about 10 times faster than a 1 processor run", which "would indicate that about
+#: 15% of the 12 processor run is due to communication ... and load imbalance".
+LSDYNA_SPEEDUP_ESTIMATE = {"processors": 12, "speedup": 10, "printed_loss_percent": 15}
