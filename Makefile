@@ -88,3 +88,15 @@ feedback: $(STAMP)
 	    (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_feedback $$lab --force) || exit 1; \
 	  else echo "$$lab: no graded submission, no feedback"; fi; done
 	@echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html"
+
+# ---------------------------------------------------------------- What Python costs (opt-in)
+# The C ping-pong of benchmarks/pingpong.c, built with the MPI wheel's own mpicc and run on
+# 2 ranks; its JSON (with command, date and load) goes to book/data/pingpong_c.json, which the
+# chapter "Latency and bandwidth" compares with the Python ping-pong.  Needs a C compiler.
+.PHONY: pingpong-c
+pingpong-c: $(STAMP)
+	@if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then \
+	  echo "pingpong-c: no C compiler (cc or gcc) found: skipped"; exit 0; fi; \
+	mkdir -p _build/bench && \
+	$(BIN)/mpicc -O2 -o _build/bench/pingpong benchmarks/pingpong.c && \
+	$(BIN)/python benchmarks/run_pingpong_c.py _build/bench/pingpong book/data/pingpong_c.json

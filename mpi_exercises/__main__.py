@@ -24,6 +24,7 @@ COMMANDS = {
     "alltoall": ("mpi_exercises.exchange", "one alltoall algorithm, checked against MPI.Alltoall, timed, messages counted"),
     "bench-alltoall": ("mpi_exercises.bench_alltoall", "every alltoall algorithm against MPI.Alltoall over sizes"),
     "info": ("mpi_exercises.info", "which MPI library, launcher, nodes and cores; are ranks oversubscribed"),
+    "predict": ("mpi_exercises.predict", "calibrate the models, predict every collective, measure it, report the errors"),
 }
 
 

@@ -144,7 +144,8 @@ def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
     f = fit_prtt([r["bytes"] for r in results], col("prtt_1_0"), col("prtt_n_0"), col("prtt_n_d"), n,
                  [r["d_s"] for r in results], col("o_r"))
     finite = lambda v: v if np.isfinite(v) else None  # noqa: E731  (JSON has no NaN)
-    return {"statistic": statistic, "L_s": f.L, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": finite(f.g),
+    return {"statistic": statistic, "L_s": f.L, "L_identified": f.L_identified,
+            "L_unconstrained_s": f.L_unconstrained, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": finite(f.g),
             "G_s_per_byte": finite(f.G), "n": n, "g_identified": f.g_identified, "g_upper_s": f.g_upper,
             "gap_fit_sizes": list(f.gap_sizes), "L_by_size_s": list(f.L_by_size),
             "o_s_by_size_s": list(f.o_s_by_size), "gap_by_size_s": list(f.gap_by_size),
@@ -161,7 +162,9 @@ def report(results: list[dict], fitted: dict) -> str:
                      f"{os_ * 1e6:7.2f} {r['o_s_direct']['median_s'] * 1e6:8.2f} {r['o_r']['median_s'] * 1e6:7.2f}")
     G, g, L = fitted["G_s_per_byte"], fitted["g_s"], fitted["L_s"]
     lines += ["", f"LogGP (Netgauge PRTT method, from the {fitted['statistic'][:-2]}s):",
-              f"  L   = {L * 1e6:8.3f} µs", f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
+              (f"  L   = {L * 1e6:8.3f} µs" if fitted.get("L_identified", L >= 0) else
+               f"  L   = not identifiable (constrained to 0; unconstrained estimate "
+               f"{fitted['L_unconstrained_s'] * 1e6:.3f} µs)"), f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
               f"  o_r = {fitted['o_r_s'] * 1e6:8.3f} µs"]
     if fitted["g_identified"]:
         sizes = ", ".join(_bench.fmt_bytes(s) for s in fitted["gap_fit_sizes"])
@@ -171,11 +174,13 @@ def report(results: list[dict], fitted: dict) -> str:
     else:
         lines += ["  g   = not identifiable: at every size but at most one the gap is the send overhead "
                   "o_s(s);", f"        g <= {fitted['g_upper_s'] * 1e6:.3f} µs (the smallest gap), G unknown"]
-    if L < 0:
-        lines += ["", "warning: L < 0: the overheads measured alone (o_s + o_r) exceed half the round trip "
-                  f"by {-L * 1e6:.3f} µs;",
-                  "  they overlap in a round trip (e.g. through shared memory), so latency and overhead "
-                  "cannot be separated here; a model needs L clipped at 0."]
+    if not fitted.get("L_identified", L >= 0):
+        lines += ["", "warning: the overheads measured alone (o_s + o_r) exceed half the round trip by "
+                  f"{-fitted['L_unconstrained_s'] * 1e6:.3f} µs;",
+                  "  they overlap in a round trip (shared memory), or other jobs disturbed the run: check "
+                  "the load (uptime), re-run on a quiet machine with --repetitions 1000; if L stays < 0, "
+                  "latency and overhead cannot be separated here: use L = 0 and o_s + o_r as the cost "
+                  "of a small message."]
     return "\n".join(lines)
 
 

@@ -11,15 +11,21 @@ block size S (double-precision elements):
 Each sample is ``--inner`` back-to-back operations timed with ``MPI.Wtime`` on the
 centre after a barrier, divided by ``--inner``; ``--warmup`` untimed samples come
 first.  Table 1 uses the minimum sample per case by default (``--statistic``).
-MPI's blocking waits spin; when ranks outnumber cores (``--wait auto``) every wait
-polls and yields the core instead, so that a waiting rank does not starve the
-ranks it waits for.
+When a node runs more ranks than it has cores the jig refuses to run (exit 2): ranks
+then share cores, a message progresses only while both its ranks are scheduled, and
+the "f(L)" measured is the operating system's scheduler (4 ranks on 2 cores gave
+f(4) = 35.8 and f(6) = -7.3).  Run it with as many ranks as cores (2 ranks measure
+L = 1 and 2), or pass ``--allow-oversubscribed`` to measure anyway: it then warns,
+and the JSON and the printed table say ``oversubscribed``.  MPI's blocking waits
+spin; when oversubscribed (``--wait auto``) every wait polls and yields the core
+instead, so that a waiting rank does not starve the ranks it waits for.
 As in the paper, dT(L) is the difference of the times at adjacent block sizes
 and f(L) = dT(L) / dT(1); :func:`netmodels.models.nbl.fit_f` also fits f(L) over all sizes.
 Rank 0 finally times numpy combines of two and three vectors of the largest size: the
 c2 and c3 of the model, in seconds per element.
 
-    mpiexec -n 4 python -m mpi_exercises nbl-testjig --json testjig.json
+    mpiexec -n 4 python -m mpi_exercises nbl-testjig --json testjig.json   # 4 cores or more
+    mpiexec -n 2 python -m mpi_exercises nbl-testjig --json testjig.json   # 2 cores: L = 1, 2
 """
 
 from __future__ import annotations
@@ -62,6 +68,9 @@ def add_arguments(p) -> None:
     p.add_argument("--wait", choices=("auto", "block", "yield"), default="auto",
                    help="how ranks wait: 'block' (MPI's waits, which spin), 'yield' (poll and give "
                         "the core to another rank between polls), 'auto' (yield when oversubscribed)")
+    p.add_argument("--allow-oversubscribed", action="store_true",
+                   help="measure even when ranks outnumber cores (default: refuse); the results "
+                        "are then marked oversubscribed: they time the scheduler, not the links")
     p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -190,11 +199,15 @@ def table(results: list[dict], stat: str = "median_s") -> dict:
     return out
 
 
-def report(tab: dict) -> str:
-    """Table 1 layout: S, then T (µs) per L, dT and f(L)."""
+OVERSUBSCRIBED_NOTE = ("OVERSUBSCRIBED: ranks outnumber cores; these times measure the operating "
+                       "system's scheduler, not the links: do not use this f(L)")
+
+
+def report(tab: dict, oversubscribed: bool = False) -> str:
+    """Table 1 layout: S, then T (µs) per L, dT and f(L); a warning line first if oversubscribed."""
     Ls = list(tab["T_s"])
     head = f"{'S':>8} " + " ".join(f"{'T(L=' + L + ') µs':>13}" for L in Ls)
-    lines = [head, "-" * len(head)]
+    lines = ([OVERSUBSCRIBED_NOTE] if oversubscribed else []) + [head, "-" * len(head)]
     for i, s in enumerate(tab["S"]):
         lines.append(f"{s:>8} " + " ".join(f"{tab['T_s'][L][i] * 1e6:13.2f}" for L in Ls))
     if tab.get("f"):
@@ -223,19 +236,25 @@ def run(args) -> int:
                   "mpiexec -n 4 python -m mpi_exercises nbl-testjig", file=sys.stderr)
         return 2
     oversubscribed = _bench.warn_if_oversubscribed(comm)
+    if oversubscribed and not args.allow_oversubscribed:
+        if comm.Get_rank() == 0:
+            print("nbl-testjig: refusing to measure f(L) with ranks sharing cores (it would time the "
+                  "scheduler); run with at most as many ranks as cores, or pass --allow-oversubscribed",
+                  file=sys.stderr, flush=True)
+        return 2
     yield_cpu = args.wait == "yield" or (args.wait == "auto" and oversubscribed)
     results = measure(comm, sizes, args.repetitions, args.inner, args.warmup,
                       progress=not args.no_progress, yield_cpu=yield_cpu)
     if comm.Get_rank() == 0:
         tab = table(results, args.statistic + "_s")
         combine = combine_costs(max(sizes))
-        print(report(tab), flush=True)
+        print(report(tab, oversubscribed), flush=True)
         print(f"combining (numpy, {combine['nelems']} doubles): c2 = {combine['c2_s_per_elem'] * 1e9:.3f} ns, "
               f"c3 = {combine['c3_s_per_elem'] * 1e9:.3f} ns per element", flush=True)
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "nbl-testjig", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed,
+                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
                 "parameters": {"sizes_elements": sizes, "repetitions": args.repetitions,
                                "inner": args.inner, "warmup": args.warmup,
                                "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",

@@ -87,12 +87,13 @@ def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True) -> lis
     return results
 
 
-def fit(results: list[dict]) -> dict:
-    """Fit α, β (and a two-segment model if there are enough sizes) to the median times."""
+def fit(results: list[dict], statistic: str = "median_s") -> dict:
+    """Fit α, β (and a two-segment model if there are enough sizes) to the median times
+    (or ``statistic="min_s"``: the minima, more robust on a machine shared with other jobs)."""
     from netmodels import fit_alpha_beta, fit_piecewise
 
     n = np.array([r["bytes"] for r in results], dtype=float)
-    t = np.array([r["median_s"] for r in results])
+    t = np.array([r[statistic] for r in results])
     out = {}
     if np.unique(n).size >= 2:
         f = fit_alpha_beta(n, t)
@@ -158,7 +159,7 @@ def run(args) -> int:
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "pingpong", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed,
+                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
                 "parameters": {"sizes": args.sizes, "iterations": args.iterations,
                                "warmup": args.warmup, "budget_bytes": args.budget_bytes},
                 "results": results, "fit": fitted})

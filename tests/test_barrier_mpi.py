@@ -115,7 +115,10 @@ def test_logp_command_writes_raw_prtt_data_and_a_loggp_fit(tmp_path):
         else:
             assert fit["g_s"] is None and fit["G_s_per_byte"] is None
     assert ("  g   = not identifiable" in res.stdout) != data["fit"]["g_identified"]
-    assert ("warning: L < 0" in res.stdout) == (data["fit"]["L_s"] < 0)
+    for fit in (data["fit"], data["fit_min"]):  # a negative L is caught: constrained to 0, flagged
+        assert fit["L_s"] == max(fit["L_unconstrained_s"], 0.0) >= 0
+        assert fit["L_identified"] == (fit["L_unconstrained_s"] >= 0)
+    assert ("L   = not identifiable" in res.stdout) != data["fit"]["L_identified"]
 
 
 @pytest.mark.mpi

@@ -219,6 +219,50 @@ def test_grade_rejects_bad_arguments(tmp_path):
     assert res.returncode == 2 and "not a course folder" in res.stderr
 
 
+# ---------------------------------------------------------------- lab 5: predict, then measure
+LAB5 = "lab5"
+
+
+def lab5_submissions(course: Path) -> dict:
+    """student -> (notebook, with data?, grade_ids expected to fail)."""
+    subs = {"alice5": (solved(course, LAB5), True, set())}
+    nb = solved(course, LAB5)  # forgets the combine cost: only the alpha-beta predictions are wrong
+    replace(nb, "p5_predict", "+ c2 * max(combined.values(), default=0)", "")
+    subs["no_combine5"] = (nb, True, {"test_p5_ab"})
+    nb = solved(course, LAB5)  # error with the wrong sign: only the errors are wrong
+    replace(nb, "p5_errors", "(pred[k] - measured[k]) / measured[k]", "(measured[k] - pred[k]) / measured[k]")
+    subs["sign5"] = (nb, True, {"test_p5_errors"})
+    nb = solved(course, LAB5)  # medians instead of minima: errors and measured map are off the data
+    replace(nb, "p5_errors", 'r["min_s"] for r in PRED["rows"]', 'r["median_s"] for r in PRED["rows"]')
+    subs["median5"] = (nb, True, {"test_p5_errors", "test_p5_regime"})
+    subs["nodata5"] = (solved(course, LAB5), False, {"test_p5_params", "test_p5_ab", "test_p5_loggp",
+                                                     "test_p5_errors", "test_p5_regime"})
+    return subs
+
+
+@pytest.mark.slow
+def test_lab5_submissions_lose_exactly_what_they_broke(tmp_path_factory):
+    course = released_course(tmp_path_factory.mktemp("course5") / "labs")
+    data = (course / "source" / LAB5 / "predict.json").read_text()
+    subs = lab5_submissions(course)
+    for student, (nb, with_data, _) in subs.items():
+        folder = course / "submitted" / student / LAB5
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{LAB5}.ipynb")
+        if with_data:
+            (folder / "predict.json").write_text(data + "\n")   # the student's own copy
+    rows, log = grade(course, [LAB5], cell_timeout=60)
+    pts = points(source_nb(LAB5))
+    manual = {"p5_answer"}
+    assert sum(v for k, v in pts.items() if k not in manual) == 8
+    for student, (_, with_data, failing) in subs.items():
+        row = rows[student, LAB5]
+        assert row["status"] == "graded", (student, row, log)
+        got = {k: float(row[k]) for k in pts if k not in manual}
+        assert got == {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}, student
+        assert row["data"] == ("predict.json: own" if with_data else "predict.json: missing")
+
+
 # ------------------------------------------------- lab 6 (computed answers, no data files)
 LAB6 = "lab6"
 

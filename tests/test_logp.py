@@ -314,3 +314,35 @@ def test_panel_drawings_run_headless():
     logp_panel.draw_schedule(b, barriers.dissemination(5))
     assert "P = 1,000" in a.get_title() and len(b.texts) == 15
     plt.close(fig)
+
+
+def test_prtt_fit_constrains_a_negative_latency_and_says_it_is_not_identifiable():
+    # overheads measured alone larger than half the round trip: data written out by hand
+    # with o_s + o_r = 1.9 µs and a round trip of 2 x 1.4 µs, so L would be -0.5 µs
+    o_s, o_r, g, G, n, d = 0.6e-6, 1.3e-6, 1.2e-6, 0.0, 10, 50e-6
+    sizes = [0, 1, 8, 64]
+    r1 = np.full(4, 2.8e-6)
+    rn0 = r1 + (n - 1) * g
+    rnd = r1 + (n - 1) * (o_s + d)
+    fit = logp.fit_prtt(sizes, r1, rn0, rnd, n, d, o_r)
+    assert fit.L_unconstrained == pytest.approx(1.4e-6 - 1.9e-6)
+    assert not fit.L_identified and fit.L == 0.0 and fit.model().L == 0.0
+    good = logp.fit_prtt(sizes, r1 + 2e-6, rn0 + 2e-6, rnd + 2e-6, n, d, o_r)
+    assert good.L_identified and good.L == pytest.approx(0.5e-6) == good.L_unconstrained
+
+
+def test_loggp_simulation_of_one_message_and_of_two_back_to_back_is_written_out_by_hand():
+    from netmodels.algorithms.schedule import Schedule, Transfer
+
+    m = logp.LogGP(L=2e-6, o=1e-6, g=0.5e-6, P=2, o_r=1.5e-6, G=1e-9)
+    one = Schedule("one", 2, 100, [(Transfer(0, 1, 0, 100, True),)])
+    # 100 doubles = 800 B: o_s + L + 799 G + o_r, plus a combine of 100 elements at 1 ns each
+    assert logp.simulate(one, m, elem_bytes=8, combine_s_per_elem=1e-9)[1] == pytest.approx(
+        1e-6 + 2e-6 + 799e-9 + 1.5e-6 + 100e-9)
+    assert logp.simulate(one, m)[1] == pytest.approx(1e-6 + 2e-6 + 1.5e-6)   # LogP: no bytes
+    two = Schedule("two", 3, 100, [(Transfer(0, 1, 0, 100), Transfer(0, 2, 0, 100))])
+    # the second send waits g + 799 G after the first (> o_s)
+    t = logp.simulate(two, m, elem_bytes=8)
+    assert t[2] == pytest.approx(0.5e-6 + 799e-9 + 1e-6 + 2e-6 + 799e-9 + 1.5e-6)
+    with pytest.raises(ValueError, match="elem_bytes"):
+        logp.simulate(one, m, elem_bytes=-1)

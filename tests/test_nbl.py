@@ -15,7 +15,8 @@ from scipy.optimize import minimize_scalar
 from netmodels.algorithms import combining
 from netmodels.models import nbl
 from netmodels.models import nbl_derivation as d
-from netmodels.models.machines import DELTA, DELTA_MESHES, DELTA_TABLE1, DELTA_VECTOR_LENGTHS
+from netmodels.models.machines import (DELTA, DELTA_BLOCK_RANGE, DELTA_MESHES, DELTA_TABLE1,
+                                       DELTA_VECTOR_LENGTHS)
 from netmodels.models.nbl import FITTED_DELTA, NOMINAL, STANDARD, NBLMachine
 
 F_TABLES = {"standard": STANDARD, "nominal": NOMINAL, "fitted": FITTED_DELTA}
@@ -411,3 +412,24 @@ def test_cost_takes_an_nbl_machine_and_its_f_table_or_a_model_only():
     with pytest.raises(ValueError, match="model must be"):
         cost(sched, "DELTA")
     assert cost(sched, DELTA) == cost(sched, NBLModel(DELTA.alpha, DELTA.beta, None, {2: DELTA.c2, 3: DELTA.c3}))
+
+
+@pytest.mark.parametrize("name", ["Snake", "Fence"])
+@pytest.mark.parametrize("N", [100, 1000, 10**4, 10**5])
+@pytest.mark.parametrize("mesh", DELTA_MESHES)
+def test_optimal_block_in_the_papers_range_is_the_brute_force_integer_optimum(name, N, mesh):
+    # every integer S of the paper's range 20..600 (clipped to N), costed one by one
+    W, H = mesh
+    lo, hi = DELTA_BLOCK_RANGE
+    every = np.arange(min(lo, N), min(hi, N) + 1)
+    for f in (NOMINAL, STANDARD, FITTED_DELTA):
+        t = [nbl.time(name, N, W, H, int(s), DELTA, f) for s in every]
+        best = int(every[int(np.argmin(t))])
+        got = nbl.optimal_block(name, N, W, H, DELTA, f, block_range=DELTA_BLOCK_RANGE)
+        assert got == best and min(lo, N) <= got <= min(hi, N)
+
+
+def test_optimal_block_rejects_bad_ranges():
+    for bad, match in [((600, 20), "low <= high"), ((0, 10), "block_range\\[0\\]"), (5, "pair")]:
+        with pytest.raises(ValueError, match=match):
+            nbl.optimal_block("Snake", 1000, 4, 4, DELTA, NOMINAL, block_range=bad)

@@ -16,9 +16,12 @@ QUICK = ["--sizes", "60,600,6000", "--repetitions", "5", "--inner", "2", "--warm
 @pytest.mark.mpi
 def test_four_ranks_measure_l_1_2_4_6_and_write_table1(tmp_path):
     out = tmp_path / "jig.json"
-    res = run_mpi_ok(4, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--json", str(out)], timeout=90)
+    res = run_mpi_ok(4, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--allow-oversubscribed",
+                         "--json", str(out)], timeout=90)
     assert "T(L=6)" in res.stdout
     data = json.loads(out.read_text())
+    over = nbl_testjig._bench.usable_cores() < 4
+    assert data["oversubscribed"] is over and (nbl_testjig.OVERSUBSCRIBED_NOTE in res.stdout) is over
     assert data["parameters"]["links"] == [1, 2, 4, 6]
     assert sorted({(r["L"], r["S"]) for r in data["results"]}) == [
         (L, S) for L in (1, 2, 4, 6) for S in (60, 600, 6000)]
@@ -43,13 +46,14 @@ def test_two_ranks_measure_only_l_1_and_2(tmp_path, wait):
     run_mpi_ok(2, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--wait", wait, "--json", str(out)], timeout=60)
     data = json.loads(out.read_text())
     assert data["parameters"]["links"] == [1, 2] and data["parameters"]["wait"] == wait
+    assert data["oversubscribed"] is (nbl_testjig._bench.usable_cores() < 2)
     assert {r["L"] for r in data["results"]} == {1, 2}
 
 
 @pytest.mark.mpi
 def test_extra_ranks_wait_and_one_rank_is_a_clear_error():
     res = run_mpi_ok(5, ["-m", "mpi_exercises", "nbl-testjig", "--sizes", "1,10", "--repetitions", "2",
-                         "--inner", "1", "--no-progress"], timeout=90)
+                         "--inner", "1", "--no-progress", "--allow-oversubscribed"], timeout=90)
     assert "T(L=6)" in res.stdout
     res = run_mpi(1, ["-m", "mpi_exercises", "nbl-testjig", "--no-progress"], timeout=60)
     assert res.returncode == 2 and "at least 2 ranks" in res.stderr and "Traceback" not in res.stderr
@@ -78,3 +82,19 @@ def test_table_from_known_times_reproduces_the_papers_arithmetic():
 def test_link_counts():
     assert nbl_testjig.link_counts(2) == [1, 2]
     assert nbl_testjig.link_counts(4) == nbl_testjig.link_counts(9) == [1, 2, 4, 6]
+
+
+@pytest.mark.mpi
+def test_oversubscribed_run_is_refused_without_the_flag(tmp_path):
+    nprocs = nbl_testjig._bench.usable_cores() + 1
+    out = tmp_path / "jig.json"
+    res = run_mpi(nprocs, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--json", str(out)], timeout=60)
+    assert res.returncode == 2 and "refusing" in res.stderr and "Traceback" not in res.stderr
+    assert not out.exists()
+
+
+def test_report_of_oversubscribed_data_says_so_first():
+    results = [{"L": L, "S": S, "min_s": 1e-6 * L * S, "median_s": 1e-6 * L * S} for L in (1, 2) for S in (10, 20)]
+    tab = nbl_testjig.table(results, "min_s")
+    assert nbl_testjig.report(tab, True).splitlines()[0] == nbl_testjig.OVERSUBSCRIBED_NOTE
+    assert nbl_testjig.OVERSUBSCRIBED_NOTE not in nbl_testjig.report(tab, False)

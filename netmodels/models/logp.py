@@ -187,7 +187,8 @@ class PLogP:
 
 
 # ---------------------------------------------------------------- simulation of a schedule
-def simulate(schedule, params: LogP, entry=None) -> np.ndarray:
+def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
+             combine_s_per_elem: float = 0.0) -> np.ndarray:
     """Exit time (s) of every rank when ``schedule`` runs on the LogP machine ``params``.
 
     Rules (one processor, one step): the rank starts the step when it has finished the
@@ -200,28 +201,40 @@ def simulate(schedule, params: LogP, entry=None) -> np.ndarray:
     ``params.P`` is not used: the schedule says how many ranks there are.  ``schedule``
     may be in either form (one Python step per transfer: small P;
     :func:`netmodels.simulate.simulate` is the vectorised twin).
+
+    LogGP (``params`` a :class:`LogGP` and ``elem_bytes`` > 0, the bytes of one vector
+    element): a message of m = count x elem_bytes bytes arrives ``(m - 1) G`` later, and the
+    sender's next message starts no earlier than ``g + (m - 1) G`` after it (the interface
+    is busy with its bytes).  ``combine_s_per_elem`` (s per element, e.g. a measured c2)
+    keeps the receiver's CPU busy ``count x combine_s_per_elem`` more after a combining
+    receive.  Both default to 0: plain LogP.
     """
     schedule = as_transfers(schedule)
     p = schedule.nprocs
     ready = np.zeros(p) if entry is None else np.array(entry, dtype=float)
     if ready.shape != (p,) or np.any(~np.isfinite(ready)):
         raise ValueError(f"entry must hold {p} finite times")
+    if isinstance(elem_bytes, bool) or not isinstance(elem_bytes, (int, np.integer)) or elem_bytes < 0:
+        raise ValueError(f"elem_bytes must be an integer >= 0, got {elem_bytes!r}")
+    combine = positive("combine_s_per_elem", combine_s_per_elem, allow_zero=True)
+    G = getattr(params, "G", 0.0) if elem_bytes else 0.0
     os_, or_, L, g = params.o_s, params.o_r, params.L, params.g
-    last_send = np.full(p, -math.inf)
+    last_send = np.full(p, -math.inf)     # earliest start of the next send
     last_recv = np.full(p, -math.inf)
     for step in schedule.steps:
         cpu = ready.copy()
         inbox: dict[int, list] = {}
         for order, tr in enumerate(step):
-            start = max(cpu[tr.src], last_send[tr.src] + g)
-            last_send[tr.src] = start
+            wire = max(tr.count * elem_bytes - 1, 0) * G
+            start = max(cpu[tr.src], last_send[tr.src])
+            last_send[tr.src] = start + g + wire
             cpu[tr.src] = start + os_
-            inbox.setdefault(tr.dst, []).append((start + os_ + L, order))
+            inbox.setdefault(tr.dst, []).append((start + os_ + L + wire, order, tr))
         for dst, msgs in inbox.items():
-            for arrival, _ in sorted(msgs):
+            for arrival, _, tr in sorted(msgs, key=lambda m: m[:2]):
                 start = max(cpu[dst], arrival, last_recv[dst] + g)
                 last_recv[dst] = start
-                cpu[dst] = start + or_
+                cpu[dst] = start + or_ + (tr.count * combine if tr.combine else 0.0)
         ready = cpu
     return ready
 
@@ -385,6 +398,8 @@ class PRTTFit:
 
     ``g`` and ``G`` are NaN when no two sizes have a gap above their send overhead
     (``g_identified`` False): then ``g <= g_upper``, and nothing more can be said.
+    ``L`` is constrained to ``L >= 0``: when what the round trip leaves after the
+    overheads (``L_unconstrained``) is negative, ``L_identified`` is False and ``L = 0``.
     """
 
     L: float
@@ -400,12 +415,14 @@ class PRTTFit:
     g_upper: float = math.inf   #: upper bound on g: the smallest gap measured (s)
     gap_sizes: tuple = ()       #: the sizes whose gap exceeds o_s(s): those g and G are fitted to
     L_by_size: tuple = ()       #: PRTT(1,0,s)/2 - o_s(s) - o_r(s) - (s-1)G at each size
+    L_unconstrained: float = math.nan   #: the median of L_by_size over the small sizes, any sign (s)
+    L_identified: bool = True   #: False when L_unconstrained < 0 (then L = 0)
 
     def model(self, P: int = 2) -> LogGP:
         """The fitted machine as :class:`LogGP`: negative estimates clipped to tiny positives,
         and g = G = 0 when they are not identified (sends are then spaced by o_s anyway)."""
         g, G = (0.0 if math.isnan(v) else max(v, 0.0) for v in (self.g, self.G))
-        return LogGP(max(self.L, 0.0), max(self.o_s, 1e-12), g, P,
+        return LogGP(self.L, max(self.o_s, 1e-12), g, P,
                      o_r=max(self.o_r, 1e-12), G=G, name="PRTT fit")
 
 
@@ -432,9 +449,12 @@ def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float 
     message parameters are medians over the sizes up to :data:`SMALL_BYTES` (the
     smallest size if none), so that one cold or noisy size cannot spoil them: o_s and
     o_r, and L, what the round trip leaves, PRTT(1,0,s)/2 - o_s(s) - o_r(s) - (s-1)G
-    (G taken as 0 if not identified).  A negative L means that the overheads measured
-    alone exceed half the round trip: they overlap in a round trip (e.g. through shared
-    memory), and latency and overhead cannot be separated.  Sizes in bytes, times in s.
+    (G taken as 0 if not identified).  A negative estimate means that the overheads
+    measured alone exceed half the round trip: they overlap in a round trip (e.g. through
+    shared memory, or on a loaded machine), and latency and overhead cannot be separated.
+    The fit then reports L as not identifiable (``L_identified`` False) and returns the
+    constrained estimate L = 0 (the least-squares L >= 0 of the residual's median), the
+    negative value in ``L_unconstrained``.  Sizes in bytes, times in s.
     """
     s = np.asarray(sizes, dtype=float)
     n = positive_int("n", n, minimum=2)
@@ -453,9 +473,10 @@ def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float 
     G, g = np.polyfit(x[above], gap[above], 1) if identified else (math.nan, math.nan)
     L_s = r1 / 2 - o_s - orr - x * (G if identified else 0.0)
     small = (s <= SMALL_BYTES) | (s == s.min())
-    return PRTTFit(float(np.median(L_s[small])), float(np.median(o_s[small])), float(np.median(orr[small])),
+    L_raw = float(np.median(L_s[small]))
+    return PRTTFit(max(L_raw, 0.0), float(np.median(o_s[small])), float(np.median(orr[small])),
                    float(g), float(G), n, tuple(s), tuple(o_s), tuple(gap), bool(identified),
-                   float(gap.min()), tuple(s[above]), tuple(L_s))
+                   float(gap.min()), tuple(s[above]), tuple(L_s), L_raw, L_raw >= 0)
 
 
 def prtt_model(params: LogGP, n: int, d: float, nbytes) -> np.ndarray:

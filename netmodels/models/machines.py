@@ -220,3 +220,8 @@ KIT_VM_LOGGP = LogGP(L=0.0, o=4.11144444948756e-06, g=1.242282631877437e-06, P=2
                      o_r=1.4074999796775955e-06, G=2.402957952337316e-10,
                      name="course kit VM (MPICH, shared memory)",
                      source="book/data/logp_reference.json, fit (medians), L clipped at 0")
+
+#: LS-DYNA paper, section "Bandwidth and Latency": the 12-processor run of the 128,000-element
+#: model "was about 10 times faster than a 1 processor run", which "would indicate that about
+#: 15% of the 12 processor run is due to communication ... and load imbalance".
+LSDYNA_SPEEDUP_ESTIMATE = {"processors": 12, "speedup": 10, "printed_loss_percent": 15}

@@ -361,13 +361,31 @@ def block_candidates(N: int) -> np.ndarray:
     return np.unique(np.concatenate([small, large]))
 
 
-def optimal_block(algorithm, N, W, H, machine, f) -> int:
+def _block_range(block_range, N) -> tuple[int, int]:
+    """Validated (low, high) block sizes, high clipped to N (a block cannot exceed the vector)."""
+    if block_range is None:
+        return 1, N
+    try:
+        lo, hi = block_range
+    except (TypeError, ValueError):
+        raise ValueError(f"block_range must be a pair (low, high) of integers, got {block_range!r}") from None
+    lo, hi = positive_int("block_range[0]", lo), positive_int("block_range[1]", hi)
+    if lo > hi:
+        raise ValueError(f"block_range must have low <= high, got {block_range!r}")
+    return min(lo, N), min(hi, N)
+
+
+def optimal_block(algorithm, N, W, H, machine, f, *, block_range=None) -> int:
     """The integer block size S (elements) that minimises the time; the smallest on ties.
 
-    Exhaustive over :func:`block_candidates`.  Tree does not pipeline: N.
+    ``block_range=(low, high)`` restricts S to low..high (high clipped to N), e.g. the
+    paper's experiments' ``machines.DELTA_BLOCK_RANGE`` (20..600); default 1..N.
+    Exhaustive over :func:`block_candidates` (clipped into the range: at a fixed block
+    count the smallest S in the range is the fastest).  Tree does not pipeline: N.
     """
     name = _name(algorithm)
     N = positive_int("N", N)
+    lo, hi = _block_range(block_range, N)
     if name == "Tree":
         tree_time(N, W, H, machine, f)  # validates the rest
         return N
@@ -375,19 +393,20 @@ def optimal_block(algorithm, N, W, H, machine, f) -> int:
     H = positive_int("H", H)
     m = _machine(machine)
     fv = _ftable(f, needed_links(name))
-    S = block_candidates(N)
+    S = np.unique(np.clip(block_candidates(N), lo, hi))
     t = _time_vec(name, W, H, -(-N // S), S, m, fv)
     return int(S[int(np.argmin(t))])
 
 
-def fastest(N, W, H, machine, f) -> tuple[str, int, float]:
-    """(algorithm, S, seconds) of the fastest algorithm at its optimal block size.
+def fastest(N, W, H, machine, f, *, block_range=None) -> tuple[str, int, float]:
+    """(algorithm, S, seconds) of the fastest algorithm at its optimal block size
+    (searched in ``block_range``, see :func:`optimal_block`).
 
     For Tree, S = N (one block).  Ties go to the algorithm listed first in ALGORITHMS.
     """
     best = None
     for name in ALGORITHMS:
-        S = optimal_block(name, N, W, H, machine, f)
+        S = optimal_block(name, N, W, H, machine, f, block_range=block_range)
         t = time(name, N, W, H, S, machine, f)
         if best is None or t < best[2] * (1 - 1e-12):  # equal times (Snake with B = 1 on
             best = (name, S, t)                        # a chain is Tree): the first listed

@@ -1,0 +1,65 @@
+/* Ping-pong between ranks 0 and 1 in C, for comparison with the kit's Python ping-pong
+ * (mpi_exercises/pingpong.py).  OSU-style method: per size, warm-up round trips, then timed
+ * round trips (10000 for sizes up to 8 KiB, 1000 above), one-way time = half a round trip,
+ * MPI_Wtime.  Each round trip is timed alone, so min and median are reported like the
+ * Python benchmark's; the JSON on stdout has the same "results" fields (bytes, samples,
+ * min_s, median_s).
+ *
+ *   make pingpong-c      (builds with the MPI wheel's mpicc, runs on 2 ranks, writes
+ *                         book/data/pingpong_c.json)
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2) {
+        if (rank == 0) fprintf(stderr, "pingpong needs at least 2 ranks: mpiexec -n 2 ./pingpong\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const int max_log = 22;                       /* 0 B, then 1 B ... 4 MiB */
+    const size_t max_bytes = (size_t)1 << max_log;
+    char *buf = calloc(max_bytes, 1);
+    double *t = malloc(10000 * sizeof(double));
+    int peer = 1 - rank;
+    if (rank == 0) printf("{\"benchmark\": \"pingpong-c\", \"results\": [");
+    for (int k = -1; k <= max_log; k++) {
+        size_t n = k < 0 ? 0 : (size_t)1 << k;
+        int iters = n <= 8192 ? 10000 : 1000, warmup = n <= 8192 ? 1000 : 100;
+        for (int i = -warmup; i < iters && rank < 2; i++) {
+            if (rank == 0) {
+                double t0 = MPI_Wtime();
+                MPI_Send(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+                MPI_Recv(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (i >= 0) t[i] = (MPI_Wtime() - t0) / 2;
+            } else {
+                MPI_Recv(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            }
+        }
+        if (rank == 0) {
+            qsort(t, iters, sizeof(double), cmp);
+            double med = iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
+            printf("%s\n {\"bytes\": %zu, \"samples\": %d, \"min_s\": %.9e, \"median_s\": %.9e}",
+                   k < 0 ? "" : ",", n, iters, t[0], med);
+        }
+    }
+    if (rank == 0) printf("\n]}\n");
+    free(buf);
+    free(t);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,331 @@
+"""The kit's own prediction report: calibrate the models, predict the collectives, measure
+them, and say how far off each model is.
+
+    mpiexec -n 2 python -m mpi_exercises predict --json predict.json
+
+1. Calibration on ranks 0 and 1: the ping-pong sweep (:mod:`mpi_exercises.pingpong`) gives
+   α and β; Netgauge's PRTT method (:mod:`mpi_exercises.logp_bench`, fit to the minima)
+   gives LogGP's L, o_s, o_r, g, G; numpy combines give c2, c3 (s per element,
+   :func:`mpi_exercises.nbl_testjig.combine_costs`); ``--testjig`` also measures f(2)
+   with the f(L) test jig (2 ranks).
+2. Prediction of every algorithm of every collective in :data:`COLLECTIVES` from its
+   schedule (:mod:`netmodels.algorithms`), under each model of :func:`predict_times`.
+3. Measurement of the same algorithms through the kit's front doors
+   (``mpi_exercises.allreduce``, ``mpi_exercises.barrier``), the slowest rank's time.
+4. Relative error (predicted - measured) / measured per row; per model the median of
+   |error| and the worst error, overall and per algorithm.  Written as JSON and a table.
+
+A run with more ranks than cores is measured, but reported as not valid (``"valid":
+false`` in the JSON, and the table says so): its times are the scheduler's.  A new
+collective is one entry of :data:`COLLECTIVES` (its schedule builder, its front door).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import _bench
+
+#: the models a prediction report compares (see :func:`predict_times`)
+MODELS = ("alpha-beta", "nbl", "loggp")
+ELEM_BYTES = 8                       #: the vectors are float64
+DEFAULT_SIZES = [1, 64, 1024, 16384, 131072]
+CALIBRATION_SIZES = [0, 1, 8, 64, 512, 4096, 32768, 262144, 1048576]
+
+
+# ---------------------------------------------------------------- models (no MPI)
+@dataclass(frozen=True)
+class Calibration:
+    """Fitted parameters (SI): α (s), β (s/B), LogGP, c2/c3 (s per element), f table."""
+
+    alpha: float
+    beta: float
+    loggp: object                    #: netmodels.models.logp.LogGP
+    c2: float = 0.0
+    c3: float = 0.0
+    f: dict | None = None            #: {L: f(L)} for the NBL model (None: f(L) = 1)
+
+    def as_dict(self) -> dict:
+        m = self.loggp
+        return {"alpha_s": self.alpha, "beta_s_per_byte": self.beta,
+                "loggp": {"L_s": m.L, "o_s_s": m.o_s, "o_r_s": m.o_r, "g_s": m.g, "G_s_per_byte": m.G},
+                "c2_s_per_elem": self.c2, "c3_s_per_elem": self.c3,
+                "f": None if self.f is None else {str(k): v for k, v in self.f.items()}}
+
+
+def alpha_beta_time(schedule, alpha: float, beta: float, elem_bytes: int = ELEM_BYTES,
+                    c2: float = 0.0) -> float:
+    """α-β step sum (s): every step costs its longest message, α + β m (m bytes), plus the
+    largest combine of the step (c2 per element combined at one rank)."""
+    total = 0.0
+    for step in schedule.steps:
+        if not step:
+            continue
+        comm = max(alpha + beta * tr.count * elem_bytes for tr in step)
+        combined: dict[int, int] = {}
+        for tr in step:
+            if tr.combine:
+                combined[tr.dst] = combined.get(tr.dst, 0) + tr.count
+        total += comm + c2 * max(combined.values(), default=0)
+    return total
+
+
+def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> dict:
+    """Predicted time (s) of ``schedule`` under each model of :data:`MODELS`:
+
+    * ``alpha-beta``: :func:`alpha_beta_time`;
+    * ``nbl``: Littlefield's step cost L α + f(L) β S + combining, the busiest rank per step
+      (:func:`netmodels.simulate.cost.cost`; f from the test jig, else f(L) = 1);
+    * ``loggp``: message by message (:func:`netmodels.models.logp.simulate` with G per byte
+      and the combine cost), the last rank to finish.
+    """
+    from netmodels.models.logp import simulate
+    from netmodels.simulate.cost import NBLModel, cost
+
+    nbl = NBLModel(cal.alpha, cal.beta * elem_bytes, f=cal.f, combine={2: cal.c2, 3: cal.c3 or cal.c2})
+    end = simulate(schedule, cal.loggp, elem_bytes=elem_bytes, combine_s_per_elem=cal.c2)
+    return {"alpha-beta": alpha_beta_time(schedule, cal.alpha, cal.beta, elem_bytes, cal.c2),
+            "nbl": cost(schedule, nbl), "loggp": float(np.max(end)) if end.size else 0.0}
+
+
+def relative_error(predicted: float, measured: float) -> float:
+    """(predicted - measured) / measured."""
+    return (predicted - measured) / measured
+
+
+def summarize_errors(rows: list[dict]) -> dict:
+    """Per model: median |relative error|, worst (largest |error|, signed), row count; the
+    same per (collective, algorithm)."""
+    out = {}
+    for model in MODELS:
+        errs = [(r["collective"], r["algorithm"], r["relative_error"][model]) for r in rows
+                if r["relative_error"].get(model) is not None]
+        if not errs:
+            continue
+        e = np.array([x[2] for x in errs])
+        by_alg = {}
+        for key in dict.fromkeys((c, a) for c, a, _ in errs):
+            ea = np.array([x[2] for x in errs if (x[0], x[1]) == key])
+            by_alg[f"{key[0]}:{key[1]}"] = {"median_abs": float(np.median(np.abs(ea))),
+                                            "worst": float(ea[np.argmax(np.abs(ea))]), "rows": int(ea.size)}
+        out[model] = {"median_abs": float(np.median(np.abs(e))), "worst": float(e[np.argmax(np.abs(e))]),
+                      "rows": int(e.size), "by_algorithm": by_alg}
+    return out
+
+
+# ---------------------------------------------------------------- the collectives
+@dataclass(frozen=True)
+class Collective:
+    """One collective of the report.
+
+    ``algorithms(P)``: the algorithms to run on P ranks.  ``schedule(algorithm, P, nelems)``:
+    its schedule (None: not modelled, e.g. the library's own).  ``call(comm, algorithm, x,
+    out)``: a function of no argument that runs it once through the front door.  ``sized``:
+    False for barriers (one run, no vector).
+    """
+
+    algorithms: Callable
+    schedule: Callable
+    call: Callable
+    sized: bool = True
+
+
+def _front_door_kwargs(func) -> dict:
+    """``check=False`` where a front door offers to skip its argument check (timing only)."""
+    return {"check": False} if "check" in inspect.signature(func).parameters else {}
+
+
+def _allreduce_schedule(algorithm, P, nelems):
+    from netmodels.algorithms import combining
+
+    return None if algorithm == "mpi" else combining.build(algorithm, P, nelems)
+
+
+def _allreduce_call(comm, algorithm, x, out):
+    from . import allreduce
+
+    kw = _front_door_kwargs(allreduce)
+    return lambda: allreduce(comm, x, algorithm, out=out, **kw)
+
+
+def _allreduce_algorithms(P):
+    from netmodels.algorithms import combining
+
+    return list(combining.ALGORITHMS) + ["mpi"]
+
+
+def _barrier_schedule(algorithm, P, nelems=0):
+    from netmodels.algorithms import barriers
+
+    return None if algorithm == "mpi" else barriers.build(algorithm, P)
+
+
+def _barrier_call(comm, algorithm, x=None, out=None):
+    from .barriers import Barrier
+
+    return Barrier(comm, algorithm)
+
+
+def _barrier_algorithms(P):
+    from netmodels.algorithms import barriers
+
+    return list(barriers.BUILDERS) + ["mpi"]
+
+
+#: collective name -> entry.  A new collective (allgather, alltoall) is one entry here.
+COLLECTIVES = {
+    "allreduce": Collective(_allreduce_algorithms, _allreduce_schedule, _allreduce_call),
+    "barrier": Collective(_barrier_algorithms, _barrier_schedule, _barrier_call, sized=False),
+}
+
+
+# ---------------------------------------------------------------- MPI side
+def add_arguments(p) -> None:
+    p.add_argument("--collectives", type=_bench.name_list(tuple(COLLECTIVES)), default=list(COLLECTIVES),
+                   help="comma-separated collectives (default: all): " + ",".join(COLLECTIVES))
+    p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
+                   help="vector lengths in float64 elements, suffix k/M allowed (default 1,64,1k,16k,128k)")
+    p.add_argument("--iterations", type=_bench.positive_int, default=100,
+                   help="timed calls per algorithm and size (default 100; fewer for large vectors)")
+    p.add_argument("--warmup", type=_bench.nonneg_int, default=10, help="untimed calls first (default 10)")
+    p.add_argument("--statistic", choices=("min", "median"), default="min",
+                   help="measured time compared with the predictions (default min: noise only adds time)")
+    p.add_argument("--calibration-repetitions", type=_bench.positive_int, default=200,
+                   help="samples per size of the ping-pong and PRTT calibration (default 200)")
+    p.add_argument("--testjig", action="store_true",
+                   help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
+    p.add_argument("--json", metavar="FILE", help="write calibration, rows and errors to FILE as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def calibrate(comm, reps: int, testjig: bool, progress: bool) -> Calibration | None:
+    """Run the calibration benchmarks (collective); the fitted parameters on rank 0."""
+    from netmodels.models.logp import LogGP
+    from netmodels.models.nbl import fit_f
+
+    from . import logp_bench, nbl_testjig, pingpong
+
+    pp = pingpong.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
+    if comm.Get_rank() == 0:
+        print(pingpong.report(pp, pingpong.fit(pp, "min_s")), file=sys.stderr, flush=True)
+    lp = logp_bench.measure(comm, [0, 1, 8, 64, 1024, 4096, 16384], 10, reps, 10, progress)
+    jig = nbl_testjig.measure(comm, [600, 6000, 60000], 20, 5, 2, progress) if testjig else []
+    if comm.Get_rank() != 0:
+        return None
+    ab = pingpong.fit(pp, "min_s")["alpha_beta"]
+    lg = logp_bench.fit(lp, 10, "min_s")
+    c = nbl_testjig.combine_costs(2**16)
+    f = None
+    if jig:
+        tab = nbl_testjig.table(jig, "min_s")
+        S = tab["S"]
+        fitted, _, _ = fit_f(S, {int(L): np.array(v) for L, v in tab["T_s"].items()})
+        f = {L: max(v, 1e-3) for L, v in fitted.items()}
+    loggp = LogGP(lg["L_s"], max(lg["o_s_s"], 1e-12), max(lg["g_s"] or 0.0, 0.0), comm.Get_size(),
+                  o_r=max(lg["o_r_s"], 1e-12), G=max(lg["G_s_per_byte"] or 0.0, 0.0), name="PRTT fit")
+    return Calibration(max(ab["alpha_s"], 0.0), max(ab["beta_s_per_byte"], 0.0), loggp,
+                       c["c2_s_per_elem"], c["c3_s_per_elem"], f)
+
+
+def measure(comm, collectives, sizes, iterations, warmup, progress) -> list[dict]:
+    """Time every algorithm of every collective through its front door (collective);
+    rows ``{collective, algorithm, nelems, min_s, median_s, ...}`` on rank 0."""
+    from tqdm import tqdm
+
+    from .bench_allreduce import time_interleaved
+
+    P, rank = comm.Get_size(), comm.Get_rank()
+    rows = []
+    for name in collectives:
+        entry = COLLECTIVES[name]
+        algorithms = entry.algorithms(P)
+        for n in tqdm(sizes if entry.sized else [0], desc=f"predict: {name}", unit="size",
+                      file=sys.stderr, disable=(rank != 0) or not progress or None):
+            x = np.random.default_rng(rank).random(n)
+            calls, frees = [], []
+            for a in algorithms:
+                out = np.empty_like(x)
+                call = entry.call(comm, a, x, out)
+                if hasattr(call, "free"):
+                    frees.append(call)
+                calls.append(call)
+            iters = _bench.capped_iterations(ELEM_BYTES * n, iterations, 256 * 2**20, at_least=10)
+            samples = time_interleaved(comm, calls, iters, warmup)   # slowest rank's, on every rank
+            for b in frees:
+                b.free()
+            if rank == 0:
+                for a, row in zip(algorithms, samples):
+                    rows.append({"collective": name, "algorithm": a, "nelems": n,
+                                 "bytes": ELEM_BYTES * n, **_bench.summarize(row)})
+    comm.Barrier()
+    return rows
+
+
+def compare(rows: list[dict], cal: Calibration, P: int, statistic: str = "min_s") -> list[dict]:
+    """Add predictions and relative errors to measured rows (no MPI)."""
+    out = []
+    for r in rows:
+        entry = COLLECTIVES[r["collective"]]
+        sched = entry.schedule(r["algorithm"], P, r["nelems"])
+        pred = predict_times(sched, cal) if sched is not None else {}
+        meas = r[statistic]
+        out.append({**r, "measured_s": meas, "predicted_s": pred,
+                    "relative_error": {m: relative_error(t, meas) for m, t in pred.items()}})
+    return out
+
+
+def report(rows: list[dict], summary: dict, valid: bool) -> str:
+    """The error table: per model and per algorithm, median |error| and worst error."""
+    lines = []
+    if not valid:
+        lines += ["NOT VALID: ranks outnumber cores (oversubscribed): these times measure the "
+                  "scheduler; no model is judged by them.", ""]
+    lines.append(f"{'model':<11} {'collective:algorithm':<32} {'median |err|':>12} {'worst':>9} {'rows':>5}")
+    lines.append("-" * 73)
+    for model, s in summary.items():
+        lines.append(f"{model:<11} {'(all)':<32} {100 * s['median_abs']:11.0f}% {100 * s['worst']:+8.0f}% "
+                     f"{s['rows']:>5}")
+        for key, a in s["by_algorithm"].items():
+            lines.append(f"{'':<11} {key:<32} {100 * a['median_abs']:11.0f}% {100 * a['worst']:+8.0f}% "
+                         f"{a['rows']:>5}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    P, rank = comm.Get_size(), comm.Get_rank()
+    if P < 2:
+        if rank == 0:
+            print("predict needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises predict",
+                  file=sys.stderr)
+        return 2
+    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    progress = not args.no_progress
+    cal = calibrate(comm, args.calibration_repetitions, args.testjig, progress)
+    rows = measure(comm, args.collectives, args.sizes, args.iterations, args.warmup, progress)
+    if rank != 0:
+        return 0
+    rows = compare(rows, cal, P, args.statistic + "_s")
+    summary = summarize_errors(rows)
+    valid = not oversubscribed
+    print(f"predictions against measurements on {P} ranks ({args.statistic} of the samples; "
+          f"error = (predicted - measured) / measured)")
+    print(report(rows, summary, valid), flush=True)
+    if args.json:
+        _bench.write_json(args.json, {
+            "benchmark": "predict", "environment": _bench.environment(comm),
+            "command": f"mpiexec -n {P} python -m mpi_exercises " + " ".join(sys.argv[1:]),
+            "oversubscribed": oversubscribed, "valid": valid, "load_average_1min": _bench.load_average(),
+            "parameters": {"collectives": args.collectives, "sizes_elements": args.sizes,
+                           "iterations": args.iterations, "warmup": args.warmup, "statistic": args.statistic,
+                           "elem_bytes": ELEM_BYTES, "models": list(MODELS), "testjig": args.testjig},
+            "calibration": cal.as_dict(), "rows": rows, "summary": summary})
+        print(f"results written to {args.json}")
+    return 0
