@@ -56,6 +56,17 @@ def test_dataflow_logp_equals_the_per_transfer_simulation(p):
             assert rel(got.time, ref.max(initial=0.0)) <= 1e-9
 
 
+@pytest.mark.parametrize("p", [1, 2, 3, 5, 8, 13, 16, 31, 64])
+def test_dataflow_loggp_equals_the_per_transfer_simulation(p):
+    # G > 0 with message sizes that change from step to step (Rabenseifner, Fence, trees):
+    # the receive gap must start at the first byte in both
+    m = logp.LogGP(L=3 * US, o=1 * US, g=2 * US, P=2, o_r=1.5 * US, G=1e-9)
+    for s in kit_schedules(p):
+        ref = logp.simulate(s, m, elem_bytes=8)
+        got = simulate(s, m, semantics="dataflow", elem_bytes=8)
+        assert np.max(np.abs(got.finish - ref) / np.maximum(ref, 1e-300)) <= 1e-9, (s.name, p)
+
+
 @pytest.mark.parametrize("p", SIZES)
 def test_sync_nbl_equals_the_per_transfer_cost(p):
     for s in kit_schedules(p):

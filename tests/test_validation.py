@@ -20,9 +20,10 @@ be the one the rules explain:
   closed form :func:`netmodels.models.logp.barrier_time`.  Otherwise they are equal;
 * Rabenseifner's allreduce, whose messages halve and double from step to step: a
   receive may have to wait for the receive gap ``g + (m-1)G`` of the previous, larger
-  message.  LogGOPSim starts that gap when the first byte arrives, the kit when the
-  receive starts (after the last byte): both follow :func:`exchange_time` with their own
-  origin of the gap, LogGOPSim to the picosecond; equal where G = 0.
+  message, which both start when its first byte arrives: LogGOPSim follows
+  :func:`exchange_time` to the picosecond and the kit equals it (a simulator whose gap
+  started after the last byte would be 14-24 % slower here: :func:`exchange_time` with
+  ``gap_from_first_byte=False`` shows by how much).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def exchange_time(o, L, g, wires, gap_from_first_byte: bool):
 
 
 @pytest.mark.parametrize("case", cases(("rabenseifner",)))
-def test_rabenseifner_differs_only_by_where_the_receive_gap_starts(case):
+def test_rabenseifner_receive_gap_starts_at_the_first_byte(case):
     # message sizes halve then double: a receive may wait for the gap of the larger one before
     P, p = case["nprocs"], DATA["parameter_sets"][case["parameters"]]
     sched = schedule("rabenseifner", P)
@@ -149,9 +150,6 @@ def test_rabenseifner_differs_only_by_where_the_receive_gap_starts(case):
     lgs = exchange_time(p["o_ps"], p["L_ps"], p["g_ps"], wires, gap_from_first_byte=True)
     assert case["time_ps"] == lgs                                        # integers: exact
     kit = simulate(sched, model(case["parameters"], P), semantics="dataflow").time
-    own = exchange_time(p["o_ps"], p["L_ps"], p["g_ps"], wires, gap_from_first_byte=False)
-    assert kit == pytest.approx(own * PS, rel=1e-12)
-    if p["G_ps"] == 0:
-        assert own == lgs
-    else:
-        assert own > lgs
+    assert kit == pytest.approx(case["time_ps"] * PS, rel=1e-12)
+    last_byte = exchange_time(p["o_ps"], p["L_ps"], p["g_ps"], wires, gap_from_first_byte=False)
+    assert (last_byte == lgs) is (p["G_ps"] == 0)                      # the rule matters where G > 0

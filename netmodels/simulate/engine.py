@@ -25,8 +25,11 @@ free and when the NIC allows (``g + (m - 1) G`` after the start of the rank's
 previous send, of ``m`` bytes), keeps the CPU busy ``o_s``, and the message arrives
 ``o_s + (m - 1) G + L`` after the send started.  Then the rank receives the step's
 messages in order of arrival (ties: column order), each receive starting no earlier
-than the arrival, the end of the previous CPU activity, and ``g + (m - 1) G`` after
-the start of its previous receive, and keeping the CPU busy ``o_r``.  The NIC gaps
+than the arrival (of its last byte), the end of the previous CPU activity, and
+``g + (m' - 1) G`` after the first byte of the previous receive (of ``m'`` bytes) came in,
+that is ``g`` after the start of the previous receive, and keeping the CPU busy ``o_r``.
+The receiving NIC's gap thus starts with a message's first byte, as in LogGOPSim
+(Hoefler et al. 2010), not after its last byte, which would charge its wire time twice.  The NIC gaps
 carry over from step to step.  A rank's part of the step ends with its last CPU
 activity.  With G = 0 a message's size plays no part (LogP).
 
@@ -225,7 +228,7 @@ class _LogPState:
                 wire *= load
         os_, or_, g, L = self.os, self.or_, self.g, self.L
         send_gap = wire is not None or g > os_
-        recv_gap = wire is not None or g > or_
+        recv_gap = g > or_                  # the receive gap starts at the first byte
         arrival = np.empty(n)
         if self.ranks.unique(src):
             sends = [(slice(None), self.ranks.index(src))]
@@ -257,7 +260,7 @@ class _LogPState:
             start = np.maximum(cpu[d], arrival[idx])
             if recv_gap:
                 np.maximum(start, self.next_recv[d], out=start)
-                self.next_recv[d] = start + g if wire is None else start + g + wire[idx]
+                self.next_recv[d] = start + g      # (start - wire) + g + wire
             cpu[d] = start + or_
 
 
