@@ -138,3 +138,50 @@ def test_array_schedules_at_scale():
 def test_bad_input_is_a_value_error_naming_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_fit_recovers_g_and_l_from_exact_data():
+    h = np.array([0, 10, 100, 1000, 10000])
+    fit = bsp.fit_bsp(h, L + G * h)
+    assert fit.g == pytest.approx(G, rel=1e-9) and fit.l == pytest.approx(L, rel=1e-9)
+    assert fit.g_stderr == pytest.approx(0, abs=1e-15) and fit.max_relative_residual < 1e-9
+    assert fit.params("messages") == bsp.BSP(fit.g, fit.l, "messages", name="fit")
+
+
+def test_fit_confidence_intervals_cover_the_truth_at_their_level():
+    """Known g, l plus Gaussian noise: the 95 % intervals hold the truth in about 95 % of runs,
+    and the standard errors match the spread of the estimates (a hand-made OLS as reference)."""
+    rng = np.random.default_rng(7)
+    h = np.repeat([0, 100, 400, 1600, 6400], 3).astype(float)
+    sigma = 0.3e-6
+    hits_g = hits_l = 0
+    est = []
+    runs = 400
+    for _ in range(runs):
+        t = L + G * h + rng.normal(0, sigma, h.size) + 1e-3   # offset keeps every time > 0
+        fit = bsp.fit_bsp(h, t)
+        A = np.column_stack([np.ones_like(h), h])
+        (l_ref, g_ref), *_ = np.linalg.lstsq(A, t, rcond=None)
+        assert fit.g == pytest.approx(g_ref, rel=1e-9) and fit.l == pytest.approx(l_ref, rel=1e-9)
+        hits_g += fit.g_ci[0] <= G <= fit.g_ci[1]
+        hits_l += fit.l_ci[0] <= L + 1e-3 <= fit.l_ci[1]
+        est.append((fit.g, fit.g_stderr))
+    assert 0.91 <= hits_g / runs <= 0.99 and 0.91 <= hits_l / runs <= 0.99
+    g_hat, se = np.array(est).T
+    exact_se = sigma / np.sqrt(np.sum((h - h.mean()) ** 2))
+    assert np.std(g_hat) == pytest.approx(exact_se, rel=0.1)
+    assert np.median(se) == pytest.approx(exact_se, rel=0.15)
+
+
+@pytest.mark.parametrize("h, t, match", [
+    ([0, 1], [1e-6, 2e-6], "at least 3 points"),
+    ([5, 5, 5], [1e-6, 2e-6, 3e-6], "2 distinct"),
+    ([0, 1, 2], [1e-6, 0, 3e-6], "seconds must be"),
+    ([0, -1, 2], [1e-6, 2e-6, 3e-6], "h must be"),
+    ([0, 1, 2], [1e-6, 2e-6], "equal length"),
+])
+def test_fit_bad_input(h, t, match):
+    with pytest.raises(ValueError, match=match):
+        bsp.fit_bsp(h, t)
+    with pytest.raises(ValueError, match="confidence"):
+        bsp.fit_bsp([0, 1, 2], [1e-6, 2e-6, 3e-6], confidence=1.5)

@@ -294,3 +294,54 @@ def closed_form_value(algorithm: str, P: int, N: int, params: BSP) -> float:
     P = positive_int("P", P)
     return float(expr.subs({P_: P, R_: sp.log(P, 2), N_: positive_int("N", N, minimum=0),
                             g_: params.g, l_: params.l}))
+
+
+# ---------------------------------------------------------------- fit of g and l
+@dataclass(frozen=True)
+class BSPFit:
+    """``g`` and ``l`` fitted to superstep times ``T(h) = l + g h`` (s per unit, s).
+
+    ``*_stderr`` are standard errors, ``*_ci`` two-sided confidence intervals at level
+    ``confidence`` (Student's t with ``npoints - 2`` degrees of freedom).
+    """
+
+    g: float
+    l: float  # noqa: E741
+    g_stderr: float
+    l_stderr: float
+    g_ci: tuple
+    l_ci: tuple
+    confidence: float
+    npoints: int
+    max_relative_residual: float
+
+    def params(self, unit: str = "words", name: str = "fit") -> BSP:
+        """The fitted machine as :class:`BSP` (a negative estimate clipped at 0)."""
+        return BSP(max(self.g, 0.0), max(self.l, 0.0), unit, name=name)
+
+
+def fit_bsp(h, seconds, confidence: float = 0.95) -> BSPFit:
+    """Least-squares line ``T = l + g h`` through superstep times (``scipy.stats.linregress``).
+
+    ``h`` (units >= 0) and ``seconds`` (> 0) are 1-D and of equal length, with at least 3
+    points and 2 distinct h (a line through 2 points has no error estimate).
+    """
+    from scipy import stats
+
+    from .._check import sizes
+
+    x = sizes("h", h)
+    t = sizes("seconds", seconds, allow_zero=False)
+    if x.ndim != 1 or x.shape != t.shape:
+        raise ValueError(f"h and seconds must be 1-D of equal length, got shapes {x.shape} and {t.shape}")
+    if x.size < 3 or np.unique(x).size < 2:
+        raise ValueError("h must hold at least 3 points with at least 2 distinct values to fit g and l")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    r = stats.linregress(x, t)
+    q = stats.t.ppf(0.5 + confidence / 2, x.size - 2)
+    g, l = float(r.slope), float(r.intercept)
+    ge, le = float(r.stderr), float(r.intercept_stderr)
+    resid = float(np.max(np.abs(l + g * x - t) / t))
+    return BSPFit(g, l, ge, le, (g - q * ge, g + q * ge), (l - q * le, l + q * le), float(confidence),
+                  int(x.size), resid)
