@@ -19,6 +19,7 @@ COMMANDS = {
     "barrier-bench": ("mpi_exercises.barriers", "time every barrier algorithm (and MPI.Barrier), rank them"),
     "allreduce": ("mpi_exercises.combining", "one allreduce algorithm, checked against MPI.Allreduce, timed"),
     "bench-allreduce": ("mpi_exercises.bench_allreduce", "every allreduce algorithm against MPI.Allreduce over N"),
+    "lop": ("mpi_exercises.lop_bench", "LoP: 1:n/n:1 round trips and o_s(p) of 1-byte messages, L(p), best n for n-way dissemination"),
     "bsp": ("mpi_exercises.bsp_bench", "BSP g and l: supersteps of growing h-relations, least-squares fit"),
 }
 

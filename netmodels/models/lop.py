@@ -163,3 +163,31 @@ def best_n(P: int, rtt, overhead, *, n_max: int | None = None, post_list: bool =
     times = np.array([nway_barrier_time(P, n, rtt, overhead, post_list=post_list)
                       for n in range(1, n_max + 1)])
     return int(np.argmin(times)) + 1, times
+
+
+@dataclass(frozen=True)
+class Tabulated:
+    """A measured curve: linear interpolation of ``seconds`` at peer counts ``p`` (s).
+
+    Evaluating it outside ``[min p, max p]`` raises ValueError (no extrapolation), so a
+    prediction from measured points alone uses only what was measured."""
+
+    p: tuple
+    seconds: tuple
+
+    def __post_init__(self):
+        x = peers("p", self.p)
+        t = np.asarray(self.seconds, dtype=float)
+        if x.ndim != 1 or t.shape != x.shape or np.any(~np.isfinite(t)):
+            raise ValueError("p and seconds must be 1-D, of equal length, with finite seconds")
+        order = np.argsort(x)
+        if np.any(np.diff(x[order]) == 0):
+            raise ValueError("p must not repeat a peer count")
+        object.__setattr__(self, "p", tuple(x[order]))
+        object.__setattr__(self, "seconds", tuple(t[order]))
+
+    def __call__(self, p):
+        x = peers("p", p)
+        if np.any((x < self.p[0]) | (x > self.p[-1])):
+            raise ValueError(f"p must lie within the measured range {self.p[0]:g}..{self.p[-1]:g}, got {p!r}")
+        return _out(np.interp(x, self.p, self.seconds))

@@ -85,7 +85,7 @@ def _fit(model, x, t, starts, lower, upper, fixed_values, npar):
                 warnings.simplefilter("ignore", OptimizeWarning)
                 q, cov = curve_fit(f, x, t_us, p0=p0, sigma=t_us, absolute_sigma=False,
                                    bounds=([lower[i] for i in free], [upper[i] for i in free]),
-                                   method="trf", max_nfev=20000)
+                                   method="trf", max_nfev=2000)
         except (RuntimeError, ValueError) as exc:
             errors.append(str(exc))
             continue
