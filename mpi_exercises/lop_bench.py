@@ -189,6 +189,7 @@ def run(args) -> int:
         if args.json:
             _bench.write_json(args.json, {
                 "benchmark": "lop", "environment": _bench.environment(comm),
+                "command": f"mpiexec -n {size} python -m mpi_exercises " + " ".join(sys.argv[1:]),
                 "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
                 "parameters": {"repetitions": args.repetitions, "warmup": args.warmup, "n_max": args.n_max,
                                "barrier_repetitions": args.barrier_repetitions, "inner": args.inner,

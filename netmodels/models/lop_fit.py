@@ -23,6 +23,9 @@ from scipy.optimize import OptimizeWarning, curve_fit
 from .lop import OverheadCurve, RTTCurve, peers, t_ov, t_rtt
 
 US = 1e-6
+#: upper bound (peers) on the offsets λ2 of t_rtt and λ3 of t_ov: beyond it λ1/(λ2 + p) is a
+#: straight line and λ1, λ2 run off together without bound
+MAX_OFFSET = 1e3
 
 
 class FitError(RuntimeError):
@@ -128,7 +131,8 @@ def fit_rtt(p, seconds, *, saturation: bool = True, l6: float = 0.0) -> LoPFit:
     ``λ6`` is held at ``l6`` (it is not identifiable, see the module docstring); with
     ``saturation=False`` λ4 = λ5 = λ6 = 0 and three parameters are fitted.  Needs more
     distinct ``p`` than free parameters (6 with saturation, 4 without).  Bounds:
-    ``λ2 > -1`` (no pole at p >= 1), ``|λ5| <= 5`` per peer.  Raises :class:`FitError`
+    ``λ1 >= 0`` (a start-up cost that pipelining spreads), ``-1 < λ2 <= MAX_OFFSET``
+    (no pole at p >= 1), ``|λ5| <= 5`` per peer.  Raises :class:`FitError`
     if no start converges.
     """
     l6 = float(l6)
@@ -145,8 +149,8 @@ def fit_rtt(p, seconds, *, saturation: bool = True, l6: float = 0.0) -> LoPFit:
     if saturation:
         starts += [(l1, 0.0, tail, last - tail, l5, l6) for l5 in (-0.5, 0.05)]
     inf = np.inf
-    lower = (-inf, -0.999, -inf, -inf, -5.0, -inf)
-    upper = (inf, inf, inf, inf, 5.0, inf)
+    lower = (0.0, -0.999, -inf, -inf, -5.0, -inf)
+    upper = (inf, MAX_OFFSET, inf, inf, 5.0, inf)
     full, err, resid, cond = _fit(t_rtt, x, t, starts, lower, upper, fixed, 6)
     curve = RTTCurve(_to_si(full, _RTT_US), name="fit", source="least squares (relative)")
     return LoPFit(curve, _to_si(err, _RTT_US), tuple(i in fixed for i in range(6)),
@@ -156,7 +160,7 @@ def fit_rtt(p, seconds, *, saturation: bool = True, l6: float = 0.0) -> LoPFit:
 def fit_overhead(p, seconds) -> LoPFit:
     """Fit ``t_ov(p) = λ1 + λ2 / (λ3 + p)`` to overheads ``seconds`` (s, > 0) at peer counts ``p``.
 
-    Needs at least 4 distinct ``p``; bound ``λ3 > -1``.  Raises :class:`FitError` if no
+    Needs at least 4 distinct ``p``; bounds ``-1 < λ3 <= MAX_OFFSET``.  Raises :class:`FitError` if no
     start converges."""
     x, t = _data(p, seconds, 3)
     t_us = t / US
@@ -164,7 +168,7 @@ def fit_overhead(p, seconds) -> LoPFit:
     first = float(t_us[np.argmin(x)])
     starts = [(tail, max(first - tail, 1e-3) * (1 + l3), l3) for l3 in (0.0, -0.5, 2.0)]
     inf = np.inf
-    full, err, resid, cond = _fit(t_ov, x, t, starts, (-inf, -inf, -0.999), (inf, inf, inf), {}, 3)
+    full, err, resid, cond = _fit(t_ov, x, t, starts, (-inf, -inf, -0.999), (inf, inf, MAX_OFFSET), {}, 3)
     curve = OverheadCurve(_to_si(full, _OV_US), name="fit", source="least squares (relative)")
     return LoPFit(curve, _to_si(err, _OV_US), (False, False, False), float(np.sqrt(np.mean(resid**2))),
                   float(np.max(np.abs(resid))), int(x.size), cond)
