@@ -42,6 +42,7 @@ Units: seconds; ``g`` in seconds per element (``"words"``) or per message (``"me
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import sympy as sp
@@ -273,6 +274,7 @@ def _supersteps(algorithm: str, unit: str):
     return table[algorithm]
 
 
+@lru_cache(maxsize=None)
 def closed_form(algorithm: str, unit: str = "words") -> sp.Expr:
     """BSP cost of ``algorithm`` as a sympy expression in P, R = log2 P, N, g, l (seconds).
 
