@@ -79,3 +79,16 @@ def test_bad_input():
         mp.Machine(bsp.BSP(1, 1, "messages"), M.logp, M.alphabeta)
     with pytest.raises(ValueError, match="algorithm must be"):
         mp.model_costs("bcast", 4, 4, M)
+
+
+def test_lop_cost_prices_rounds_as_the_lop_model_does():
+    from netmodels.algorithms import barriers
+    from netmodels.models import lop, machines
+
+    rtt, ov = machines.LOP_RDMAW_RTT_MIN, machines.LOP_RDMAW_OS
+    for P, n in ((64, 1), (64, 3), (27, 2), (10, 4)):
+        s = barriers.nway_dissemination(P, n)
+        assert mp.lop_cost(s, rtt, ov) == pytest.approx(lop.nway_barrier_time(P, n, rtt, ov))
+    t1 = lop.t_one_to_n(1, rtt, ov)
+    assert mp.lop_cost(barriers.central_counter(8), rtt, ov) == pytest.approx(t1 + lop.t_one_to_n(7, rtt, ov))
+    assert mp.lop_cost(barriers.binomial(16), rtt, ov) == pytest.approx(8 * t1)

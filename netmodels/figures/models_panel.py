@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._check import positive_int
-from ..models import bsp, logp
+from ..models import bsp, logp, lop
 from ..models.alphabeta import AlphaBeta
 from ..simulate.cost import NBLModel, cost
 
@@ -58,6 +58,18 @@ def model_costs(algorithm: str, P: int, N: int, machine: Machine) -> dict:
     ab = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
     return {"PRAM steps": bsp.pram_steps(s), "BSP": bsp.cost(s, machine.bsp),
             "LogP": float(logp.simulate(s, machine.logp).max(initial=0.0)), "α-β": cost(s, ab)}
+
+
+def lop_cost(schedule, rtt, overhead) -> float:
+    """Round-based LoP cost (s) of a schedule of small messages: each step costs ``t_1:m``
+    (:func:`netmodels.models.lop.t_one_to_n`), ``m`` the most messages one rank sends in it,
+    as :func:`netmodels.models.lop.nway_barrier_time` prices its rounds.  LoP prices the
+    sender's side: a rank that receives many messages in a step is charged nothing more."""
+    from ..algorithms.arrays import as_arrays
+
+    a = as_arrays(schedule)
+    sends = [int(np.bincount(st.src, minlength=a.nprocs).max()) for st in a.steps if len(st)]
+    return float(sum(lop.t_one_to_n(m, rtt, overhead) for m in sends))
 
 
 def cost_curves(algorithm: str, N: int, machine: Machine, Ps=P_AXIS) -> dict:
