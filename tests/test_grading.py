@@ -236,23 +236,17 @@ def lab4_submissions(course: Path) -> dict:
 
     add("alice", solved(course, LAB4), set())
 
-    nb = solved(course, LAB4)
+    nb = solved(course, LAB4)   # the fit cell raises, and the paper's n is wrong
     replace(nb, "lop_fit", "lam_rtt = (", "raise ValueError('oops')\nlam_rtt = (")
-    add("fit_raises", nb, {"test_lop_fit", "test_lop_latency", "test_lop_choose"})
-
-    nb = solved(course, LAB4)   # λ3 of t_rtt 30 % too large: a worse fit, used consistently
-    replace(nb, "lop_fit", "lam_rtt = (_q[0] * 1e-6, _q[1], _q[2] * 1e-6)",
-            "lam_rtt = (_q[0] * 1e-6, _q[1], _q[2] * 1.3e-6)")
-    add("poor_fit", nb, {"test_lop_fit"})
-
-    nb = solved(course, LAB4)   # forgets o_s(1) in the measured L(p)
-    replace(nb, "lop_latency", "L_points = rtt / 2 - (o_s + o_s[0])", "L_points = rtt / 2 - o_s")
-    add("wrong_L", nb, {"test_lop_latency"})
-
-    nb = solved(course, LAB4)
     replace(nb, "lop_paper", "n_paper, paper_times = lop.best_n(64, LOP_SENDRECV_RTT_MIN, LOP_RDMAW_OS)",
             "n_paper, paper_times = 1, None")
-    add("wrong_paper", nb, {"test_lop_paper"})
+    add("fit_raises", nb, {"test_lop_fit", "test_lop_latency", "test_lop_choose", "test_lop_paper"})
+
+    nb = solved(course, LAB4)   # λ3 of t_rtt 30 % too large (used consistently); o_s(1) forgotten in L
+    replace(nb, "lop_fit", "lam_rtt = (_q[0] * 1e-6, _q[1], _q[2] * 1e-6)",
+            "lam_rtt = (_q[0] * 1e-6, _q[1], _q[2] * 1.3e-6)")
+    replace(nb, "lop_latency", "L_points = rtt / 2 - (o_s + o_s[0])", "L_points = rtt / 2 - o_s")
+    add("poor_fit", nb, {"test_lop_fit", "test_lop_latency"})
 
     add("no_data", solved(course, LAB4),
         {"test_lop_load", "test_lop_fit", "test_lop_latency", "test_lop_choose"}, with_data=False)
@@ -273,7 +267,8 @@ def graded_lab4(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("student", ["alice", "fit_raises", "poor_fit", "wrong_L", "wrong_paper", "no_data"])
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("student", ["alice", "fit_raises", "poor_fit", "no_data"])
 def test_lab4_submission_loses_exactly_what_it_broke(graded_lab4, student):
     subs, table, log = graded_lab4
     pts = points(source_nb(LAB4))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -137,13 +138,18 @@ def t_one_to_n(n, rtt, overhead, *, post_list: bool = False):
     return _out((n * o if post_list else o) + n * np.asarray(latency(n, rtt, overhead)))
 
 
-def round_sizes(P: int, n: int) -> list[int]:
+def round_sizes(P: int, n: int) -> tuple[int, ...]:
     """Messages each rank sends per round of the kit's n-way dissemination barrier on ``P`` ranks
     (the largest count of any rank in the round; a target repeating or wrapping is dropped)."""
+    return _round_sizes(positive_int("P", P), positive_int("n", n))
+
+
+@lru_cache(maxsize=4096)
+def _round_sizes(P: int, n: int) -> tuple[int, ...]:
     from ..algorithms.barriers import nway_dissemination
 
-    sched = nway_dissemination(positive_int("P", P), positive_int("n", n))
-    return [int(np.bincount([t.src for t in step], minlength=P).max()) for step in sched.steps]
+    sched = nway_dissemination(P, n)
+    return tuple(int(np.bincount([t.src for t in step], minlength=P).max()) for step in sched.steps)
 
 
 def nway_barrier_time(P: int, n: int, rtt, overhead, *, post_list: bool = False) -> float:

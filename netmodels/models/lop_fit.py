@@ -84,8 +84,9 @@ def _fit(model, x, t, starts, lower, upper, fixed_values, npar):
     for p0 in starts:
         p0 = np.clip([p0[i] for i in free], [lower[i] + 1e-9 for i in free], [upper[i] - 1e-9 for i in free])
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", OptimizeWarning)
+            with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+                warnings.simplefilter("ignore", OptimizeWarning)   # covariance not estimated: stderr inf
+                warnings.simplefilter("ignore", RuntimeWarning)    # overflow of a trial step, rejected
                 q, cov = curve_fit(f, x, t_us, p0=p0, sigma=t_us, absolute_sigma=False,
                                    bounds=([lower[i] for i in free], [upper[i] for i in free]),
                                    method="trf", max_nfev=2000)
