@@ -19,7 +19,8 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 # the source notebook deterministic under nbval).  nbgrader copies the source folder's files
 # over the student's before grading; the student's own measurement must win.
 c.Autograde.exclude_overwriting = {"lab1": ["pingpong.json"], "lab2": ["testjig.json", "allreduce.json"],
-                                  "lab3": ["logp.json", "barriers.json"]}
+                                  "lab3": ["logp.json", "barriers.json"],
+                                  "lab4": ["lop.json"]}
 c.Autograde.exclude_overwriting["lab5"] = ["predict.json"]
 
 # A submission may delete test cells: put them back (from the gradebook) before grading.

@@ -25,6 +25,8 @@ COMMANDS = {
     "bench-alltoall": ("mpi_exercises.bench_alltoall", "every alltoall algorithm against MPI.Alltoall over sizes"),
     "info": ("mpi_exercises.info", "which MPI library, launcher, nodes and cores; are ranks oversubscribed"),
     "predict": ("mpi_exercises.predict", "calibrate the models, predict every collective, measure it, report the errors"),
+    "lop": ("mpi_exercises.lop_bench", "LoP: 1:n/n:1 round trips and o_s(p) of 1-byte messages, L(p), best n for n-way dissemination"),
+    "bsp": ("mpi_exercises.bsp_bench", "BSP g and l: supersteps of growing h-relations, least-squares fit"),
 }
 
 

@@ -219,6 +219,70 @@ def test_grade_rejects_bad_arguments(tmp_path):
     assert res.returncode == 2 and "not a course folder" in res.stderr
 
 
+# ---------------------------------------------------------------- lab 4: Your L(p)
+LAB4 = "lab4"
+
+
+def lab4_submissions(course: Path) -> dict:
+    """student -> (files, grade_ids expected to fail) for lab 4."""
+    own = (course / "source" / LAB4 / "lop.json").read_text() + "\n"   # a student's own file
+    subs = {}
+
+    def add(name, nb, failing, with_data=True):
+        files = {f"{LAB4}.ipynb": nbformat.writes(nb)}
+        if with_data:
+            files["lop.json"] = own
+        subs[name] = (files, set(failing))
+
+    add("alice", solved(course, LAB4), set())
+
+    nb = solved(course, LAB4)   # the fit cell raises, and the paper's n is wrong
+    replace(nb, "lop_fit", "lam_rtt = (", "raise ValueError('oops')\nlam_rtt = (")
+    replace(nb, "lop_paper", "n_paper, paper_times = lop.best_n(64, LOP_SENDRECV_RTT_MIN, LOP_RDMAW_OS)",
+            "n_paper, paper_times = 1, None")
+    add("fit_raises", nb, {"test_lop_fit", "test_lop_latency", "test_lop_choose", "test_lop_paper"})
+
+    nb = solved(course, LAB4)   # λ3 of t_rtt 30 % too large (used consistently); o_s(1) forgotten in L
+    replace(nb, "lop_fit", "lam_rtt = (_q[0] * 1e-6, _q[1], _q[2] * 1e-6)",
+            "lam_rtt = (_q[0] * 1e-6, _q[1], _q[2] * 1.3e-6)")
+    replace(nb, "lop_latency", "L_points = rtt / 2 - (o_s + o_s[0])", "L_points = rtt / 2 - o_s")
+    add("poor_fit", nb, {"test_lop_fit", "test_lop_latency"})
+
+    add("no_data", solved(course, LAB4),
+        {"test_lop_load", "test_lop_fit", "test_lop_latency", "test_lop_choose"}, with_data=False)
+    return subs
+
+
+@pytest.fixture(scope="module")
+def graded_lab4(tmp_path_factory):
+    course = released_course(tmp_path_factory.mktemp("course4") / "labs")
+    subs = lab4_submissions(course)
+    for student, (files, _) in subs.items():
+        folder = course / "submitted" / student / LAB4
+        folder.mkdir(parents=True)
+        for name, content in files.items():
+            (folder / name).write_text(content)
+    rows, log = grade(course, [LAB4], cell_timeout=60)
+    return subs, {s: row for (s, lab), row in rows.items() if lab == LAB4}, log
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("student", ["alice", "fit_raises", "poor_fit", "no_data"])
+def test_lab4_submission_loses_exactly_what_it_broke(graded_lab4, student):
+    subs, table, log = graded_lab4
+    pts = points(source_nb(LAB4))
+    manual = {k for k in pts if k.startswith("lop_answer")}
+    _, failing = subs[student]
+    row = table[student]
+    assert row["status"] == "graded", (row, log)
+    assert row["data"] == ("lop.json: missing" if student == "no_data" else "lop.json: own")
+    got = {k: float(row[k]) for k in pts if k not in manual}
+    want = {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}
+    assert got == want, (student, log)
+    assert float(row["auto_max"]) == 9 and float(row["max_score"]) == 13
+
+
 # ---------------------------------------------------------------- lab 5: predict, then measure
 LAB5 = "lab5"
 

@@ -225,3 +225,40 @@ KIT_VM_LOGGP = LogGP(L=0.0, o=4.11144444948756e-06, g=1.242282631877437e-06, P=2
 #: model "was about 10 times faster than a 1 processor run", which "would indicate that about
 #: 15% of the 12 processor run is due to communication ... and load imbalance".
 LSDYNA_SPEEDUP_ESTIMATE = {"processors": 12, "speedup": 10, "printed_loss_percent": 15}
+
+# ---------------------------------------------------------------- Hoefler & Rehm (LoP)
+from .lop import OverheadCurve, RTTCurve  # noqa: E402  (kept next to the entries that use it)
+
+HOEFLER_REHM_LOP = ("Hoefler & Rehm, A Communication Model for Small Messages with InfiniBand "
+                    "(64 nodes, Mellanox MTS 9600 switch, MTPB 23108 HCAs, 1-byte messages)")
+
+#: Minimal Send/Receive RTT to p peers, section 4.7 ("Send/Receive Results"):
+#: t = 9.1637 + 22.4558/(-0.0140 + p) + 0.0174 (1 - e^(-0.0625 (p - 101.3065))) µs.
+LOP_SENDRECV_RTT_MIN = RTTCurve(
+    (22.4558 * US, -0.0140, 9.1637 * US, 0.0174 * US, -0.0625, 101.3065),
+    name="Send/Receive, minimal RTT", source=HOEFLER_REHM_LOP + ", section 4.7, t_rtt,min^send,n")
+
+#: Minimal RDMA Write RTT to p peers, section 4.7 ("RDMA Write Results"):
+#: t = 4.4642 + 16.7937/(0.0058 + p) + 4.4751 (1 - e^(-0.0642 (p - 12.9209))) µs.
+LOP_RDMAW_RTT_MIN = RTTCurve(
+    (16.7937 * US, 0.0058, 4.4642 * US, 4.4751 * US, -0.0642, 12.9209),
+    name="RDMA Write, minimal RTT", source=HOEFLER_REHM_LOP + ", section 4.7, t_rtt,min^rdmaw,n")
+
+#: RDMA Write send overhead o_s(p), section 4.7 and Figure 5: 0.5557 + 0.2103/(-0.7728 + p) µs.
+#: The paper says Send/Receive overheads "equal to the RDMA results".
+LOP_RDMAW_OS = OverheadCurve((0.5557 * US, 0.2103 * US, -0.7728), name="RDMA Write o_s",
+                             source=HOEFLER_REHM_LOP + ", section 4.7, t_srov^rdmaw,n")
+
+#: The overhead the paper subtracts in its printed L_min^send,n(p) (section 4.7, "Calculating
+#: the L(p) Parameter"): 0.52 + 0.84/(-0.12 + p) µs.  It is not LOP_RDMAW_OS.
+LOP_PRINTED_L_OVERHEAD = OverheadCurve((0.52 * US, 0.84 * US, -0.12), name="o_s in the printed L",
+                                       source=HOEFLER_REHM_LOP + ", section 4.7, L_min^send,n(p)")
+
+#: The RTT half in the printed L_min^send,n(p) as rounded there:
+#: 4.58 + 11.23/(-0.01 + p) + 0.01 (1 - e^(-0.06 (p - 101.31))) µs, i.e. t_rtt/2.
+LOP_PRINTED_L_HALF_RTT = RTTCurve((11.23 * US, -0.01, 4.58 * US, 0.01 * US, -0.06, 101.31),
+                                  name="t_rtt/2 in the printed L",
+                                  source=HOEFLER_REHM_LOP + ", section 4.7, L_min^send,n(p)")
+
+#: The test cluster's size: p runs over 1..63 peers.
+LOP_CLUSTER_NODES = 64

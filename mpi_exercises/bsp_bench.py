@@ -1,0 +1,151 @@
+"""Measure BSP's g and l: supersteps of growing h-relations, then a least-squares line.
+
+One superstep: every rank sends ``h`` units and receives ``h`` units in a balanced total
+exchange (rank r sends its j-th share to ``r + 1 + j`` and receives the j-th share of
+``r - 1 - j``, j = 0 .. P-2, all modulo P), waits for all of them, then enters a barrier.
+So the superstep is an h-relation exactly: no rank sends or receives more than h.  What
+a unit is (``--unit``):
+
+* ``words`` (default): float64 elements (8 bytes); the h words are cut into P - 1 nearly
+  equal shares, one message per destination.  g is then a time per word (BSP's usual g),
+  and the per-message costs land in l;
+* ``messages``: h one-word messages, dealt round-robin to the P - 1 others.  g is then a
+  time per message, the survey's reading, closer to LogP's gap.
+
+Each superstep is timed with ``MPI.Wtime`` on every rank from a barrier to the end of
+the closing barrier, after ``--warmup`` untimed runs, ``--repetitions`` times; a sample is
+the largest time over the ranks (a superstep ends when its last rank leaves).
+:func:`netmodels.models.bsp.fit_bsp` fits ``T(h) = l + g h`` to the medians (``fit``) and
+to the minima (``fit_min``, the better estimate on a shared machine), with 95 % confidence
+intervals.  ``h = 0`` is the barrier alone: l's direct measurement.
+
+    mpiexec -n 2 python -m mpi_exercises bsp --json bsp.json
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _bench
+
+WORD = np.float64
+DEFAULT_H = {"words": [0, 256, 1024, 4096, 16384, 65536, 262144],
+             "messages": [0, 1, 2, 4, 8, 16, 32, 64]}
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--unit", choices=("words", "messages"), default="words",
+                   help="what h counts: 8-byte words (default) or one-word messages")
+    p.add_argument("--h", type=_bench.size_list, default=None,
+                   help="comma-separated h values, suffix k/M allowed (default words "
+                        "0,256,1k,4k,16k,64k,256k; messages 0,1,2,4,8,16,32,64)")
+    p.add_argument("--repetitions", type=_bench.positive_int, default=100,
+                   help="timed supersteps per h (default 100)")
+    p.add_argument("--warmup", type=_bench.nonneg_int, default=10, help="untimed supersteps first (default 10)")
+    p.add_argument("--json", metavar="FILE", help="write raw data and fits to FILE as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def plan(rank: int, nprocs: int, h: int, unit: str):
+    """The messages of one superstep for ``rank``: (sends, receives), each a list of
+    (peer, tag, start, count) in words of the rank's send or receive buffer of ``h`` words."""
+    from netmodels.algorithms.combining import split
+
+    others = nprocs - 1
+    if unit == "words":
+        shares = split(h, others)
+        sends = [((rank + 1 + j) % nprocs, j, s, c) for j, (s, c) in enumerate(shares) if c]
+        recvs = [((rank - 1 - j) % nprocs, j, s, c) for j, (s, c) in enumerate(shares) if c]
+    else:
+        sends = [((rank + 1 + i % others) % nprocs, i % others, i, 1) for i in range(h)]
+        recvs = [((rank - 1 - i % others) % nprocs, i % others, i, 1) for i in range(h)]
+    return sends, recvs
+
+
+def superstep_times(comm, h: int, unit: str, reps: int, warmup: int) -> np.ndarray:
+    """``reps`` superstep times (s) of an h-relation, the largest over the ranks, on every rank."""
+    from mpi4py import MPI
+
+    rank, size, wtime = comm.Get_rank(), comm.Get_size(), MPI.Wtime
+    sends, recvs = plan(rank, size, h, unit)
+    sbuf, rbuf = np.ones(h, dtype=WORD), np.empty(h, dtype=WORD)
+    out = np.empty(reps)
+    for i in range(-warmup, reps):
+        comm.Barrier()
+        t0 = wtime()
+        reqs = [comm.Irecv([rbuf[s:s + c], MPI.DOUBLE], source=src, tag=tag) for src, tag, s, c in recvs]
+        reqs += [comm.Isend([sbuf[s:s + c], MPI.DOUBLE], dest=dst, tag=tag) for dst, tag, s, c in sends]
+        MPI.Request.Waitall(reqs)
+        comm.Barrier()
+        if i >= 0:
+            out[i] = wtime() - t0
+    comm.Allreduce(MPI.IN_PLACE, [out, MPI.DOUBLE], op=MPI.MAX)
+    return out
+
+
+def measure(comm, hs, unit, reps, warmup, progress=True) -> list[dict]:
+    """Per-h summaries of the superstep times (s), the same on every rank."""
+    from tqdm import tqdm
+
+    superstep_times(comm, max(hs), unit, 1, warmup)          # connections and pages, untimed
+    return [{"h": h, **_bench.summarize(superstep_times(comm, h, unit, reps, warmup))}
+            for h in tqdm(hs, desc="h-relations", unit="h", file=sys.stderr,
+                          disable=comm.Get_rank() != 0 or not progress or None)]
+
+
+def fit(results: list[dict], statistic: str = "median_s") -> dict:
+    """g, l and their 95 % confidence intervals from the medians (or ``"min_s"``)."""
+    from netmodels.models.bsp import fit_bsp
+
+    f = fit_bsp([r["h"] for r in results], [r[statistic] for r in results])
+    return {"statistic": statistic, "g_s": f.g, "l_s": f.l, "g_stderr_s": f.g_stderr,
+            "l_stderr_s": f.l_stderr, "g_ci_s": list(f.g_ci), "l_ci_s": list(f.l_ci),
+            "confidence": f.confidence, "max_relative_residual": f.max_relative_residual}
+
+
+def report(results, fitted, unit) -> str:
+    per = "word" if unit == "words" else "message"
+    lines = [f"{'h':>8} {'min':>10} {'median':>10} {'max':>10}   (µs, h in {unit})", "-" * 46]
+    lines += [f"{r['h']:>8} {r['min_s'] * 1e6:10.2f} {r['median_s'] * 1e6:10.2f} {r['max_s'] * 1e6:10.2f}"
+              for r in results]
+    for f in fitted:
+        g_lo, g_hi = (v * 1e9 for v in f["g_ci_s"])
+        l_lo, l_hi = (v * 1e6 for v in f["l_ci_s"])
+        lines += ["", f"BSP fit T(h) = l + g h to the {f['statistic'][:-2]}s "
+                      f"({100 * f['confidence']:.0f} % confidence intervals):",
+                  f"  g = {f['g_s'] * 1e9:10.3f} ns per {per}   [{g_lo:.3f}, {g_hi:.3f}]",
+                  f"  l = {f['l_s'] * 1e6:10.3f} µs            [{l_lo:.3f}, {l_hi:.3f}]"]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() < 2:
+        if comm.Get_rank() == 0:
+            print("bsp needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises bsp", file=sys.stderr)
+        return 2
+    hs = DEFAULT_H[args.unit] if args.h is None else args.h
+    if len(hs) < 3:
+        if comm.Get_rank() == 0:
+            print("bsp needs at least 3 distinct h values to fit g and l with error bars", file=sys.stderr)
+        return 2
+    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    results = measure(comm, hs, args.unit, args.repetitions, args.warmup, not args.no_progress)
+    if comm.Get_rank() == 0:
+        fits = [fit(results), fit(results, "min_s")]
+        print(report(results, fits, args.unit), flush=True)
+        if oversubscribed:
+            print("(oversubscribed: ranks outnumber cores, these times include OS scheduling)")
+        if args.json:
+            _bench.write_json(args.json, {
+                "benchmark": "bsp-h-relation", "environment": _bench.environment(comm),
+                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
+                "parameters": {"unit": args.unit, "word_bytes": np.dtype(WORD).itemsize, "h": hs,
+                               "repetitions": args.repetitions, "warmup": args.warmup},
+                "results": results, "fit": fits[0], "fit_min": fits[1]})
+            print(f"results written to {args.json}")
+    return 0

@@ -1,0 +1,177 @@
+"""Figures of the chapter "Models compared": one algorithm costed under PRAM, BSP, LogP and α-β.
+
+:func:`model_costs` prices one schedule of :data:`netmodels.models.bsp.ALGORITHMS` in every
+model with the kit's own simulators: :func:`netmodels.models.bsp.cost` (BSP),
+:func:`netmodels.models.logp.simulate` (LogP: the last rank's exit; every message is a small
+message, sizes are ignored) and :func:`netmodels.simulate.cost.cost` with
+``NBLModel.standard`` (α-β, loosely synchronous: a step costs, on its busiest rank,
+``α`` per message sent or received plus ``β`` times its largest message).
+:func:`models_panel` is the live ipywidgets panel, :func:`models_figure` its precomputed
+twin for the static book (:mod:`netmodels.figures.interactive`).  Units: seconds inside,
+µs on the axes; vectors of float64 elements (8 bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._check import positive_int
+from ..models import bsp, logp, lop
+from ..models.alphabeta import AlphaBeta
+from ..simulate.cost import NBLModel, cost
+
+US = 1e-6
+ELEM_BYTES = 8
+
+#: process counts of the curves (the schedules are built message by message: keep P small)
+P_AXIS = np.array([2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
+#: vector lengths (elements) of the static figure's slider
+N_VALUES = np.array([1, 64, 4096, 262144])
+MODELS = ("BSP", "LogP", "α-β")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One machine seen by the three models: BSP (h in words), LogP, α-β (β per byte)."""
+
+    bsp: bsp.BSP
+    logp: logp.LogP
+    alphabeta: AlphaBeta
+
+    def __post_init__(self):
+        if not (isinstance(self.bsp, bsp.BSP) and self.bsp.unit == "words"):
+            raise ValueError("bsp must be a netmodels.models.bsp.BSP with unit 'words'")
+        if not isinstance(self.logp, logp.LogP):
+            raise ValueError("logp must be a netmodels.models.logp.LogP")
+        if not isinstance(self.alphabeta, AlphaBeta):
+            raise ValueError("alphabeta must be a netmodels.models.alphabeta.AlphaBeta")
+
+
+def model_costs(algorithm: str, P: int, N: int, machine: Machine) -> dict:
+    """{"PRAM steps", "BSP", "LogP", "α-β"}: the cost of ``algorithm`` on ``P`` ranks and
+    ``N`` elements (steps; seconds) on ``machine``."""
+    if not isinstance(machine, Machine):
+        raise ValueError(f"machine must be a models_panel.Machine, got {type(machine).__name__}")
+    s = bsp.build(algorithm, P, N)
+    ab = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
+    return {"PRAM steps": bsp.pram_steps(s), "BSP": bsp.cost(s, machine.bsp),
+            "LogP": float(logp.simulate(s, machine.logp).max(initial=0.0)), "α-β": cost(s, ab)}
+
+
+def lop_cost(schedule, rtt, overhead) -> float:
+    """Round-based LoP cost (s) of a schedule of small messages: each step costs ``t_1:m``
+    (:func:`netmodels.models.lop.t_one_to_n`), ``m`` the most messages one rank sends in it,
+    as :func:`netmodels.models.lop.nway_barrier_time` prices its rounds.  LoP prices the
+    sender's side: a rank that receives many messages in a step is charged nothing more."""
+    from ..algorithms.arrays import as_arrays
+
+    a = as_arrays(schedule)
+    sends = [int(np.bincount(st.src, minlength=a.nprocs).max()) for st in a.steps if len(st)]
+    return float(sum(lop.t_one_to_n(m, rtt, overhead) for m in sends))
+
+
+def cost_curves(algorithm: str, N: int, machine: Machine, Ps=P_AXIS) -> dict:
+    """{"PRAM steps" or model: values over ``Ps``} (steps; seconds for :data:`MODELS`)."""
+    rows = [model_costs(algorithm, int(P), N, machine) for P in Ps]
+    return {k: np.array([r[k] for r in rows]) for k in ("PRAM steps", *MODELS)}
+
+
+def describe(algorithm: str, P: int, N: int, costs: dict) -> str:
+    """One line from the :func:`model_costs` of ``algorithm`` at ``P``, ``N``: steps and µs."""
+    return (f"{algorithm}, P = {P}, N = {N:,}: PRAM {costs['PRAM steps']} steps; "
+            + ", ".join(f"{m} {costs[m] / US:,.4g} µs" for m in MODELS))
+
+
+def machine_from_reference(bsp_json: dict, logp_json: dict, pingpong_json: dict) -> Machine:
+    """This machine as measured by ``python -m mpi_exercises bsp``, ``logp`` and ``pingpong``
+    (their JSON files, loaded): BSP and LogP from the fits to the minima (a negative L
+    clipped at 0, an unidentified g taken as 0), α-β from the ping-pong fit."""
+    b, lp, ab = bsp_json["fit_min"], logp_json["fit_min"], pingpong_json["fit"]["alpha_beta"]
+    return Machine(bsp.BSP(max(b["g_s"], 0.0), max(b["l_s"], 0.0), "words", name="bsp fit"),
+                   logp.LogP(max(lp["L_s"], 0.0), lp["o_s_s"], lp["g_s"] or 0.0, 2, o_r=lp["o_r_s"],
+                             name="PRTT fit"),
+                   AlphaBeta(ab["alpha_s"], ab["beta_s_per_byte"], name="ping-pong fit"))
+
+
+def draw_models(ax, algorithm: str, P: int, N: int, machine: Machine) -> None:
+    """Draw the three models' cost of ``algorithm`` against P; mark ``P``."""
+    ax.clear()
+    for i, (m, t) in enumerate(cost_curves(algorithm, N, machine).items()):
+        ax.loglog(P_AXIS, np.maximum(t, 1e-9) / US, "o-", ms=3, color=f"C{i}", label=m)
+    ax.axvline(P, color="0.6", lw=1)
+    ax.set(xlabel="processes P", ylabel="predicted time (µs)")
+    ax.set_title(describe(algorithm, P, N, model_costs(algorithm, P, N, machine)), fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
+
+
+def models_panel(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16, N: int = 4096):
+    """Algorithm (drop-down), P and N (sliders) redrawing :func:`draw_models`."""
+    import ipywidgets as w
+    from matplotlib.figure import Figure
+
+    from .widgets import png
+
+    alg = w.Dropdown(options=list(bsp.ALGORITHMS), value=algorithm, description="algorithm")
+    p = w.SelectionSlider(options=[int(v) for v in P_AXIS], value=positive_int("P", P), description="P")
+    n = w.FloatLogSlider(value=N, base=10, min=0, max=6, step=0.25, description="N (elems)",
+                         readout_format=".0f")
+    image = w.Image(format="png")
+    fig = Figure(figsize=(7.5, 4.2))
+    ax = fig.add_subplot()
+
+    def redraw(_=None):
+        draw_models(ax, alg.value, p.value, int(round(n.value)), machine)
+        fig.tight_layout()
+        image.value = png(fig)
+
+    for s in (alg, p, n):
+        s.observe(redraw, names="value")
+    redraw()
+    return w.VBox([w.HBox([alg, p, n]), image])
+
+
+def models_figure(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16,
+                  N: int = 4096):
+    """The static twin of :func:`models_panel`: curves precomputed for every algorithm of
+    :data:`netmodels.models.bsp.ALGORITHMS` (slider by number, named in the readout), every N
+    of :data:`N_VALUES` and every P of :data:`P_AXIS`."""
+    from . import interactive as ia
+
+    names = list(bsp.ALGORITHMS)
+    cache = {}
+
+    def curves_of(a, n):
+        key = (int(a), int(n))
+        if key not in cache:
+            cache[key] = cost_curves(names[key[0]], key[1], machine)
+        return cache[key]
+
+    def curves(x, algorithm, N, P):
+        out = {m: np.maximum(curves_of(algorithm, N)[m], 1e-9) for m in MODELS}
+        i = int(np.searchsorted(P_AXIS, P))
+        out["P"] = ([P, P], [1e-3, 1e6])
+        for m in MODELS:
+            out[f"{m} at P"] = ([P], [max(out[m][i], 1e-9)])
+        return out
+
+    def readout(algorithm, N, P):
+        i = int(np.searchsorted(P_AXIS, P))
+        at = {k: v[i] for k, v in curves_of(algorithm, N).items()}
+        return f"{int(algorithm)}: " + describe(names[int(algorithm)], int(P), int(N), at)
+
+    styles = {"P": {"mode": "lines", "line": {"color": "#999999", "width": 1}, "showlegend": False}}
+    colours = ("#1f77b4", "#ff7f0e", "#2ca02c")
+    for m, c in zip(MODELS, colours):
+        styles[m] = {"mode": "lines+markers", "line": {"color": c}}
+        styles[f"{m} at P"] = {"mode": "markers", "marker": {"color": c, "size": 10}, "showlegend": False}
+    return ia.slider_figure(
+        curves, P_AXIS.astype(float),
+        params={"algorithm": ia.Param(np.arange(len(names), dtype=float), "algorithm", fmt=".0f",
+                                      initial=float(names.index(algorithm))),
+                "N": ia.Param(N_VALUES.astype(float), "N", "elements", initial=float(N)),
+                "P": ia.Param(P_AXIS.astype(float), "P", fmt=".0f", initial=float(P))},
+        title="One algorithm, three models", xlabel="processes P", ylabel="predicted time (µs)",
+        y_scale=1 / US, log_x=True, log_y=True, readout=readout, styles=styles, digits=4,
+        layout={"yaxis": {"range": [-1, 6]}})

@@ -1,0 +1,81 @@
+"""The BSP benchmark: its h-relations, and the command under mpiexec (timeouts turn a deadlock
+into a failure).  Timings are never asserted: the machine is shared."""
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from mpi_exercises import _bench, bsp_bench
+from tests.mpirun import ROOT, run_mpi, run_mpi_ok
+
+QUICK = ["--repetitions", "5", "--warmup", "2", "--no-progress"]
+
+
+@pytest.mark.parametrize("unit", ["words", "messages"])
+@pytest.mark.parametrize("P", [2, 3, 4, 7])
+@pytest.mark.parametrize("h", [0, 1, 5, 6, 64])
+def test_every_superstep_is_an_h_relation_whose_sends_match_its_receives(unit, P, h):
+    sent, received = Counter(), Counter()
+    for r in range(P):
+        sends, recvs = bsp_bench.plan(r, P, h, unit)
+        assert sum(c for *_, c in sends) == h and sum(c for *_, c in recvs) == h
+        if unit == "messages":
+            assert len(sends) == len(recvs) == h and all(c == 1 for *_, c in sends)
+        else:
+            assert len(sends) == min(h, P - 1)              # one message per destination
+        for peer, tag, _, c in sends:
+            assert peer != r
+            sent[(r, peer, tag)] += c
+        for peer, tag, _, c in recvs:
+            received[(peer, r, tag)] += c
+    assert sent == received
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("P", [2, 4])
+@pytest.mark.parametrize("unit, hs", [("words", "0,64,1k,8k"), ("messages", "0,1,4,8")])
+def test_bsp_writes_results_and_fit(tmp_path, P, unit, hs):
+    out = tmp_path / "bsp.json"
+    res = run_mpi_ok(P, ["-m", "mpi_exercises", "bsp", "--unit", unit, "--h", hs, *QUICK,
+                         "--json", str(out)], timeout=120)
+    assert "g =" in res.stdout and "l =" in res.stdout
+    data = json.loads(out.read_text())
+    assert data["benchmark"] == "bsp-h-relation" and data["parameters"]["unit"] == unit
+    assert [r["h"] for r in data["results"]] == [int(x) if x[-1] != "k" else 1024 * int(x[:-1])
+                                                 for x in hs.split(",")]
+    for r in data["results"]:
+        assert r["samples"] == 5 and 0 < r["min_s"] <= r["median_s"] <= r["max_s"]
+    for key in ("fit", "fit_min"):
+        f = data[key]
+        assert f["g_ci_s"][0] <= f["g_s"] <= f["g_ci_s"][1]
+        assert f["l_ci_s"][0] <= f["l_s"] <= f["l_ci_s"][1]
+    assert data["environment"]["ranks"] == P
+    over = P > _bench.usable_cores()
+    assert data["oversubscribed"] is over
+    assert ("WARNING" in res.stderr) is over and ("oversubscribed" in res.stdout) is over
+
+
+@pytest.mark.mpi
+def test_bsp_one_rank_is_a_clear_error():
+    res = run_mpi(1, ["-m", "mpi_exercises", "bsp", "--no-progress"])
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0 and "at least 2 ranks" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.mpi
+def test_bsp_too_few_h_values_is_a_clear_error():
+    res = run_mpi(2, ["-m", "mpi_exercises", "bsp", "--h", "0,8", "--no-progress"])
+    assert res.returncode == 2 and "at least 3 distinct h" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("bad", [["--h", "-3"], ["--h", "x"], ["--unit", "bytes"], ["--repetitions", "0"],
+                                 ["--warmup", "-1"], ["--no-such-option"]])
+def test_bad_arguments_exit_2_with_usage_and_no_traceback(bad):
+    res = subprocess.run([sys.executable, "-m", "mpi_exercises", "bsp", *bad],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("usage: python -m mpi_exercises bsp") and "Traceback" not in res.stderr
