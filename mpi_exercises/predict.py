@@ -237,7 +237,7 @@ def measure(comm, collectives, sizes, iterations, warmup, progress) -> list[dict
     rows ``{collective, algorithm, nelems, min_s, median_s, ...}`` on rank 0."""
     from tqdm import tqdm
 
-    from .bench_allreduce import time_interleaved
+    time_interleaved = _bench.time_interleaved
 
     P, rank = comm.Get_size(), comm.Get_rank()
     rows = []
