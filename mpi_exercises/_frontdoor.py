@@ -100,8 +100,8 @@ class Plan:
         self.data = data
 
 
-def _ranks(ranks: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"ranks 0-2, 5"``."""
+def rank_list(ranks: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"ranks 0-2, 5"``, ``[3]`` -> ``"rank 3"`` (ranks ascending)."""
     parts, start = [], None
     for i, r in enumerate(ranks):
         if start is None:
@@ -169,7 +169,7 @@ class FrontDoor:
     def _failed_elsewhere(self, state):
         messages = state.dup.allgather(None)
         bad = [r for r, m in enumerate(messages) if m is not None]
-        raise ValueError(f"{self.name}: invalid arguments on {_ranks(bad)}: {messages[bad[0]]}")
+        raise ValueError(f"{self.name}: invalid arguments on {rank_list(bad)}: {messages[bad[0]]}")
 
     def _differ(self, state, plan: Plan):
         everyone = state.dup.allgather(plan.args)
@@ -179,7 +179,7 @@ class FrontDoor:
             for r, args in enumerate(everyone):
                 values.setdefault(repr(args.get(name)), []).append(r)
             if len(values) > 1:
-                what.append(f"{name} = " + ", ".join(f"{v} on {_ranks(rs)}" for v, rs in values.items()))
+                what.append(f"{name} = " + ", ".join(f"{v} on {rank_list(rs)}" for v, rs in values.items()))
         raise ValueError(f"{self.name}: arguments must be the same on every rank; "
                          + ("; ".join(what) or "they differ"))
 

@@ -12,7 +12,7 @@ runs on.
 
 from __future__ import annotations
 
-from . import _bench
+from . import _bench, _frontdoor
 
 THREAD_LEVELS = ("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                  "MPI_THREAD_MULTIPLE")
@@ -82,7 +82,7 @@ def report(info: dict) -> str:
     ]
     for node in place["nodes"]:
         flag = "  OVERSUBSCRIBED" if node["ranks"] > node["cores"] else ""
-        lines.append(f"  {node['name']:<24} ranks {_ranges(node['rank_list'])}  "
+        lines.append(f"  {node['name']:<24} {_frontdoor.rank_list(node['rank_list'])}  "
                      f"({node['ranks']} ranks, {node['cores']} cores){flag}")
     if place["oversubscribed"]:
         lines.append("Ranks outnumber cores: timings measured here include operating-system "
@@ -90,18 +90,6 @@ def report(info: dict) -> str:
     else:
         lines.append("Ranks do not outnumber cores on any node.")
     return "\n".join(lines)
-
-
-def _ranges(ranks: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
-    out, start = [], None
-    for i, r in enumerate(ranks):
-        if start is None:
-            start = r
-        if i + 1 == len(ranks) or ranks[i + 1] != r + 1:
-            out.append(f"{start}-{r}" if r != start else f"{r}")
-            start = None
-    return ",".join(out)
 
 
 def run(args) -> int:

@@ -168,3 +168,24 @@ def test_contributions_follow_receive_offsets_and_local_copies():
     assert c[1, :, 0].tolist() == [0, 0, 0, 1]        # rank 0's element landed at 3
     assert c[1, :, 1].tolist() == [1, 1, 1, 0]        # rank 1 copied its [0, 2) to [1, 3)
     assert active_links(s).tolist() == [[1, 1]]       # the local copy is no link
+
+
+@pytest.mark.parametrize("algorithm", ["direct", "pairwise"])
+@pytest.mark.parametrize("p", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("m", [0, 1, 3])
+def test_array_builders_equal_the_per_transfer_schedules(algorithm, p, m):
+    from netmodels.algorithms.arrays import build as build_registered
+
+    ref = alltoall.build(algorithm, p, m, nodes=2)
+    got = alltoall.build_arrays(algorithm, p, m, nodes=2)
+    assert got.to_schedule() == ref
+    assert build_registered(f"alltoall.{algorithm}", p, m).to_schedule() == alltoall.build(algorithm, p, m)
+
+
+def test_registry_knows_every_collective():
+    from netmodels.algorithms.arrays import build as build_registered, builders
+
+    names = set(builders())
+    assert {f"alltoall.{a}" for a in alltoall.ALGORITHMS} <= names
+    assert {"allgather.ring", "allgather.k-shift", "allreduce.ring"} <= names
+    assert build_registered("allgather.k-prefix", 6, 2, k=3).nsteps > 0

@@ -38,6 +38,6 @@ def test_benchmark_results_record_the_placement(tmp_path):
 
 
 def test_rank_ranges_are_compact():
-    from mpi_exercises.info import _ranges
+    from mpi_exercises._frontdoor import rank_list
 
-    assert _ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8" and _ranges([3]) == "3"
+    assert rank_list([0, 1, 2, 5, 7, 8]) == "ranks 0-2, 5, 7-8" and rank_list([3]) == "rank 3"

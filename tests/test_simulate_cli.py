@@ -52,16 +52,16 @@ def test_help_lists_algorithms_parameters_units_and_defaults():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["ring", "-P", "0", "--model", "logp"], "integer >= 1"),
-    (["ring", "-P", "x", "--model", "logp"], "integer >= 1"),
+    (["allreduce.ring", "-P", "0", "--model", "logp"], "integer >= 1"),
+    (["allreduce.ring", "-P", "x", "--model", "logp"], "integer >= 1"),
     (["nonesuch", "-P", "4", "--model", "logp"], "must be one of"),
     (["binomial", "-P", "4", "--model", "logp"], "ambiguous"),
-    (["ring", "-P", "4", "--model", "logp", "--param", "q=1"], "no parameter 'q'"),
-    (["ring", "-P", "4", "--model", "logp", "--param", "g=-1"], ">= 0"),
-    (["ring", "-P", "4", "--model", "alphabeta", "--param", "alpha=fast"], ">= 0"),
-    (["ring", "-P", "4", "--model", "alphabeta", "--param", "alpha"], "NAME=VALUE"),
-    (["ring", "-P", "4", "--model", "bsp"], "invalid choice"),
-    (["ring", "-P", "4", "--model", "logp", "-N", "-3"], "integer >= 0"),
+    (["allreduce.ring", "-P", "4", "--model", "logp", "--param", "q=1"], "no parameter 'q'"),
+    (["allreduce.ring", "-P", "4", "--model", "logp", "--param", "g=-1"], ">= 0"),
+    (["allreduce.ring", "-P", "4", "--model", "alphabeta", "--param", "alpha=fast"], ">= 0"),
+    (["allreduce.ring", "-P", "4", "--model", "alphabeta", "--param", "alpha"], "NAME=VALUE"),
+    (["allreduce.ring", "-P", "4", "--model", "bsp"], "invalid choice"),
+    (["allreduce.ring", "-P", "4", "--model", "logp", "-N", "-3"], "integer >= 0"),
     (["broadcast.binomial", "-P", "4", "--model", "logp", "--option", "root=4"], "root"),
     (["dissemination", "-P", "4", "--model", "logp", "-N", "5"], "nelems must be 0"),
     (["dissemination", "-P", "4", "--model", "logp", "--option", "fan_in=3"], "takes"),
@@ -79,7 +79,7 @@ def test_bad_input_exits_2_with_one_line(args, message, capsys):
 
 
 def test_bad_input_in_a_subprocess_has_no_traceback():
-    for args in (["ring", "-P", "0", "--model", "logp"], ["nonesuch", "-P", "4", "--model", "logp"]):
+    for args in (["allreduce.ring", "-P", "0", "--model", "logp"], ["nonesuch", "-P", "4", "--model", "logp"]):
         res = run(*args)
         assert res.returncode == 2 and "Traceback" not in res.stderr
         assert len(res.stderr.strip().splitlines()[-1]) > 0

@@ -57,6 +57,7 @@ import numpy as np
 
 from .._check import positive_int
 from . import barriers
+from . import arrays as _arrays
 from .arrays import ArraySchedule, ArrayStep
 from .schedule import Schedule
 
@@ -262,3 +263,8 @@ def on_leaves(algorithm: str, leaves, nleaves: int, nelems_per_rank: int, k=None
     meta = {"algorithm": algorithm, "nelems_per_rank": m, "k": k, "barrier_steps": barrier_steps,
             "leaves": leaves.tolist(), "nleaves": n}
     return ArraySchedule(f"allgather-{algorithm}", p, p * m, steps, meta).to_schedule()
+
+
+for _name in ALGORITHMS:
+    _arrays.BUILDERS["allgather." + _name] = (
+        lambda name: lambda nprocs, nelems, k=None: build_arrays(name, nprocs, nelems, k))(_name)

@@ -215,7 +215,8 @@ def as_transfers(schedule) -> Schedule:
 #: the modules of :data:`BUILDER_MODULES` first (a new module appends its name there).
 BUILDERS: dict = {}
 BUILDER_MODULES = ["netmodels.algorithms.combining", "netmodels.algorithms.barriers",
-                   "netmodels.algorithms.broadcast"]
+                   "netmodels.algorithms.broadcast", "netmodels.algorithms.allgather",
+                   "netmodels.algorithms.alltoall"]
 
 
 def builders() -> dict:
