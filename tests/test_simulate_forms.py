@@ -83,3 +83,18 @@ def test_executor_refuses_other_objects():
     with pytest.raises(ValueError, match="Schedule or an ArraySchedule"):
         Executor(FakeComm(), [(0, 1)], np.float64)
     assert arrays.as_transfers(arrays.build("allreduce.ring", 2, 4)).nprocs == 2
+
+
+def test_local_copies_cost_no_link_under_nbl():
+    # the multilevel alltoall packs at its leaders with local copies: they are not messages
+    from netmodels.algorithms import alltoall
+    from netmodels.simulate import simulate
+    from netmodels.simulate.cost import NBLModel, cost
+
+    s = alltoall.build("multilevel", 8, 3, nodes=4)
+    assert any(not tr.is_message for step in s.steps for tr in step)
+    m = NBLModel.nominal(1e-6, 1e-8, 2e-9, 3e-9)
+    without = type(s)(s.name, s.nprocs, s.nelems,
+                      [tuple(tr for tr in step if tr.is_message) for step in s.steps], s.meta)
+    assert cost(s, m) == cost(without, m)
+    assert cost(s, m) == pytest.approx(simulate(s, m, semantics="sync").time, rel=1e-12)

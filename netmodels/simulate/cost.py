@@ -163,6 +163,8 @@ def step_costs(schedule: Schedule | ArraySchedule, model: NBLModel | NBLMachine,
         size = defaultdict(int)
         groups = defaultdict(lambda: defaultdict(int))   # node -> (start, count) -> combining arrivals
         for tr in step:
+            if not tr.is_message:                       # a local copy (packing): no link, no time
+                continue
             for node in (tr.src, tr.dst):
                 links[node] += 1
                 size[node] = max(size[node], tr.count)
