@@ -158,6 +158,23 @@ class FrontDoor:
             cache.move_to_end(key)
         return ex
 
+    def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None):
+        """A front door's prologue (collective): the plan of ``key`` (:meth:`plan`), ``out``
+        checked against ``out_shape`` and ``x``'s dtype, the agreement (if ``check``) and the
+        cached executor (:meth:`admit`).  Returns ``(plan, executor or None, out)``, ``out``
+        allocated if None was given (and ``out_shape`` is).  A ValueError on one rank is
+        raised on every rank (if ``check``)."""
+        try:
+            plan = self.plan(key, validate)
+            if out is not None:
+                check_out(out, out_shape, x.dtype, x)
+        except ValueError as exc:
+            self.fail(comm, exc, check)
+        ex = self.admit(comm, plan, check)
+        if out is None and out_shape is not None:
+            out = np.empty(out_shape, dtype=x.dtype)
+        return plan, ex, out
+
     def fail(self, comm, error: ValueError, check: bool = True):
         """This rank's arguments are invalid: tell the others (collective if ``check``), raise ``error``."""
         if check:

@@ -135,11 +135,8 @@ def barrier(comm, algorithm: str = "dissemination", check: bool = True, **option
         from ._frontdoor import FrontDoor
 
         _DOOR = FrontDoor("barrier")
-    try:
-        plan = _DOOR.plan((algorithm, tuple(sorted(options.items())), comm.Get_size()), _validate)
-    except ValueError as exc:
-        _DOOR.fail(comm, exc, check)
-    ex = _DOOR.admit(comm, plan, check)
+    _, ex, _ = _DOOR.enter(comm, (algorithm, tuple(sorted(options.items())), comm.Get_size()),
+                           _validate, check)
     if ex is None:
         comm.Barrier()
     else:

@@ -27,7 +27,7 @@ from netmodels.algorithms import combining
 from netmodels._check import positive_int
 
 from . import _bench
-from ._frontdoor import FrontDoor, Plan, check_out, mpi
+from ._frontdoor import FrontDoor, Plan, mpi
 from .executor import Executor, mpi_datatype
 
 ALGORITHMS = combining.ALGORITHMS + ("mpi",)
@@ -93,16 +93,9 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     """
     if type(x) is not np.ndarray:
         x = np.asarray(x)
-    try:
-        plan = _DOOR.plan((algorithm, block, None if op is None else getattr(op, "handle", op), mesh,
-                           x.dtype, x.size, comm.Get_size()), _validate)
-        if out is not None:
-            check_out(out, x.shape, x.dtype, x)
-    except ValueError as exc:
-        _DOOR.fail(comm, exc, check)
-    ex = _DOOR.admit(comm, plan, check)
-    if out is None:
-        out = np.empty(x.shape, dtype=x.dtype)
+    plan, ex, out = _DOOR.enter(comm, (algorithm, block, None if op is None else getattr(op, "handle", op),
+                                       mesh, x.dtype, x.size, comm.Get_size()), _validate, check,
+                                x, out, x.shape)
     if ex is None:                                   # algorithm "mpi"
         comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), out, op=plan.data)
         return out

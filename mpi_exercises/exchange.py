@@ -37,7 +37,7 @@ from netmodels.algorithms import alltoall as _schedules
 from netmodels._check import positive
 
 from . import _bench
-from ._frontdoor import FrontDoor, Plan, check_out, mpi
+from ._frontdoor import FrontDoor, Plan, mpi
 from .executor import Executor, busy_wait, mpi_datatype
 
 ALGORITHMS = _schedules.ALGORITHMS + ("mpi",)
@@ -160,15 +160,8 @@ def alltoall(comm, x, algorithm: str = "multilevel", ppn=None, out=None, check: 
     """
     if type(x) is not np.ndarray:
         x = np.asarray(x)
-    try:
-        plan = _DOOR.plan((algorithm, ppn, x.dtype, x.shape, comm.Get_size(), inter_delay), _validate)
-        if out is not None:
-            check_out(out, x.shape, x.dtype, x)
-    except ValueError as exc:
-        _DOOR.fail(comm, exc, check)
-    ex = _DOOR.admit(comm, plan, check)
-    if out is None:
-        out = np.empty(x.shape, dtype=x.dtype)
+    plan, ex, out = _DOOR.enter(comm, (algorithm, ppn, x.dtype, x.shape, comm.Get_size(), inter_delay),
+                                _validate, check, x, out, x.shape)
     if ex is None or ex.executor is None:
         if ex is not None and ex.delay:
             busy_wait(ex.delay)

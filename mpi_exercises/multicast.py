@@ -23,7 +23,7 @@ import numpy as np
 from netmodels.algorithms import allgather as _schedules
 
 from . import _bench
-from ._frontdoor import FrontDoor, Plan, check_out
+from ._frontdoor import FrontDoor, Plan
 from .executor import Executor, mpi_datatype
 
 ALGORITHMS = _schedules.ALGORITHMS + ("mpi",)
@@ -63,15 +63,8 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
     if type(x) is not np.ndarray:
         x = np.asarray(x)
     size = comm.Get_size()
-    try:
-        plan = _DOOR.plan((algorithm, k, x.dtype, x.shape, size), _validate)
-        if out is not None:
-            check_out(out, (size,) + x.shape, x.dtype, x)
-    except ValueError as exc:
-        _DOOR.fail(comm, exc, check)
-    ex = _DOOR.admit(comm, plan, check)
-    if out is None:
-        out = np.empty((size,) + x.shape, dtype=x.dtype)
+    plan, ex, out = _DOOR.enter(comm, (algorithm, k, x.dtype, x.shape, size), _validate, check,
+                                x, out, (size,) + x.shape)
     if ex is None:
         comm.Allgather(x if x.flags.c_contiguous else np.ascontiguousarray(x), out)
         return out
