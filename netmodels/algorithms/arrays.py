@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .schedule import Schedule, Transfer
+from .schedule import Schedule, Transfer, check_size
 
 RANK = np.int32
 ELEM = np.int64
@@ -121,10 +121,7 @@ class ArraySchedule:
 
     def validate(self) -> None:
         """Raise ValueError if a transfer names a rank or block outside the schedule."""
-        if self.nprocs < 1:
-            raise ValueError(f"nprocs must be >= 1, got {self.nprocs}")
-        if self.nelems < 0:
-            raise ValueError(f"nelems must be >= 0, got {self.nelems}")
+        check_size(self.nprocs, self.nelems)
         p = self.nprocs
         for t, s in enumerate(self.steps):
             if not isinstance(s, ArrayStep):

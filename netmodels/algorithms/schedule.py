@@ -34,6 +34,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+def check_size(nprocs: int, nelems: int) -> None:
+    """ValueError unless a schedule's ``nprocs >= 1`` and ``nelems >= 0``."""
+    if nprocs < 1:
+        raise ValueError(f"nprocs must be >= 1, got {nprocs}")
+    if nelems < 0:
+        raise ValueError(f"nelems must be >= 0, got {nelems}")
+
+
 @dataclass(frozen=True)
 class Transfer:
     """One message: ``count`` elements starting at ``start``, from ``src`` to ``dst``.
@@ -91,10 +99,7 @@ class Schedule:
 
     def validate(self) -> None:
         """Raise ValueError if a transfer names a rank or block outside the schedule."""
-        if self.nprocs < 1:
-            raise ValueError(f"nprocs must be >= 1, got {self.nprocs}")
-        if self.nelems < 0:
-            raise ValueError(f"nelems must be >= 0, got {self.nelems}")
+        check_size(self.nprocs, self.nelems)
         for t, step in enumerate(self.steps):
             for tr in step:
                 local_copy = tr.src == tr.dst and tr.dst_start is not None
