@@ -265,6 +265,15 @@ def on_leaves(algorithm: str, leaves, nleaves: int, nelems_per_rank: int, k=None
     return ArraySchedule(f"allgather-{algorithm}", p, p * m, steps, meta).to_schedule()
 
 
+from .registry import register  # noqa: E402
+
+
+def _registered(name: str):
+    def builder(nprocs: int, nelems: int, k=None) -> ArraySchedule:
+        return build_arrays(name, nprocs, nelems, k)
+    builder.__doc__ = f"Kumar's {name} allgather (every rank's block of nelems elements to every rank)."
+    return builder
+
+
 for _name in ALGORITHMS:
-    _arrays.BUILDERS["allgather." + _name] = (
-        lambda name: lambda nprocs, nelems, k=None: build_arrays(name, nprocs, nelems, k))(_name)
+    register("allgather." + _name)(_registered(_name))

@@ -408,6 +408,15 @@ def build_arrays(algorithm: str, nprocs: int, nelems_per_pair: int, nodes=None) 
     return ArraySchedule(f"alltoall-{algorithm}", p, 2 * p * m, steps, meta)
 
 
+from .registry import register  # noqa: E402
+
+
+def _registered(name: str):
+    def builder(nprocs: int, nelems: int, nodes=None) -> ArraySchedule:
+        return build_arrays(name, nprocs, nelems, nodes)
+    builder.__doc__ = f"The {name} alltoall (nelems elements from every rank to every rank)."
+    return builder
+
+
 for _name in ALGORITHMS:
-    _arrays.BUILDERS["alltoall." + _name] = (
-        lambda name: lambda nprocs, nelems, nodes=None: build_arrays(name, nprocs, nelems, nodes))(_name)
+    register("alltoall." + _name)(_registered(_name))

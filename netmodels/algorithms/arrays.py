@@ -207,41 +207,24 @@ def as_transfers(schedule) -> Schedule:
 
 
 # --------------------------------------------------------------------------- builders
-#: ``"collective.algorithm"`` -> array builder ``f(nprocs, nelems, **options) -> ArraySchedule``.
-#: An algorithms module adds its own entries when it is imported; :func:`builders` imports
-#: the modules of :data:`BUILDER_MODULES` first (a new module appends its name there).
-BUILDERS: dict = {}
-BUILDER_MODULES = ["netmodels.algorithms.combining", "netmodels.algorithms.barriers",
-                   "netmodels.algorithms.broadcast", "netmodels.algorithms.allgather",
-                   "netmodels.algorithms.alltoall"]
-
-
+# The builders are registered in netmodels.algorithms.registry; these names stay for the
+# callers that used them.
 def builders() -> dict:
-    """:data:`BUILDERS`, once every module of :data:`BUILDER_MODULES` has added its entries."""
-    import importlib
-
-    for module in BUILDER_MODULES:
-        importlib.import_module(module)
-    return BUILDERS
+    """Every registered builder by its full name (:mod:`netmodels.algorithms.registry`)."""
+    from .registry import algorithms
+    return {a.name: a.build for a in algorithms()}
 
 
 def resolve(name: str) -> str:
-    """The key of :data:`BUILDERS` meant by ``name``: the key itself, or the algorithm part
-    after the dot when a single collective has an algorithm of that name."""
-    known = builders()
-    if name in known:
-        return name
-    matches = sorted(k for k in known if k.split(".", 1)[-1] == name)
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise ValueError(f"algorithm {name!r} is ambiguous: say which of {', '.join(matches)}")
-    raise ValueError(f"algorithm must be one of {', '.join(sorted(known))}; got {name!r}")
+    """The full registered name meant by ``name`` (see :func:`netmodels.algorithms.registry.get`)."""
+    from .registry import get
+    return get(name).name
 
 
 def build(name: str, nprocs: int, nelems: int = 0, **options) -> ArraySchedule:
-    """The array schedule of ``name`` (see :func:`resolve`) on ``nprocs`` ranks, ``nelems`` elements."""
-    return builders()[resolve(name)](nprocs, nelems, **options)
+    """The array schedule of ``name`` (see :func:`netmodels.algorithms.registry.build`)."""
+    from .registry import build as build_registered
+    return build_registered(name, nprocs, nelems, **options)
 
 
 def nonzero_step(src, dst, start, count, combine) -> ArrayStep:

@@ -352,13 +352,52 @@ def build_arrays(algorithm: str, nprocs: int, **options) -> _arrays.ArraySchedul
     return ARRAY_BUILDERS[algorithm](nprocs, **options)
 
 
-def _registered(name):
-    def build_barrier(nprocs: int, nelems: int = 0, **options):
-        if nelems != 0:
-            raise ValueError(f"a barrier carries no data: nelems must be 0, got {nelems!r}")
-        return build_arrays(name, nprocs, **options)
-    return build_barrier
+from .registry import register  # noqa: E402
 
 
-for _name in ARRAY_BUILDERS:
-    _arrays.BUILDERS["barrier." + _name] = _registered(_name)
+@register("barrier.central_counter")
+def _central_counter(nprocs: int, nelems: int = 0) -> _arrays.ArraySchedule:
+    """Central counter: every rank reports to rank 0, which releases them all."""
+    return _arrays.ArraySchedule.from_schedule(central_counter(nprocs))
+
+
+@register("barrier.combining_tree")
+def _combining_tree(nprocs: int, nelems: int = 0, fan_in: int = 4) -> _arrays.ArraySchedule:
+    """Combining tree of fan-in ``fan_in``: arrivals up the tree, release down it."""
+    return _arrays.ArraySchedule.from_schedule(combining_tree(nprocs, fan_in))
+
+
+@register("barrier.pairwise_exchange")
+def _pairwise_exchange(nprocs: int, nelems: int = 0) -> _arrays.ArraySchedule:
+    """Pairwise exchange (butterfly with the extra ranks folded in)."""
+    return _arrays.ArraySchedule.from_schedule(pairwise_exchange(nprocs))
+
+
+@register("barrier.dissemination")
+def _dissemination(nprocs: int, nelems: int = 0) -> _arrays.ArraySchedule:
+    """Dissemination: in round k rank r signals r + 2^k."""
+    return dissemination_arrays(nprocs)
+
+
+@register("barrier.nway_dissemination")
+def _nway(nprocs: int, nelems: int = 0, n: int = 2) -> _arrays.ArraySchedule:
+    """n-way dissemination: in round k rank r signals r + j (n+1)^k, j = 1..n."""
+    return nway_dissemination_arrays(nprocs, n)
+
+
+@register("barrier.tournament")
+def _tournament(nprocs: int, nelems: int = 0, release: str = "tree") -> _arrays.ArraySchedule:
+    """Tournament: winners move up, then the champion releases the others."""
+    return tournament_arrays(nprocs, release)
+
+
+@register("barrier.binomial")
+def _binomial(nprocs: int, nelems: int = 0) -> _arrays.ArraySchedule:
+    """Binomial tree: fan-in to rank 0, then fan-out."""
+    return binomial_arrays(nprocs)
+
+
+@register("barrier.butterfly")
+def _butterfly(nprocs: int, nelems: int = 0) -> _arrays.ArraySchedule:
+    """Butterfly: pairwise exchanges at distances 1, 2, 4, ..."""
+    return butterfly_arrays(nprocs)

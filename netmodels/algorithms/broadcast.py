@@ -56,4 +56,10 @@ def binomial_arrays(nprocs: int, nelems: int, root: int = 0) -> _arrays.ArraySch
     return _arrays.schedule_of("binomial_broadcast", p, n, steps, {"root": root, "block": n})
 
 
-_arrays.BUILDERS["broadcast.binomial"] = binomial_arrays
+from .registry import register  # noqa: E402
+
+
+@register("broadcast.binomial")
+def _binomial(nprocs: int, nelems: int, root: int = 0) -> _arrays.ArraySchedule:
+    """Binomial-tree broadcast from ``root``, the largest subtree fed first."""
+    return binomial_arrays(nprocs, nelems, root)

@@ -473,6 +473,46 @@ def build_arrays(algorithm: str, nprocs: int, nelems: int, mesh=None) -> _arrays
     return s
 
 
-for _name in ARRAY_BUILDERS:
-    _arrays.BUILDERS["allreduce." + _name] = (lambda name: lambda nprocs, nelems, **options:
-                                              build_arrays(name, nprocs, nelems, **options))(_name)
+from .registry import register  # noqa: E402
+
+
+@register("allreduce.ring")
+def _ring(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """Ring reduce-scatter then ring allgather."""
+    return build_arrays("ring", nprocs, nelems)
+
+
+@register("allreduce.recursive_doubling")
+def _recursive_doubling(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """Full-vector exchanges at distances 1, 2, 4, ..., non-powers of two folded in."""
+    return build_arrays("recursive_doubling", nprocs, nelems)
+
+
+@register("allreduce.rabenseifner")
+def _rabenseifner(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """Recursive halving reduce-scatter then recursive doubling allgather."""
+    return build_arrays("rabenseifner", nprocs, nelems)
+
+
+@register("allreduce.binomial")
+def _binomial(nprocs: int, nelems: int) -> _arrays.ArraySchedule:
+    """Binomial-tree reduce to rank 0, then binomial broadcast."""
+    return build_arrays("binomial", nprocs, nelems)
+
+
+@register("allreduce.tree")
+def _tree(nprocs: int, nelems: int, mesh=None) -> _arrays.ArraySchedule:
+    """Littlefield's Tree: binary combining along the mesh's rows, then column 0, and back."""
+    return _arrays.ArraySchedule.from_schedule(build("tree", nprocs, nelems, mesh=mesh))
+
+
+@register("allreduce.snake")
+def _snake(nprocs: int, nelems: int, block=None, mesh=None) -> _arrays.ArraySchedule:
+    """Littlefield's Snake: a pipelined chain along the boustrophedon path of the mesh."""
+    return _arrays.ArraySchedule.from_schedule(build("snake", nprocs, nelems, block, mesh))
+
+
+@register("allreduce.fence")
+def _fence(nprocs: int, nelems: int, block=None, mesh=None) -> _arrays.ArraySchedule:
+    """Littlefield's Fence: pipelined down the columns and along the bottom row, 3-way combining."""
+    return _arrays.ArraySchedule.from_schedule(build("fence", nprocs, nelems, block, mesh))
