@@ -4,7 +4,8 @@ The site is the ``book_html`` fixture (``tests/conftest.py``).  Every file of it
 and every member of every zip in it (recursively): none may hold an nbgrader solution or
 hidden-test marker.  Each lab of ``labs/source`` has a page "Lab N: ..." whose download is
 nbgrader's student version: the notebook with "YOUR CODE HERE" in place of the solutions,
-no outputs, and the data files of the source folder.
+no outputs, and the data files of the source folder; the page's points and files to hand in
+are those of the source notebook and folder.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from tests.labcourse import ALL_LABS, LABS
+from tests.labcourse import ALL_LABS, LABS, automatic_points, points, source_nb
 
 #: nbgrader's solution and hidden-test delimiters (and what is left of them if reformatted)
 MARKERS = (b"BEGIN SOLUTION", b"END SOLUTION", b"HIDDEN TESTS")
@@ -84,3 +85,18 @@ def test_the_lab_page_offers_the_student_version(book_html, lab):
         gid = cell.metadata["nbgrader"]["grade_id"]
         assert gid in released, f"{lab}.zip: answer cell {gid} missing"
         assert "YOUR CODE HERE" in released[gid] and released[gid] != cell.source, f"{lab}.zip: {gid}"
+
+
+@pytest.mark.parametrize("lab", ALL_LABS)
+def test_the_lab_page_agrees_with_the_notebook(lab):
+    """The page's points and files to hand in are those of the source notebook and folder."""
+    page = (LABS.parent / "book" / "labs" / f"{lab}.md").read_text(encoding="utf-8")
+    nb = source_nb(lab)
+    auto, total = sum(automatic_points(nb).values()), sum(points(nb).values())
+    m = re.search(r"\*\*Points\.\*\* (\d+) automatic\b.*? and (\d+) for", page, re.S)
+    assert m and (int(m.group(1)), int(m.group(2))) == (auto, total - auto), \
+        f"{lab}.md: points {m and m.groups()}, the notebook has {auto} automatic and {total - auto} written"
+    hand_in = page[page.index("## Hand in"):]
+    named = set(re.findall(r"`([\w.-]+\.(?:ipynb|json))`", hand_in))
+    data = {p.name for p in (LABS / "source" / lab).iterdir() if p.is_file()}
+    assert named == data, f"{lab}.md hands in {sorted(named)}, the lab's folder holds {sorted(data)}"
