@@ -7,11 +7,13 @@ nbgrader's own ``generate_assignment`` -- what ``make release`` runs: solutions 
 zips each student folder into ``_build/student-labs/<lab>.zip`` (git-ignored), which the lab
 pages of the book offer with the ``{download}`` role.
 
-nbgrader runs in a child process on a temporary copy of the course (its configuration and
-``source/``), so the course's own ``release/`` and ``gradebook.db`` are never touched and no
-gradebook is written.  The zips depend only on their sources (fixed timestamps, sorted
-entries); a digest of the course's sources, this file and nbgrader's version is stored next
-to them, and a build whose digest matches reuses them.
+The course is ``labs/`` of the book's root, or the folder named by the Sphinx option
+``student_labs_course`` or the environment variable ``STUDENT_LABS_COURSE`` (an instructor's
+private copy).  nbgrader runs in a child process on a temporary copy of the course (its
+configuration and ``source/``), so the course's own ``release/`` and ``gradebook.db`` are never
+touched and no gradebook is written.  The zips depend only on their sources (fixed timestamps,
+sorted entries); a digest of the course's sources, this file and nbgrader's version is stored
+next to them, and a build whose digest matches reuses them (about 7 s saved).
 
     python book/_ext/student_labs.py [COURSE] [OUT]   (the child process; defaults labs, _build/student-labs)
 """
@@ -129,9 +131,11 @@ def build_student_labs(app) -> None:
 
     logger = logging.getLogger(__name__)
     root = Path(app.srcdir)
-    course, out = root / "labs", root / OUT
+    course = root / (os.environ.get("STUDENT_LABS_COURSE") or app.config.student_labs_course)
+    out = root / OUT
     if not (course / "source").is_dir():
-        raise ExtensionError(f"student_labs: no nbgrader course at {course}")
+        raise ExtensionError(f"student_labs: no nbgrader course (source/) at {course}: set "
+                             "student_labs_course in _config.yml or STUDENT_LABS_COURSE")
     if up_to_date(course, out):
         logger.info("student labs: up to date in %s", out)
         return
@@ -147,6 +151,9 @@ def build_student_labs(app) -> None:
 
 
 def setup(app) -> dict:
+    # the nbgrader course, relative to the book's root (an instructor's private copy elsewhere:
+    # STUDENT_LABS_COURSE=/path/to/course make book)
+    app.add_config_value("student_labs_course", "labs", "env", [str])
     app.connect("builder-inited", build_student_labs)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 
