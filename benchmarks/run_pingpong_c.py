@@ -1,9 +1,14 @@
 """Run the C ping-pong on 2 ranks and store its JSON with the command, date, load and
 the α-β fit (the same relative least squares as the Python ping-pong).
 
-    python benchmarks/run_pingpong_c.py BINARY OUT.json   (what ``make pingpong-c`` runs)
+    python benchmarks/run_pingpong_c.py BINARY [--json OUT.json] [--command TEXT]
+
+``make pingpong-c`` writes ``results/pingpong_c.json`` (git-ignored, the default);
+``make refresh-pingpong-c`` writes the chapter's committed reference ``book/data/pingpong_c.json``.
+Missing folders of OUT are created.
 """
 
+import argparse
 import datetime
 import json
 import os
@@ -11,14 +16,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+DEFAULT_OUT = "results/pingpong_c.json"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="run_pingpong_c.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("binary", help="the compiled benchmarks/pingpong.c")
+    p.add_argument("--json", default=DEFAULT_OUT, metavar="OUT",
+                   help=f"where to write the results (default {DEFAULT_OUT}; folders are created)")
+    p.add_argument("--command", default=None,
+                   help="how the run was started, stored in the file (default: the mpiexec line)")
+    return p.parse_args(argv)
+
 
 def main(argv) -> int:
-    if len(argv) != 2:
-        print("usage: run_pingpong_c.py BINARY OUT.json", file=sys.stderr)
-        return 2
-    binary, out = argv
+    args = parse_args(argv)
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
-    cmd = [mpiexec, "-n", "2", binary]
+    cmd = [mpiexec, "-n", "2", args.binary]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if res.returncode != 0:
@@ -30,11 +44,13 @@ def main(argv) -> int:
     from mpi_exercises.pingpong import fit
 
     cores = _bench.usable_cores()
-    data.update({"command": "make pingpong-c (mpiexec -n 2 " + Path(binary).name + ")",
+    data.update({"command": args.command or f"mpiexec -n 2 {Path(args.binary).name}",
                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                  "ranks": 2, "cores": cores, "oversubscribed": cores < 2, "load_average_1min": load,
                  "fit": fit(data["results"]), "fit_min": fit(data["results"], "min_s")})
-    Path(out).write_text(json.dumps(data, indent=1) + "\n")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n")
     f = data["fit_min"]["alpha_beta"]
     print(f"C ping-pong: alpha = {f['alpha_s'] * 1e6:.3f} µs, 1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s "
           f"(fit to the minima); written to {out}")

@@ -1,9 +1,10 @@
 """The built book in a real browser: every page loads from localhost alone, cleanly.
 
-The book is built from the working tree into a temporary directory with the flags of
-``make book`` (-W -n --keep-going), so the test sees the current sources and never a
-stale ``_build/``; set ``BOOK_HTML=path/to/html`` to test an existing build instead (the
-deployment workflow tests the very site it uploads).  The site is served on 127.0.0.1 by
+The book is the ``book_html`` fixture of ``tests/conftest.py``: built once per run from the
+working tree into a temporary directory with the flags of ``make book`` (-W -n --keep-going),
+so the test sees the current sources and never a stale ``_build/``; set
+``BOOK_HTML=path/to/html`` to test an existing build instead (the deployment workflow tests
+the very site it uploads).  The site is served on 127.0.0.1 by
 a thread of this process and loaded in headless Chromium (``tests/cdp.py``).  A page
 fails on: a JavaScript error or console error, a request to any host but localhost, an
 HTTP error or failed request, an image that does not load, an internal link to a missing
@@ -20,9 +21,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import subprocess
-import sys
 import threading
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -33,7 +31,6 @@ import pytest
 
 from tests.cdp import Browser, find_chromium
 
-ROOT = Path(__file__).resolve().parent.parent
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 
@@ -50,19 +47,9 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    given = os.environ.get("BOOK_HTML")
-    if given:
-        html = Path(given).resolve()
-        assert (html / "index.html").is_file(), f"BOOK_HTML={given} has no index.html"
-        return html
-    out = tmp_path_factory.mktemp("book")
-    jb = Path(sys.executable).parent / "jupyter-book"
-    cmd = [str(jb) if jb.exists() else shutil.which("jupyter-book") or "jupyter-book", "build", str(ROOT),
-           "--path-output", str(out), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert res.returncode == 0, f"book build failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
-    return out / "_build" / "html"
+def site(book_html) -> Path:
+    """The built book (``tests/conftest.py``: built once per run, or ``BOOK_HTML``)."""
+    return book_html
 
 
 class _Quiet(SimpleHTTPRequestHandler):

@@ -1,0 +1,67 @@
+"""Fixtures shared by several test files.
+
+``book_html``: the HTML book built from the working tree, once per test run.  It is built into
+a temporary directory with the flags of ``make book`` (-W -n --keep-going), so tests see the
+current sources and never a stale ``_build/html``; under pytest-xdist the workers share one
+build (a lock file in the run's common temporary directory).  ``BOOK_HTML=path/to/html`` tests
+an existing build instead (the deployment workflow tests the very site it uploads).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_TIMEOUT = 300  # seconds; the build takes well under a minute
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): builds of concurrent workers may repeat
+        yield
+        return
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_book(out: Path) -> subprocess.CompletedProcess:
+    """``jupyter-book build`` of the repository into ``out`` (flags of ``make book``)."""
+    jb = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(jb) if jb.exists() else shutil.which("jupyter-book") or "jupyter-book", "build", str(ROOT),
+           "--path-output", str(out), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+
+
+@pytest.fixture(scope="session")
+def book_html(tmp_path_factory) -> Path:
+    """The built book's HTML folder (see the module docstring)."""
+    given = os.environ.get("BOOK_HTML")
+    if given:
+        html = Path(given).resolve()
+        assert (html / "index.html").is_file(), f"BOOK_HTML={given} has no index.html"
+        return html
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # common to the workers of this run
+    out, log = base / "book", base / "book-build.log"
+    with _locked(base / "book-build.lock"):
+        if not log.exists():
+            res = build_book(out)
+            log.write_text(f"exit {res.returncode}\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    text = log.read_text()
+    assert text.startswith("exit 0\n"), f"book build failed:\n{text}"
+    return out / "_build" / "html"
