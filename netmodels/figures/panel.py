@@ -13,6 +13,9 @@ generic functions make its two views:
 
 A chapter declares a figure like this (SI units inside, ``scale`` converts for display)::
 
+    from netmodels.figures.interactive import grid
+    from netmodels.figures.panel import Control, PanelSpec
+
     spec = PanelSpec(
         title="α-β model", data=lambda n, alpha: {"T(n)": alpha + n * 1e-9},
         x=np.logspace(0, 8, 33), log_x=True, log_y=True, y_scale=1e6,
