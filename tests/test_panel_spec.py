@@ -116,3 +116,15 @@ def test_bad_specs():
         PanelSpec(title="t", controls=spec().controls, data=line, x=X, rows=(("z",),))
     with pytest.raises(ValueError, match="unique"):
         PanelSpec(title="t", controls=spec().controls * 2, data=line, x=X)
+
+
+def test_generic_drawing_of_a_map_with_categories():
+    controls = (Control("t", "threshold", 0.5, span=(0.0, 3.0), values=[0.5, 2.5]),)
+    s = PanelSpec(title="regimes", kind="heatmap", controls=controls, x=[0.0, 1.0, 2.0], y=[0.0, 1.0],
+                  data=lambda x, y, t: (np.add.outer(y, x) > t).astype(float), categories=["low", "high"],
+                  zlabel="regime")
+    assert s.static().frame(t=1)["regime"] == [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    panel = s.live()
+    before = panel.children[-2].value
+    panel.children[0].value = 2.9
+    assert panel.children[-2].value != before and panel.children[-2].value[:4] == b"\x89PNG"

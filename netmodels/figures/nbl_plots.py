@@ -172,9 +172,7 @@ def _controls(machine: NBLMachine, f: dict, N: int, mesh, alphas, phis, phi_fmt:
     small = dict(unit="µs/element", scale=1 / US, log=True, span=(1e-10, 1e-5))
 
     def kw(**extra):
-        import ipywidgets as w
-
-        return {**look, "layout": w.Layout(width="300px"), **extra}
+        return {**look, "layout": {"width": "300px"}, **extra}
 
     return (
         Control("alpha", "α", machine.alpha, unit="µs", scale=1 / US, log=True, span=(1e-7, 1e-3),
