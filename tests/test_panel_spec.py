@@ -112,7 +112,7 @@ def test_bad_controls_name_the_parameter(kwargs, message):
 def test_bad_specs():
     with pytest.raises(ValueError, match="kind"):
         spec(kind="bars")
-    with pytest.raises(ValueError, match="unknown control 'z'"):
+    with pytest.raises(ValueError, match="unknown control .z."):
         PanelSpec(title="t", controls=spec().controls, data=line, x=X, rows=(("z",),))
     with pytest.raises(ValueError, match="unique"):
         PanelSpec(title="t", controls=spec().controls * 2, data=line, x=X)

@@ -48,7 +48,6 @@ def summary(n: int, c: int, nbytes: float, tl: TwoLevel) -> str:
 def draw(ax, n: int, c: int, nbytes: float, tl: TwoLevel) -> None:
     """Draw :func:`multilevel_spec` for ``tl``, ``n``, ``c`` on ``ax``; mark ``nbytes``."""
     panel.draw(multilevel_spec(tl, n, c, nbytes), ax)
-    ax.axvline(nbytes, color="0.6", lw=1)
 
 
 def multilevel_spec(tl: TwoLevel | None = None, n: int = 4, c: int = 4, nbytes: float = 1266.0) -> PanelSpec:
@@ -102,7 +101,7 @@ def multilevel_spec(tl: TwoLevel | None = None, n: int = 4, c: int = 4, nbytes: 
         ),
         rows=(("n", "c"), ("nbytes", "pack_bw"), ("intra_alpha", "intra_bw"), ("alpha", "bw")),
         figsize=(7.5, 4.2), xlabel="bytes per pair", ylabel="predicted time (µs)", y_scale=1 / US,
-        log_x=True, log_y=True, readout=readout, live_readout=status, digits=4,
+        log_x=True, log_y=True, readout=readout, live_readout=status, digits=4, mark="nbytes",
         layout={"legend": {"font": {"size": 10}}})
 
 

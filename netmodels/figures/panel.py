@@ -184,7 +184,9 @@ class PanelSpec:
     properties), ``layout``, ``digits`` and ``categories`` are those of
     :func:`netmodels.figures.interactive.slider_figure` / ``slider_heatmap``.  The live
     panel puts ``rows`` of control names in rows (a row of one: the control alone), or
-    ``columns`` side by side; ``view(spec)`` makes its drawing (default: matplotlib curves).
+    ``columns`` side by side; ``view(spec)`` makes its drawing (default: matplotlib curves,
+    with a vertical line at the x of control ``mark``, e.g. a message size the static twin
+    holds).
     """
 
     title: str | Callable[..., str]
@@ -212,6 +214,7 @@ class PanelSpec:
     columns: tuple[tuple[str, ...], ...] | None = None
     figsize: tuple[float, float] = (7.5, 4.5)
     view: Callable | None = None
+    mark: str | None = None
 
     def __post_init__(self):
         if self.kind not in ("lines", "heatmap"):
@@ -219,10 +222,10 @@ class PanelSpec:
         names = [c.name for c in self.controls]
         if len(set(names)) != len(names):
             raise ValueError(f"control names must be unique, got {names}")
-        for group in (self.rows or ()) + (self.columns or ()):
+        for group in (self.rows or ()) + (self.columns or ()) + (((self.mark,),) if self.mark else ()):
             for n in group:
                 if n not in names:
-                    raise ValueError(f"rows/columns name an unknown control {n!r}; controls are {names}")
+                    raise ValueError(f"rows/columns/mark name an unknown control {n!r}; controls are {names}")
 
     def control(self, name: str) -> Control:
         for c in self.controls:
@@ -341,6 +344,8 @@ def draw(spec: PanelSpec, ax, values: Mapping | None = None) -> None:
             label = name if style.get("showlegend", True) else "_nolegend_"
             ax.plot(np.asarray(xs, float) * spec.x_scale, np.asarray(ys, float) * spec.y_scale, fmt,
                     label=label, **kw)
+        if spec.mark:
+            ax.axvline(values[spec.mark] * spec.x_scale, color="0.6", lw=1)
         ax.legend(fontsize=7, loc="best")
         layout = spec.layout or {}
         for axis, log, setter in (("xaxis", spec.log_x, ax.set_xlim), ("yaxis", spec.log_y, ax.set_ylim)):
