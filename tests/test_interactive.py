@@ -1,7 +1,7 @@
 """netmodels.figures.interactive: the precomputed figures of the static book.
 
-The stored frames are checked against the model recomputed independently (AlphaBeta),
-at random slider positions; the browser side is tested in test_browser.py.
+The frames of the chapters' figures are checked against their models in the figures'
+tests (test_widgets.py for α-β); the browser side is tested in test_browser.py.
 """
 
 import json
@@ -9,8 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from netmodels import AlphaBeta
-from netmodels.models import machines
 from netmodels.figures import interactive as ia
 
 
@@ -20,30 +18,13 @@ def line_figure(**kw):
         np.linspace(0, 1, 5), {"a": [1.0, 2.0, 3.0], "b": ia.Param([0.5, 1.5], "slope", "s", scale=2)}, **kw)
 
 
-def test_frames_hold_the_model_at_every_slider_position():
-    refs = [machines.LSDYNA_100MBIT, machines.LSDYNA_10MBIT]
-    fig = ia.alpha_beta_figure(refs)
-    params = fig.spec["params"]
-    rng = np.random.default_rng(1)
-    alphas = ia.with_values(ia.grid(1e-7, 1e-2, 11), [r.alpha for r in refs])
-    bws = ia.with_values(ia.grid(1e5, 1e11, 13), [r.bandwidth for r in refs])
-    sizes = ia.with_values(ia.grid(1, 1e8, 17), [1266.0])
-    assert [len(p["labels"]) for p in params] == [len(alphas), len(bws), len(sizes)]
-    x = np.logspace(0, 8, 33)
-    for _ in range(25):
-        i, j, k = (int(rng.integers(len(v))) for v in (alphas, bws, sizes))
-        model = AlphaBeta.from_latency_bandwidth(alphas[i], bws[j])
-        frame = fig.frame(alpha=i, bandwidth=j, size=k)
-        np.testing.assert_allclose(frame["T(n) = α + βn"][1], model.time(x) * 1e6, rtol=1e-3)
-        np.testing.assert_allclose(frame["message n"][1], [model.time(sizes[k]) * 1e6], rtol=1e-3)
-        np.testing.assert_allclose(frame["n½ = α/β"][0], [model.half_performance_length] * 2, rtol=1e-3)
-        np.testing.assert_allclose(frame[refs[1].name][1], refs[1].time(x) * 1e6, rtol=1e-3)
-
-
-def test_sliders_start_at_the_papers_example():
-    fig = ia.alpha_beta_figure([machines.LSDYNA_100MBIT])
-    labels = {p["name"]: p["labels"][p["initial"]] for p in fig.spec["params"]}
-    assert labels == {"alpha": "100 µs", "bandwidth": "1.75 MB/s", "size": "1,266 B"}
+def test_named_values_are_shown_by_name():
+    fig = ia.slider_figure(lambda x, mode: x * (mode + 1), [0.0, 1.0],
+                           {"mode": ia.Param([0, 1, 2], "mode", names=("one", "two", "three"), initial=1)})
+    assert fig.spec["params"][0]["labels"] == ["one", "two", "three"] and fig.spec["params"][0]["initial"] == 1
+    assert fig.frame(mode=2)["y"] == (fig.spec["x"], [0.0, 3.0])
+    with pytest.raises(ValueError, match="names must be one str per value"):
+        ia.Param([0, 1], names=("one",))
 
 
 def test_each_trace_is_stored_only_along_the_sliders_it_depends_on():

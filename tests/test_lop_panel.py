@@ -4,7 +4,7 @@ import math
 
 import matplotlib
 import numpy as np
-from matplotlib.figure import Figure
+import pytest
 
 from netmodels.figures import lop_panel
 from netmodels.models import lop
@@ -31,11 +31,18 @@ def test_best_barrier_is_the_brute_force_one():
     assert n == min(times, key=times.get) and t == times[n]
 
 
-def test_static_twin_and_live_drawing():
+def test_static_twin_and_live_panel():
     fig = lop_panel.lop_figure()
     html = fig._repr_html_()
     assert "fastest n-way dissemination n = 7" in html and html.count("λ") >= 4
-    mfig = Figure()
-    ax = mfig.add_subplot()
-    lop_panel.draw_lop(ax, [22.4558, -0.0140, 9.1637, 0.0174, -0.0625, 101.3065])
-    assert "fastest n = 7" in ax.get_title() and len(ax.get_lines()) == 4
+    assert [p["name"] for p in fig.spec["params"]] == ["l1", "l3", "l5", "l6"]   # λ2, λ4 held
+    panel = lop_panel.lop_panel()
+    sliders = [*panel.children[0].children, *panel.children[1].children]
+    assert [s.description for s in sliders] == ["λ1 (µs)", "λ2", "λ3 (µs)", "λ4 (µs)", "λ5 (/peer)", "λ6 (peers)"]
+    assert sliders[0].value == pytest.approx(22.4558)
+    status = panel.children[-1]
+    assert "fastest n-way dissemination n = 7" in status.value
+    sliders[4].value = 0.0                                  # λ5 = 0: t_rtt(p) = λ3 + λ1/(p - λ2)
+    rtt = lop.RTTCurve((22.4558e-6, -0.0140, 9.1637e-6, 0.0174e-6, 0.0, 101.3065))
+    n, t = lop.best_n(64, rtt, m.LOP_RDMAW_OS)
+    assert f"n = {n}, {t[n - 1] / 1e-6:.1f} µs" in status.value

@@ -17,11 +17,14 @@ def test_case_counts_loads_like_the_checker():
     tree = KaryNTree.missing(4, 2, [5])
     loads, (src, dst), text = TP.case(tree, "prefix j", 3)
     assert loads.max() == C.max_load(tree, *C.prefix_permutation(15, 3)) == 2
-    assert "contention: 2 messages" in text
+    assert text == "i → i XOR 3 on the 4-ary 2-tree, leaf 5 missing, ranks renumbered: " \
+        "largest link load 2 → 2 messages on one link"
     loads, _, text = TP.case(KaryNTree(4, 2), "shift s", 5)
     assert loads.max() == 1 and "contention-free" in text
     _, (src, dst), text = TP.case(KaryNTree(4, 2), "allgather step", 0, "k-prefix", 4)
-    assert len(src) == 16 * 3 and "k-prefix step 0 of 4" in text
+    assert len(src) == 16 * 3 and "k-prefix step 0 of 4" in text and "busiest rank 3" in text
+    _, _, text = TP.case(Mesh2D(4, 4), "transpose")
+    assert text.startswith("transpose on the 4x4 mesh")
     with pytest.raises(ValueError, match="pattern"):
         TP.case(tree, "bitonic")
 
@@ -51,13 +54,20 @@ def test_drawing_has_one_segment_per_existing_link(topo):
 def test_static_twin_frames_match_the_topology_code():
     fig = TP.static_link_loads()
     assert fig.n_frames == 2 * 2 * 15
-    frame = fig.frame(family=0, missing=1, j=2)                      # j index 2: XOR 3, leaf 5 missing
+    assert [p["labels"] for p in fig.spec["params"][:2]] == [["prefix j", "shift s"], ["none", "leaf 5"]]
+    frame = fig.frame(pattern=0, missing=1, j=2)                     # j index 2: XOR 3, leaf 5 missing
     z = np.array(next(iter(frame.values())), dtype=float).reshape(4, 16)
     loads, top = KaryNTree.missing(4, 2, [5]).link_loads(*C.prefix_permutation(15, 3))
     np.testing.assert_array_equal(z, loads.reshape(4, 16))
-    assert f"largest link load {top}" in fig.readout(family=0, missing=1, j=2)
+    assert f"largest link load {top}" in fig.readout(pattern=0, missing=1, j=2)
 
 
-def test_panel_builds():
+def test_panel_redraws_and_reports_bad_input():
     panel = TP.topology_panel()
-    assert "largest link load" in panel.children[-1].value
+    status, image = panel.children[-1], panel.children[-2]
+    assert "largest link load 1" in status.value
+    missing = panel.children[1].children[0]
+    missing.value = "5"
+    assert "leaf 5 missing" in status.value and image.value[:4] == b"\x89PNG"
+    missing.value = "5, x"
+    assert "<b>missing leaves must be integers" in status.value

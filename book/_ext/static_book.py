@@ -12,8 +12,8 @@ A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
 - does not emit ipywidgets views: the static book has no kernel to drive them and
   their JavaScript manager would come from a CDN (``nb_ipywidgets_js: {}`` in
   ``_config.yml``).  A widget view becomes a one-line note that points to the figure
-  below it: every live panel of a chapter is followed by its static twin
-  (``netmodels.figures.interactive``);
+  below it: every live panel of a chapter is followed by its static twin, both made from
+  the figure's one spec (``netmodels.figures.panel``, ``netmodels.figures.interactive``);
 - removes what would reach the network or break a page: Thebe's configuration and
   loader (no launch buttons; its library is on a CDN; sphinx-thebe 0.3 declares it twice,
   a JavaScript error on every page);

@@ -8,7 +8,9 @@ nm-interactive.js``) turns it into a Plotly figure with one HTML slider per para
 moving a slider only picks another precomputed curve, so it is instant and needs no
 kernel and no network.
 
-A chapter adds one in a few lines::
+The chapters do not call this module directly: each figure is declared once as a
+:class:`netmodels.figures.panel.PanelSpec`, from which both its live ipywidgets panel and
+this static twin are made.  Used alone, a figure takes a few lines::
 
     from netmodels.figures import interactive as ia
     from netmodels.models.machines import US
@@ -118,7 +120,8 @@ class Param:
     displayed as ``format(value * scale, fmt) + " " + unit`` (``fmt=""``: three
     significant digits, thousands separators, no exponent between 10**-3 and 10**9);
     ``initial`` is the value the slider starts at (the nearest grid value; default: the
-    middle of the grid).
+    middle of the grid).  ``names`` (one per value) label named choices instead: the
+    values are then their positions 0, 1, ...
     """
 
     values: Sequence[float]
@@ -127,6 +130,7 @@ class Param:
     scale: float = 1.0
     fmt: str = ""
     initial: float | None = None
+    names: Sequence[str] = ()
     _array: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -142,6 +146,8 @@ class Param:
                                          or not isinstance(self.initial, numbers.Real)
                                          or not math.isfinite(self.initial)):
             raise ValueError(f"initial must be a finite number or None, got {self.initial!r}")
+        if self.names and (len(self.names) != arr.size or not all(isinstance(n, str) for n in self.names)):
+            raise ValueError(f"names must be one str per value ({arr.size}), got {self.names!r}")
         object.__setattr__(self, "_array", arr)
 
     @property
@@ -154,6 +160,8 @@ class Param:
         return int(np.argmin(np.abs(self._array - self.initial)))
 
     def display(self, value: float) -> str:
+        if self.names:
+            return self.names[int(np.argmin(np.abs(self._array - value)))]
         v = value * self.scale
         text = format(v, self.fmt) if self.fmt else nice(v)
         return f"{text} {self.unit}".strip()
@@ -163,7 +171,7 @@ def _as_param(name: str, p) -> Param:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"params keys must be Python identifiers (they are passed to f as keywords), got {name!r}")
     if isinstance(p, Param):
-        return p if p.label else Param(p.values, name, p.unit, p.scale, p.fmt, p.initial)
+        return p if p.label else Param(p.values, name, p.unit, p.scale, p.fmt, p.initial, p.names)
     return Param(p, label=name)
 
 
@@ -512,55 +520,3 @@ def slider_heatmap(f: Callable, x, y, params: Mapping, *, title: str = "", xlabe
     return _build("heatmap", f, x, y, params, title=title, xlabel=xlabel, ylabel=ylabel, zlabel=zlabel,
                   x_scale=x_scale, y_scale=y_scale, log_x=log_x, log_y=log_y, readout=readout,
                   styles=None, layout=layout, digits=digits, fig_id=fig_id, categories=categories)
-
-
-def alpha_beta_figure(references: Sequence = ()) -> InteractiveFigure:
-    """The static twin of chapter 1's live panel: T(n) = α + βn with sliders α, 1/β, n.
-
-    Slider grids are half decades over the live panel's ranges (α 0.1 µs-10 ms, 1/β
-    0.1 MB/s-100 GB/s, n 1 B-100 MB) plus the values of ``references`` (
-    :class:`~netmodels.models.alphabeta.AlphaBeta` models, drawn as thin grey curves); the
-    sliders start at the first reference (or at 100 µs, 1.75 MB/s) and n = 1266 B.
-    """
-    from ..models.alphabeta import AlphaBeta
-
-    US, MB = 1e-6, 1e6
-    refs = list(references)
-    for r in refs:
-        if not isinstance(r, AlphaBeta):
-            raise ValueError(f"references must be AlphaBeta models, got {type(r).__name__}")
-    start = refs[0] if refs else AlphaBeta.from_latency_bandwidth(100 * US, 1.75 * MB)
-    alphas = with_values(grid(1e-7, 1e-2, 11), [r.alpha for r in refs])
-    bandwidths = with_values(grid(1e5, 1e11, 13), [r.bandwidth for r in refs])
-    nbytes = with_values(grid(1, 1e8, 17), [1266.0])
-
-    def curves(n, alpha, bandwidth, size):
-        model = AlphaBeta.from_latency_bandwidth(alpha, bandwidth)
-        out = {r.name or f"reference {i + 1}": r.time(n) for i, r in enumerate(refs)}
-        out.update({
-            "T(n) = α + βn": model.time(n),
-            "α": np.full_like(n, alpha),
-            "βn": model.beta * n,
-            "n½ = α/β": ([model.half_performance_length] * 2, [1e-9, 1e2]),
-            "message n": ([size], [model.time(size)]),
-        })
-        return out
-
-    grey = {"line": {"color": "#b5b5b5", "width": 1}, "hoverinfo": "name"}
-    styles = {r.name or f"reference {i + 1}": grey for i, r in enumerate(refs)}
-    styles.update({
-        "T(n) = α + βn": {"line": {"color": "#1f77b4", "width": 3}},
-        "α": {"line": {"color": "#1f77b4", "width": 1, "dash": "dash"}},
-        "βn": {"line": {"color": "#1f77b4", "width": 1, "dash": "dot"}},
-        "n½ = α/β": {"mode": "lines", "line": {"color": "#2ca02c", "width": 1.5}},
-        "message n": {"mode": "markers+text", "marker": {"color": "#d62728", "size": 11},
-                      "texttemplate": "%{y:,.4~g} µs", "textposition": "top left"},
-    })
-    return slider_figure(
-        curves, np.logspace(0, 8, 33),
-        params={"alpha": Param(alphas, "α", "µs", scale=1 / US, initial=start.alpha),
-                "bandwidth": Param(bandwidths, "1/β", "MB/s", scale=1 / MB, initial=start.bandwidth),
-                "size": Param(nbytes, "n", "B", initial=1266.0)},
-        title="T(n) = α + βn", xlabel="message size n (bytes)", ylabel="time (µs)", y_scale=1 / US,
-        log_x=True, log_y=True, styles=styles, digits=4,
-        layout={"yaxis": {"range": [-1, 7]}, "legend": {"font": {"size": 11}}})

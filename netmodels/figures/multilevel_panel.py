@@ -1,13 +1,13 @@
 """Figures of the multilevel chapter: standard against multilevel alltoall, live and static.
 
-:func:`multilevel_panel` is the live ipywidgets panel (JupyterLab): nodes ``n``, ranks per
-node ``c``, the bytes each rank sends each rank, both α-β pairs and the packing rate; it
-prints the message counts of both exchanges (inside and between nodes) and draws their
-predicted times against the message size (:func:`netmodels.models.twolevel.alltoall_times`).
-:func:`multilevel_figure` is its precomputed twin for the static book
-(:mod:`netmodels.figures.interactive`), with sliders ``n``, ``c``, inter-node α and
-bandwidth; the intra-node link and packing stay at the values given.  Units: seconds and
-bytes inside, µs, MB/s on the axes.
+:func:`multilevel_spec` declares the figure once (:mod:`netmodels.figures.panel`): nodes
+``n``, ranks per node ``c``, the bytes each rank sends each rank, both α-β pairs and the
+packing rate; it draws the predicted times of both exchanges against the message size
+(:func:`netmodels.models.twolevel.alltoall_times`) and gives their message counts (inside
+and between nodes).  Its live panel (JupyterLab, :func:`multilevel_panel`) has every
+control; its static twin (the HTML book, :func:`multilevel_figure`) slides ``n``, ``c``,
+inter-node α and bandwidth and holds the rest.  Units: seconds and bytes inside, µs, MB/s
+on the axes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import numpy as np
 
 from ..algorithms.alltoall import counts_closed
 from ..models.alphabeta import AlphaBeta
-from ..models.twolevel import TwoLevel, alltoall_times
+from ..models.twolevel import TwoLevel, alltoall_times, origin2000
+from . import panel
+from .panel import Control, PanelSpec
 
 US, MB = 1e-6, 1e6
 
@@ -25,11 +27,11 @@ SIZES = np.logspace(0, 7, 57)
 
 
 def model(intra_alpha: float, intra_bw: float, inter_alpha: float, inter_bw: float,
-          pack_bw: float | None = None) -> TwoLevel:
+          pack_bw: float | None = None, shared_channel: bool = True) -> TwoLevel:
     """A :class:`TwoLevel` from latencies (s) and bandwidths (B/s); ``pack_bw`` None: free."""
     return TwoLevel(AlphaBeta.from_latency_bandwidth(intra_alpha, intra_bw, "inside a node"),
                     AlphaBeta.from_latency_bandwidth(inter_alpha, inter_bw, "between nodes"),
-                    0.0 if pack_bw is None else 1.0 / pack_bw)
+                    0.0 if pack_bw is None else 1.0 / pack_bw, shared_channel)
 
 
 def summary(n: int, c: int, nbytes: float, tl: TwoLevel) -> str:
@@ -44,84 +46,70 @@ def summary(n: int, c: int, nbytes: float, tl: TwoLevel) -> str:
 
 
 def draw(ax, n: int, c: int, nbytes: float, tl: TwoLevel) -> None:
-    """Predicted times of both exchanges against the message size; mark ``nbytes``."""
-    ax.clear()
-    std, ml = alltoall_times(n, c, SIZES, tl)
-    ax.loglog(SIZES, std / US, label="standard (direct)")
-    ax.loglog(SIZES, ml / US, label="multilevel")
-    ax.axvline(nbytes, color="0.6", lw=1)
-    ax.set(xlabel="bytes per pair", ylabel="predicted alltoall time (µs)")
-    ax.legend(fontsize=8, loc="upper left")
+    """Draw :func:`multilevel_spec` for ``tl``, ``n``, ``c`` on ``ax``; mark ``nbytes``."""
+    panel.draw(multilevel_spec(tl, n, c, nbytes), ax)
 
 
-def multilevel_panel(n: int = 4, c: int = 4, nbytes: float = 1266.0, intra_alpha_us: float = 12.5,
-                     intra_bw_mbs: float = 15.0, inter_alpha_us: float = 300.0,
-                     inter_bw_mbs: float = 2.5, pack_bw_mbs: float = 100.0):
-    """Sliders n, c, message size, both α (µs) and bandwidths (MB/s), packing (MB/s)."""
-    import ipywidgets as w
-    from matplotlib.figure import Figure
+def multilevel_spec(tl: TwoLevel | None = None, n: int = 4, c: int = 4, nbytes: float = 1266.0) -> PanelSpec:
+    """Standard against multilevel alltoall on ``tl`` (default: the Origin 2000 pair with
+    packing at 100 MB/s), with controls n, c, the bytes per pair, both links and packing.
 
-    from .widgets import png
-
-    sn = w.IntSlider(value=n, min=1, max=32, description="nodes n")
-    sc = w.IntSlider(value=c, min=1, max=32, description="ranks/node c")
-    sm = w.FloatLogSlider(value=nbytes, base=10, min=0, max=7, description="bytes/pair")
-    ia = w.FloatLogSlider(value=intra_alpha_us, base=10, min=-1, max=3, description="α in (µs)")
-    ib = w.FloatLogSlider(value=intra_bw_mbs, base=10, min=-1, max=5, description="bw in (MB/s)")
-    ea = w.FloatLogSlider(value=inter_alpha_us, base=10, min=-1, max=4, description="α out (µs)")
-    eb = w.FloatLogSlider(value=inter_bw_mbs, base=10, min=-2, max=5, description="bw out (MB/s)")
-    pk = w.FloatLogSlider(value=pack_bw_mbs, base=10, min=0, max=5, description="pack (MB/s)")
-    text = w.HTML()
-    image = w.Image(format="png")
-    fig = Figure(figsize=(7.5, 4.2))
-    ax = fig.add_subplot()
-
-    def redraw(_=None):
-        tl = model(ia.value * US, ib.value * MB, ea.value * US, eb.value * MB, pk.value * MB)
-        draw(ax, sn.value, sc.value, sm.value, tl)
-        fig.tight_layout()
-        image.value = png(fig)
-        text.value = summary(sn.value, sc.value, sm.value, tl)
-
-    for s in (sn, sc, sm, ia, ib, ea, eb, pk):
-        s.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([sn, sc]), w.HBox([sm, pk]), w.HBox([ia, ib]), w.HBox([ea, eb]), text, image])
-
-
-def multilevel_figure(tl: TwoLevel, n: int = 4, c: int = 4):
-    """The static twin of :func:`multilevel_panel`: curves precomputed on slider grids.
-
-    Sliders: n and c in {2, 4, 8, 16} (plus the start values), inter-node α (1 µs-10 ms,
-    two decades apart, plus ``tl.inter``'s) and bandwidth (0.1 MB/s-1 GB/s, two decades
-    apart, plus ``tl.inter``'s); ``tl.intra`` and ``tl.pack`` are kept.  Sizes: 4 per decade.
-    """
+    Live: n and c 1-32, bytes per pair 1 B-10 MB, α inside 0.1 µs-1 ms and between nodes
+    0.1 µs-10 ms, bandwidths 0.1 MB/s-100 GB/s inside and 0.01 MB/s-100 GB/s between nodes,
+    packing 1 MB/s-100 GB/s.  Static: n and c in {2, 4, 8, 16} (plus the start values),
+    inter-node α (1 µs-10 ms, two decades apart) and bandwidth (0.1 MB/s-1 GB/s, two decades
+    apart), plus ``tl.inter``'s; the message size, ``tl.intra`` and ``tl.pack`` are held.
+    Sizes on the curves: 8 per decade live, 4 static."""
     from . import interactive as ia
 
-    ns = ia.with_values([2, 4, 8, 16], [n])
-    cs = ia.with_values([2, 4, 8, 16], [c])
-    alphas = ia.with_values(ia.grid(1e-6, 1e-2, 3), [tl.inter.alpha])
-    bws = ia.with_values(ia.grid(1e5, 1e9, 3), [tl.inter.bandwidth])
+    if tl is None:
+        tl = origin2000(pack=1 / (100 * MB))
+    if not isinstance(tl, TwoLevel):
+        raise ValueError(f"tl must be a TwoLevel, got {type(tl).__name__}")
 
-    def with_inter(alpha, bw):
-        return TwoLevel(tl.intra, AlphaBeta.from_latency_bandwidth(alpha, bw), tl.pack, tl.shared_channel)
+    def machine(intra_alpha, intra_bw, alpha, bw, pack_bw, **_):
+        return model(intra_alpha, intra_bw, alpha, bw, pack_bw, tl.shared_channel)
 
-    def curves(x, n, c, alpha, bw):
-        std, ml = alltoall_times(int(n), int(c), x, with_inter(alpha, bw))
+    def curves(x, n, c, **values):
+        std, ml = alltoall_times(int(n), int(c), x, machine(**values))
         return {"standard (direct)": std, "multilevel": ml}
 
-    def readout(n, c, alpha, bw):
+    def readout(n, c, **_):
         std, ml = counts_closed("direct", (int(c), int(n))), counts_closed("multilevel", (int(c), int(n)))
         return (f"messages: standard {sum(std.values())} ({std[2]} between nodes), "
                 f"multilevel {sum(ml.values())} ({ml[2]} between nodes)")
 
-    return ia.slider_figure(
-        curves, SIZES[::2],
-        params={"n": ia.Param(ns, "nodes n", fmt=".0f", initial=float(n)),
-                "c": ia.Param(cs, "ranks per node c", fmt=".0f", initial=float(c)),
-                "alpha": ia.Param(alphas, "α between nodes", "µs", scale=1 / US, initial=tl.inter.alpha),
-                "bw": ia.Param(bws, "bandwidth between nodes", "MB/s", scale=1 / MB,
-                               initial=tl.inter.bandwidth)},
-        title="Standard and multilevel alltoall, two-level α-β model", xlabel="bytes per pair",
-        ylabel="predicted time (µs)", y_scale=1 / US, log_x=True, log_y=True, readout=readout,
-        digits=4, layout={"legend": {"font": {"size": 10}}})
+    def status(n, c, nbytes, **values):
+        return summary(n, c, nbytes, machine(**values))
+
+    micro, mega = dict(unit="µs", scale=1 / US, log=True), dict(unit="MB/s", scale=1 / MB, log=True)
+    return PanelSpec(
+        title="Standard and multilevel alltoall, two-level α-β model", data=curves,
+        x=SIZES[::2], live_x=SIZES,
+        controls=(
+            Control("n", "nodes n", n, span=(1, 32), integer=True, fmt=".0f", values=ia.with_values([2, 4, 8, 16], [n])),
+            Control("c", "ranks per node c", c, span=(1, 32), integer=True, fmt=".0f",
+                    values=ia.with_values([2, 4, 8, 16], [c])),
+            Control("nbytes", "bytes per pair", float(nbytes), unit="B", log=True, span=(1, 1e7)),
+            Control("pack_bw", "packing", 1 / tl.pack if tl.pack else 1e11, span=(1e6, 1e11), **mega),
+            Control("intra_alpha", "α inside a node", tl.intra.alpha, span=(1e-7, 1e-3), **micro),
+            Control("intra_bw", "bandwidth inside a node", tl.intra.bandwidth, span=(1e5, 1e11), **mega),
+            Control("alpha", "α between nodes", tl.inter.alpha, span=(1e-7, 1e-2),
+                    values=ia.with_values(ia.grid(1e-6, 1e-2, 3), [tl.inter.alpha]), **micro),
+            Control("bw", "bandwidth between nodes", tl.inter.bandwidth, span=(1e4, 1e11),
+                    values=ia.with_values(ia.grid(1e5, 1e9, 3), [tl.inter.bandwidth]), **mega),
+        ),
+        rows=(("n", "c"), ("nbytes", "pack_bw"), ("intra_alpha", "intra_bw"), ("alpha", "bw")),
+        figsize=(7.5, 4.2), xlabel="bytes per pair", ylabel="predicted time (µs)", y_scale=1 / US,
+        log_x=True, log_y=True, readout=readout, live_readout=status, digits=4, mark="nbytes",
+        layout={"legend": {"font": {"size": 10}}})
+
+
+def multilevel_panel(n: int = 4, c: int = 4, nbytes: float = 1266.0, tl: TwoLevel | None = None):
+    """The live panel of :func:`multilevel_spec` (JupyterLab)."""
+    return multilevel_spec(tl, n, c, nbytes).live()
+
+
+def multilevel_figure(tl: TwoLevel | None = None, n: int = 4, c: int = 4):
+    """The static twin of :func:`multilevel_spec` (the HTML book)."""
+    return multilevel_spec(tl, n, c).static()

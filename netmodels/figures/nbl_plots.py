@@ -13,6 +13,7 @@ import numpy as np
 
 from ..models import nbl
 from ..models.nbl import ALGORITHMS, NBLMachine
+from .panel import Control, PanelSpec
 
 US = 1e-6
 COLORS = {"Tree": "#4c72b0", "Snake": "#dd8452", "Fence": "#55a868"}
@@ -158,101 +159,127 @@ class PanelFigure:
         return buf.getvalue()
 
 
+def _machine_f(alpha, beta, c2, c3, phi, f2, f3, f4, f5, f6, **_):
+    """The NBLMachine and f(L) of the controls: f(L) = 1 + φ (f_L − 1) (φ = 1: the f_L given)."""
+    f = {1: 1.0, **{L: 1.0 + phi * (v - 1) for L, v in zip(range(2, 7), (f2, f3, f4, f5, f6))}}
+    return NBLMachine(alpha, beta, c2, c3), f
+
+
+def _controls(machine: NBLMachine, f: dict, N: int, mesh, alphas, phis, phi_fmt: str, betas=None) -> tuple:
+    """The NBL figures' controls: α, β, c2, c3 (µs, µs/element), the NBL strength φ (static
+    only), f(2)..f(6) (live only), N and the mesh (the curves')."""
+    look = dict(continuous_update=False, style={"description_width": "70px"})
+    small = dict(unit="µs/element", scale=1 / US, log=True, span=(1e-10, 1e-5))
+
+    def kw(**extra):
+        return {**look, "layout": {"width": "300px"}, **extra}
+
+    return (
+        Control("alpha", "α", machine.alpha, unit="µs", scale=1 / US, log=True, span=(1e-7, 1e-3),
+                values=alphas, kw=kw()),
+        Control("beta", "β", machine.beta, values=betas, kw=kw(), **small),
+        Control("c2", "c2", machine.c2, kw=kw(), **small),
+        Control("c3", "c3", machine.c3, kw=kw(), **small),
+        Control("phi", "NBL strength φ", 1.0, values=phis, fmt=phi_fmt, live=False),
+        *(Control(f"f{L}", f"f({L})", float(f.get(L, L)), span=(1.0, float(L)), kw=kw(step=0.05))
+          for L in range(2, 7)),
+        Control("N", "N (curves)", N, widget="int", span=(3, 10**7), integer=True,
+                kw={k: v for k, v in kw().items() if k != "continuous_update"}),
+        Control("mesh", "mesh", f"{mesh[0]}x{mesh[1]}", options=[f"{a}x{b}" for a, b in MAP_MESHES],
+                kw={k: v for k, v in kw().items() if k != "continuous_update"}),
+    )
+
+
+class NBLView:
+    """The live drawing of the NBL panel: the regime map and T(S) at N and the mesh
+    (:class:`PanelFigure`); its text gives the time of the redraw (model, drawing, PNG)."""
+
+    def __init__(self, spec):
+        self.pf = PanelFigure()
+
+    def show(self, values):
+        t0 = _time.perf_counter()
+        m, f = _machine_f(**values)
+        W, H = (int(v) for v in values["mesh"].split("x"))
+        winner, _, _ = nbl.regime_map(self.pf.Ns, self.pf.meshes, m, f)
+        title = self.pf.update(m, f, winner, int(values["N"]), W, H)
+        image = self.pf.render()
+        return image, f"{title}; redraw took {1e3 * (_time.perf_counter() - t0):.0f} ms"
+
+
+def regime_spec(machine: NBLMachine | None = None, f: dict | None = None, N: int = 10**5, mesh=(16, 16),
+                Ns=None, meshes=MAP_MESHES) -> PanelSpec:
+    """The fastest algorithm on a (mesh, N) map, for both views (default machine: the DELTA).
+
+    Live: α, β, c2, c3, f(2)..f(6), and N and the mesh of the T(S) curves drawn beside the
+    map.  Static: α (5.4-540 µs), β (0.154-15.4 µs/element) and the NBL strength φ, f(L) =
+    1 + φ(f(L) − 1) (φ = 0: the standard model; φ = 1: ``f``, by default the nominal f(L) = L)."""
+    from . import interactive as ia
+    from ..models.machines import DELTA
+
+    machine, f = machine or DELTA, f or nbl.NOMINAL
+    Ns = np.unique(np.round(np.geomspace(10, 1e6, 41)).astype(np.int64)) if Ns is None else Ns
+    P = np.array([w * h for w, h in meshes], dtype=float)
+
+    def z(x, y, **values):
+        winner, _, _ = nbl.regime_map(Ns, meshes, *_machine_f(**values))
+        return winner.astype(float)
+
+    return PanelSpec(
+        title="Fastest algorithm; f(L) = 1 + φ(L − 1)", kind="heatmap", data=z, x=Ns.astype(float), y=P,
+        controls=_controls(machine, f, N, mesh, ia.grid(5.4e-6, 5.4e-4, 5), np.linspace(0, 1, 5), ".2f",
+                           betas=ia.grid(1.54e-7, 1.54e-5, 3)),
+        columns=(("alpha", "beta", "c2", "c3", "N", "mesh"), ("f2", "f3", "f4", "f5", "f6")),
+        xlabel="vector length N (elements)", ylabel="nodes P (meshes 2x2 … 64x32)",
+        categories=list(ALGORITHMS), log_x=True, log_y=True, view=NBLView)
+
+
+def curves_spec(machine: NBLMachine | None = None, f: dict | None = None, N: int = 10**5, mesh=(16, 16)) -> PanelSpec:
+    """T(S) of Snake and Fence (and Tree) at ``N`` on ``mesh``, for both views.
+
+    Static: α (5.4-540 µs) and the NBL strength φ (as in :func:`regime_spec`)."""
+    from . import interactive as ia
+    from ..models.machines import DELTA
+
+    machine, f = machine or DELTA, f or nbl.NOMINAL
+    Ss = np.unique(np.round(np.geomspace(5, N // 3, 60)).astype(np.int64))
+
+    def curves(S, N, mesh, **values):
+        W, H = (int(v) for v in mesh.split("x"))
+        m, ff = _machine_f(**values)
+        Ss = np.round(S).astype(np.int64)
+        out = {a: nbl.curves(a, N, W, H, Ss, m, ff) for a in ("Snake", "Fence")}
+        out["Tree"] = np.full(Ss.shape, nbl.tree_time(N, W, H, m, ff))
+        return out
+
+    def title(N, mesh):
+        return f"Time against block size, N = {N:,}, {mesh} mesh"
+
+    return PanelSpec(
+        title=title, data=curves, x=Ss.astype(float),
+        controls=_controls(machine, f, N, mesh, ia.grid(5.4e-6, 5.4e-4, 9), np.linspace(0, 1, 11), ".1f"),
+        columns=(("alpha", "beta", "c2", "c3", "N", "mesh"), ("f2", "f3", "f4", "f5", "f6")),
+        xlabel="block size S (elements)", ylabel="time (ms)", y_scale=1e3, log_x=True, log_y=True,
+        styles={a: {"line": {"color": COLORS[a], "width": 2}} for a in ALGORITHMS}, digits=4)
+
+
 def nbl_panel(machine: NBLMachine | None = None, f: dict | None = None, N: int = 10**5,
               mesh=(16, 16)):
-    """Sliders α, β, c2, c3, f(2)..f(6), N and the mesh, redrawing the regime map and T(S).
-
-    The figure is an ``ipywidgets.Image`` re-rendered on every change; the label under it
-    gives the time of the last redraw (model, drawing and PNG rendering).
-    """
-    import ipywidgets as w
-
-    machine = machine or nbl.NBLMachine(54 * US, 1.54 * US, 0.25 * US, 0.37 * US)
-    f = f or nbl.NOMINAL
-    slider = dict(continuous_update=False, style={"description_width": "70px"},
-                  layout=w.Layout(width="300px"))
-    alpha = w.FloatLogSlider(value=machine.alpha / US, base=10, min=-1, max=3, description="α (µs)", **slider)
-    beta = w.FloatLogSlider(value=machine.beta / US, base=10, min=-4, max=1, description="β (µs/el)", **slider)
-    c2 = w.FloatLogSlider(value=max(machine.c2 / US, 1e-4), base=10, min=-4, max=1, description="c2 (µs/el)",
-                          **slider)
-    c3 = w.FloatLogSlider(value=max(machine.c3 / US, 1e-4), base=10, min=-4, max=1, description="c3 (µs/el)",
-                          **slider)
-    fs = {L: w.FloatSlider(value=float(f.get(L, L)), min=1.0, max=float(L), step=0.05, description=f"f({L})",
-                           **slider) for L in (2, 3, 4, 5, 6)}
-    box = {k: v for k, v in slider.items() if k != "continuous_update"}
-    nlen = w.BoundedIntText(value=N, min=3, max=10**7, description="N (curves)", **box)
-    mesh_box = w.Dropdown(options=[f"{a}x{b}" for a, b in MAP_MESHES], value=f"{mesh[0]}x{mesh[1]}",
-                          description="mesh", **box)
-    image = w.Image(format="png")
-    status = w.Label()
-    pf = PanelFigure()
-
-    def redraw(_=None):
-        t0 = _time.perf_counter()
-        W, H = (int(v) for v in mesh_box.value.split("x"))
-        m, ff, winner = compute(alpha.value, beta.value, c2.value, c3.value,
-                                {L: s.value for L, s in fs.items()}, int(nlen.value), (W, H))
-        title = pf.update(m, ff, winner, int(nlen.value), W, H)
-        image.value = pf.render()
-        status.value = f"{title}; redraw took {1e3 * (_time.perf_counter() - t0):.0f} ms"
-
-    for s in (alpha, beta, c2, c3, nlen, mesh_box, *fs.values()):
-        s.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([w.VBox([alpha, beta, c2, c3, nlen, mesh_box]), w.VBox(list(fs.values()))]),
-                   image, status])
+    """The live panel of :func:`regime_spec` (JupyterLab): the map and T(S) redrawn on
+    every change, the time of the last redraw under them."""
+    return regime_spec(machine, f, N, mesh).live()
 
 
-
-# ------------------------------------------------------------------ static twins (no kernel)
 def blend(phi: float) -> dict:
     """f(L) = 1 + phi (L - 1): phi = 0 is the standard model, phi = 1 the nominal NBL model."""
     return {L: 1.0 + phi * (L - 1) for L in range(1, 7)}
 
 
 def static_regime_map(Ns=None, meshes=MAP_MESHES):
-    """Precomputed regime map for the HTML book: sliders α, β and the NBL strength phi
-    (f(L) = 1 + phi (L - 1)); c2, c3 from the DELTA."""
-    from . import interactive as ia
-    from ..models.machines import DELTA
-
-    Ns = np.unique(np.round(np.geomspace(10, 1e6, 41)).astype(np.int64)) if Ns is None else Ns
-    P = np.array([w * h for w, h in meshes], dtype=float)
-
-    def z(x, y, alpha, beta, phi):
-        m = NBLMachine(alpha, beta, DELTA.c2, DELTA.c3)
-        winner, _, _ = nbl.regime_map(Ns, meshes, m, blend(phi))
-        return winner.astype(float)
-
-    return ia.slider_heatmap(
-        z, Ns.astype(float), P,
-        params={"alpha": ia.Param(ia.grid(5.4e-6, 5.4e-4, 5), "α", "µs", scale=1 / US, initial=DELTA.alpha),
-                "beta": ia.Param(ia.grid(1.54e-7, 1.54e-5, 3), "β", "µs/element", scale=1 / US,
-                                 initial=DELTA.beta),
-                "phi": ia.Param(np.linspace(0, 1, 5), "NBL strength φ", "", fmt=".2f", initial=1.0)},
-        title="Fastest algorithm; f(L) = 1 + φ(L − 1)", xlabel="vector length N (elements)",
-        ylabel="nodes P (meshes 2x2 … 64x32)", categories=list(ALGORITHMS), log_x=True, log_y=True)
+    """The static twin of :func:`regime_spec` (the HTML book)."""
+    return regime_spec(Ns=Ns, meshes=meshes).static()
 
 
 def static_curves(N=10**5, mesh=(16, 16)):
-    """Precomputed T(S) of Snake and Fence (and Tree) for the HTML book: sliders α and phi."""
-    from . import interactive as ia
-    from ..models.machines import DELTA
-
-    W, H = mesh
-    Ss = np.unique(np.round(np.geomspace(5, N // 3, 60)).astype(np.int64))
-
-    def curves(S, alpha, phi):
-        m = NBLMachine(alpha, DELTA.beta, DELTA.c2, DELTA.c3)
-        f = blend(phi)
-        out = {a: nbl.curves(a, N, W, H, Ss, m, f) for a in ("Snake", "Fence")}
-        out["Tree"] = np.full(Ss.shape, nbl.tree_time(N, W, H, m, f))
-        return out
-
-    styles = {a: {"line": {"color": COLORS[a], "width": 2}} for a in ALGORITHMS}
-    return ia.slider_figure(
-        curves, Ss.astype(float),
-        params={"alpha": ia.Param(ia.grid(5.4e-6, 5.4e-4, 9), "α", "µs", scale=1 / US, initial=DELTA.alpha),
-                "phi": ia.Param(np.linspace(0, 1, 11), "NBL strength φ", "", fmt=".1f", initial=1.0)},
-        title=f"Time against block size, N = {N:,}, {W}x{H} mesh", xlabel="block size S (elements)",
-        ylabel="time (ms)", y_scale=1e3, log_x=True, log_y=True, styles=styles, digits=4)
+    """The static twin of :func:`curves_spec` (the HTML book)."""
+    return curves_spec(N=N, mesh=mesh).static()

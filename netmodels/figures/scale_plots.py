@@ -5,7 +5,8 @@ sweep behind the chapter "Simulating at scale" and its static figures.
 :data:`NPROCS` under the three machines of :func:`machines` (one set of numbers, so
 that the models differ in their rules, not in their parameters) and returns rows that
 ``benchmarks/scale_sweep.py`` stores in ``book/data/scale_reference.json``;
-:func:`figure` draws them with a slider over the model.
+:func:`scale_spec` declares their figure (:mod:`netmodels.figures.panel`), drawn live by
+:func:`panel` and for the static book by :func:`figure`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..models.logp import LogGP
 from ..simulate import simulate
 from ..simulate.cost import NBLModel
 from . import interactive as ia
+from .panel import Control, PanelSpec
 
 #: the process counts of the sweep
 NPROCS = (2, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 2**18, 2**20)
@@ -81,60 +83,42 @@ def winners(rows, collective: str) -> dict:
     return out
 
 
-def figure(rows, collective: str) -> ia.InteractiveFigure:
-    """Time against P of every algorithm of ``collective``, one slider position per model."""
-    models = list(SEMANTICS)
-    Ps = np.array(sorted({r["P"] for r in rows}), dtype=float)
-    table = {(r["algorithm"], r["P"], r["model"]): r["time_s"] for r in rows if r["collective"] == collective}
+def scale_spec(rows, collective: str = "barrier") -> PanelSpec:
+    """Time against P of every algorithm of a collective, under a model, from sweep rows.
 
-    def f(x, model):
-        name = models[int(round(model)) - 1]
-        return {alg: np.array([table.get((alg, int(P), name), np.nan) for P in x])
+    Controls: the collective (live only: the static book has one figure per collective)
+    and the model (both views)."""
+    if collective not in ALGORITHMS:
+        raise ValueError(f"collective must be one of {list(ALGORITHMS)}, got {collective!r}")
+    Ps = np.array(sorted({r["P"] for r in rows}), dtype=float)
+    table = {(r["collective"], r["algorithm"], r["P"], r["model"]): r["time_s"] for r in rows}
+
+    def times(x, collective, model):
+        return {alg: np.array([table.get((collective, alg, int(P), model), np.nan) for P in x])
                 for alg in ALGORITHMS[collective]}
 
-    def readout(model):
-        name = models[int(round(model)) - 1]
-        return f"model {int(round(model))}: {name}, {SEMANTICS[name]} semantics"
+    def readout(collective, model):
+        return f"{model}, {SEMANTICS[model]} semantics"
 
-    what = "barrier" if collective == "barrier" else f"allreduce of {NELEMS * ELEM_BYTES // 2**20} MiB"
-    return ia.slider_figure(
-        f, x=Ps, params={"model": ia.Param([1, 2, 3], "model (1 α-β, 2 LogGP, 3 NBL)", fmt=".0f", initial=1)},
+    def title(collective):
+        what = "barrier" if collective == "barrier" else f"allreduce of {NELEMS * ELEM_BYTES // 2**20} MiB"
+        return f"{what}: simulated time against P"
+
+    return PanelSpec(
+        title=title, data=times, x=Ps,
+        controls=(Control("collective", "collective", collective, options=list(ALGORITHMS), widget="toggle"),
+                  Control("model", "model", next(iter(SEMANTICS)), options=list(SEMANTICS),
+                          values=list(SEMANTICS), widget="toggle")),
+        rows=(("collective",), ("model",)), figsize=(7, 4),
         xlabel="P (ranks)", ylabel="time (µs)", y_scale=1e6, log_x=True, log_y=True, readout=readout,
-        title=f"{what}: simulated time against P", fig_id=f"scale-{collective}")
+        digits=5, fig_id=lambda collective: f"scale-{collective}")
 
 
-def draw(ax, rows, collective: str, model: str) -> None:
-    """Time against P of every algorithm of ``collective`` under ``model`` (log-log, µs)."""
-    ax.clear()
-    for alg in ALGORITHMS[collective]:
-        pts = sorted((r["P"], r["time_s"]) for r in rows
-                     if r["collective"] == collective and r["algorithm"] == alg and r["model"] == model)
-        if pts:
-            P, t = zip(*pts)
-            ax.loglog(P, np.array(t) * 1e6, "o-", ms=3, label=alg)
-    ax.set(xlabel="P (ranks)", ylabel="time (µs)", title=f"{collective}: {model} ({SEMANTICS[model]})")
-    ax.legend(fontsize=8)
+def figure(rows, collective: str) -> ia.InteractiveFigure:
+    """The static twin of :func:`scale_spec` for one collective (the HTML book)."""
+    return scale_spec(rows, collective).static()
 
 
 def panel(rows):
-    """Live panel (JupyterLab): buttons for the collective and the model, redrawing :func:`draw`."""
-    import ipywidgets as w
-    from matplotlib.figure import Figure
-
-    from .widgets import png
-
-    coll = w.ToggleButtons(options=list(ALGORITHMS), description="collective")
-    model = w.ToggleButtons(options=list(SEMANTICS), description="model")
-    image = w.Image(format="png")
-    fig = Figure(figsize=(7, 4))
-    ax = fig.add_subplot()
-
-    def redraw(_=None):
-        draw(ax, rows, coll.value, model.value)
-        fig.tight_layout()
-        image.value = png(fig)
-
-    for b in (coll, model):
-        b.observe(redraw, names="value")
-    redraw()
-    return w.VBox([coll, model, image])
+    """The live panel of :func:`scale_spec` (JupyterLab)."""
+    return scale_spec(rows).live()

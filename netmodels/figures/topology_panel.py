@@ -1,18 +1,20 @@
 """Link loads on a fat tree, mesh or torus: a live ipywidgets panel and its static twin.
 
 :func:`case` computes one picture's data (a pure function of the controls, tested
-without widgets); :func:`topology_panel` redraws it with
-:func:`netmodels.figures.topology_draw.draw_link_loads` on every change;
-:func:`static_link_loads` precomputes a small family of cases for the HTML book.
+without widgets); :func:`topology_spec` declares the figure once
+(:mod:`netmodels.figures.panel`): its live panel (:func:`topology_panel`) draws the topology
+with :func:`netmodels.figures.topology_draw.draw_link_loads`, its static twin for the HTML
+book (:func:`static_link_loads`) the loads of each level as a map.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms import allgather
+from ..algorithms import registry
 from ..topology import KaryNTree, Mesh2D, Torus2D
 from ..topology import contention as C
+from .panel import Control, PanelSpec
 
 PATTERNS = ("prefix j", "shift s", "transpose", "random", "allgather step")
 
@@ -40,10 +42,26 @@ def make_topology(kind: str, k: int, n: int, missing=()) -> object:
     raise ValueError(f"kind must be 'fat tree', 'mesh' or 'torus', got {kind!r}")
 
 
-def case(topology, pattern: str, j: int = 1, algorithm: str = "prefix", kparam: int | None = None):
+def describe(topology, what: str, top: int, deg: int) -> str:
+    """One line: the pattern on the topology, its largest link load and the verdict."""
+    if isinstance(topology, KaryNTree):
+        missing = sorted(set(range(topology.nleaves)) - set(int(v) for v in topology.leaves))
+        where = ("full tree" if not missing else
+                 f"{'leaf' if len(missing) == 1 else 'leaves'} {', '.join(map(str, missing))} missing, "
+                 "ranks renumbered")
+        place = f"the {topology.k}-ary {topology.n}-tree, {where}"
+    else:
+        place = f"the {topology.width}x{topology.height} {'torus' if isinstance(topology, Torus2D) else 'mesh'}"
+    busiest = f", busiest rank {deg}" if deg > 1 else ""
+    verdict = "contention-free" if top <= max(deg, 1) else f"{top} messages on one link"
+    return f"{what} on {place}: largest link load {top}{busiest} → {verdict}"
+
+
+def case(topology, pattern: str, j: int = 1, algorithm: str = "prefix", k: int | None = None):
     """``(loads, pairs, text)`` for one pattern on ``topology``.
 
-    ``j``: the prefix j, the shift s, the random seed, or the allgather step (0-based).
+    ``j``: the prefix j, the shift s, the random seed, or the allgather step (0-based) of
+    the registered allgather ``algorithm`` (with its option ``k``, None: its default).
     """
     p = topology.nprocs
     if pattern == "prefix j":
@@ -59,7 +77,7 @@ def case(topology, pattern: str, j: int = 1, algorithm: str = "prefix", kparam: 
         src, dst = C.random_permutation(p, j)
         what = f"random permutation (seed {j})"
     elif pattern == "allgather step":
-        s = allgather.build(algorithm, p, 1, kparam)
+        s = registry.build(f"allgather.{algorithm}", p, 1, **({} if k is None else {"k": k})).to_schedule()
         data = [t for t in range(s.nsteps) if t not in s.meta["barrier_steps"]]
         t = data[min(max(j, 0), len(data) - 1)] if data else None
         src, dst = C.step_pairs(s, t) if t is not None else (np.zeros(0, int), np.zeros(0, int))
@@ -69,95 +87,75 @@ def case(topology, pattern: str, j: int = 1, algorithm: str = "prefix", kparam: 
     keep = src != dst
     src, dst = src[keep], dst[keep]
     loads, top = topology.link_loads(src, dst)
-    deg = C.max_degree(src, dst)
-    verdict = "contention-free" if top <= max(deg, 1) else f"contention: {top} messages on one link"
-    return loads, (src, dst), f"{what}: largest link load {top}, busiest rank {deg} → {verdict}"
+    return loads, (src, dst), describe(topology, what, top, C.max_degree(src, dst))
 
 
-def draw_case(ax, kind, k, n, missing, pattern, j, algorithm="prefix", kparam=None):
-    """Draw one case on ``ax``; returns the text line."""
-    from .topology_draw import draw_link_loads
+def _topology(topology, k, n, missing, **_):
+    return make_topology(topology, k, n, parse_leaves(missing) if topology == "fat tree" else [])
 
-    topo = make_topology(kind, k, n, missing)
-    loads, _, text = case(topo, pattern, j, algorithm, kparam)
-    ax.clear()
-    draw_link_loads(ax, topo, loads, title=f"{topo!r}")
-    return text
+
+class LinkLoadView:
+    """The live drawing: the topology with its links coloured by their load."""
+
+    def __init__(self, spec):
+        from matplotlib.figure import Figure
+
+        self.fig = Figure(figsize=spec.figsize)
+
+    def show(self, values):
+        from .panel import png
+        from .topology_draw import draw_link_loads
+
+        topo = _topology(**values)
+        loads, _, text = case(topo, values["pattern"], values["j"], values["algorithm"])
+        self.fig.clear()
+        draw_link_loads(self.fig.add_subplot(), topo, loads, title=f"{topo!r}")
+        self.fig.tight_layout()
+        return png(self.fig), text
+
+
+def topology_spec(k: int = 4, n: int = 2, absent: int = 5) -> PanelSpec:
+    """Link loads of a pattern on a fat tree, mesh or torus.
+
+    Live: the topology (k-ary n-tree with missing leaves, or a k x n mesh or torus), any
+    pattern of :data:`PATTERNS` (the allgather steps of every registered allgather), j.
+    Static: messages per link of the k-ary n-tree (rows: levels, up then down; columns:
+    link position) for the prefix permutations and cyclic shifts, on the full tree and
+    with leaf ``absent`` missing (ranks renumbered)."""
+    p = k ** n
+
+    def rows(x, y, pattern, j, algorithm, **values):
+        loads, _, _ = case(_topology(**values), pattern, j, algorithm)
+        return loads.reshape(2 * n, p).astype(float)
+
+    def readout(pattern, j, algorithm, **values):
+        return case(_topology(**values), pattern, j, algorithm)[2]
+
+    return PanelSpec(
+        title=f"Messages per link, {k}-ary {n}-tree", kind="heatmap", data=rows,
+        x=np.arange(p, dtype=float), y=np.arange(2 * n, dtype=float),
+        controls=(
+            Control("topology", "topology", "fat tree", options=["fat tree", "mesh", "torus"]),
+            Control("k", "k / width", k, span=(2, 8), integer=True),
+            Control("n", "n / height", n, span=(1, 4), integer=True),
+            Control("pattern", "pattern", "prefix j", options=PATTERNS, values=["prefix j", "shift s"]),
+            Control("missing", "missing leaves", "", widget="text", values=["", str(absent)],
+                    names={"": "none", str(absent): f"leaf {absent}"}, kw={"placeholder": "e.g. 5, 9"}),
+            Control("algorithm", "algorithm", "prefix", options=registry.names("allgather", short=True)),
+            Control("j", "j / s / step", 1, span=(0, 63), integer=True, fmt=".0f",
+                    values=np.arange(1, p, dtype=float)),
+        ),
+        rows=(("topology", "k", "n"), ("missing", "pattern", "algorithm"), ("j",)), figsize=(9, 4.2),
+        xlabel="link position in its level",
+        ylabel=f"rows 0..{n - 1}: up links of levels 0..{n - 1}; rows {n}..{2 * n - 1}: down links",
+        zlabel="messages", readout=readout, fig_id="topology-link-loads", view=LinkLoadView)
 
 
 def topology_panel():
-    """Controls: topology, k and n (mesh: width and height), missing leaves, pattern, j."""
-    import ipywidgets as w
-    from matplotlib.figure import Figure
-
-    from .widgets import png
-
-    kind = w.Dropdown(options=["fat tree", "mesh", "torus"], value="fat tree", description="topology")
-    k = w.IntSlider(value=4, min=2, max=8, description="k / width")
-    n = w.IntSlider(value=2, min=1, max=4, description="n / height")
-    missing = w.Text(value="", description="missing", placeholder="e.g. 5, 9")
-    pattern = w.Dropdown(options=PATTERNS, value="prefix j", description="pattern")
-    alg = w.Dropdown(options=[a for a in allgather.ALGORITHMS], value="prefix", description="algorithm")
-    j = w.IntSlider(value=1, min=0, max=63, description="j / s / step")
-    image = w.Image(format="png")
-    status = w.HTML()
-    fig = Figure(figsize=(9, 4.2))
-
-    def redraw(_=None):
-        fig.clear()
-        ax = fig.add_subplot()
-        try:
-            miss = parse_leaves(missing.value) if kind.value == "fat tree" else []
-            kp = None
-            if alg.value in allgather.TAKES_K:
-                p = (k.value ** n.value - len(miss)) if kind.value == "fat tree" else k.value * n.value
-                kp = allgather.default_k(alg.value, p)
-            text = draw_case(ax, kind.value, k.value, n.value, miss, pattern.value, j.value, alg.value, kp)
-            fig.tight_layout()
-            image.value = png(fig)
-            status.value = text
-        except ValueError as err:
-            status.value = f"<b>{err}</b>"
-
-    for c in (kind, k, n, missing, pattern, alg, j):
-        c.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([kind, k, n]), w.HBox([missing, pattern, alg]), j, image, status])
+    """The live panel of :func:`topology_spec` (JupyterLab)."""
+    return topology_spec().live()
 
 
 def static_link_loads(k: int = 4, n: int = 2, absent: int = 5):
-    """Precomputed twin for the HTML book: link loads of a k-ary n-tree (rows: levels, up
-    then down; columns: link position) for the prefix permutations and cyclic shifts,
-    on the full tree and with leaf ``absent`` missing (ranks renumbered)."""
-    from . import interactive as ia
-
-    trees = [KaryNTree(k, n), KaryNTree.missing(k, n, [absent])]
-    p = k ** n
-    rows = np.arange(2 * n, dtype=float)
-
-    def loads(family, tree, j):
-        make = C.prefix_permutation if family == 0 else C.cyclic_shift
-        src, dst = make(tree.nprocs, int(j))
-        keep = src != dst
-        return tree.link_loads(src[keep], dst[keep])
-
-    def z(x, y, family, missing, j):
-        l, _ = loads(int(family), trees[int(missing)], j)
-        return l.reshape(2 * n, p).astype(float)
-
-    def readout(family, missing, j):
-        tree = trees[int(missing)]
-        _, top = loads(int(family), tree, j)
-        name = f"i → i XOR {int(j)}" if family == 0 else f"i → (i + {int(j)}) mod {tree.nprocs}"
-        where = f"leaf {absent} missing, ranks renumbered" if missing else "full tree"
-        verdict = "contention-free" if top <= 1 else f"{top} messages on one link"
-        return f"{name} on the {k}-ary {n}-tree, {where}: largest link load {top} → {verdict}"
-
-    return ia.slider_heatmap(
-        z, np.arange(p, dtype=float), rows,
-        params={"family": ia.Param([0, 1], "prefix (0) / shift (1)", fmt=".0f", initial=0),
-                "missing": ia.Param([0, 1], "leaf missing", fmt=".0f", initial=0),
-                "j": ia.Param(np.arange(1, p, dtype=float), "j or s", fmt=".0f", initial=1)},
-        title=f"Messages per link, {k}-ary {n}-tree", xlabel="link position in its level",
-        ylabel=f"rows 0..{n - 1}: up links of levels 0..{n - 1}; rows {n}..{2 * n - 1}: down links",
-        zlabel="messages", readout=readout, fig_id="topology-link-loads")
+    """The static twin of :func:`topology_spec` (the HTML book)."""
+    return topology_spec(k, n, absent).static()

@@ -1,7 +1,7 @@
-"""Live ipywidgets panels for JupyterLab readers (the static book has Plotly twins).
+"""The α-β figure of chapter 1: T(n) = α + βn, its two terms and n½, against n.
 
-Each panel is a function returning an ``ipywidgets`` container; the drawing code is a
-plain function of the slider values, so it is also usable (and tested) without widgets.
+:func:`alpha_beta_spec` declares it once (:mod:`netmodels.figures.panel`); its live panel
+(JupyterLab) and its static twin (the HTML book) are made from it.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..models.alphabeta import AlphaBeta
+from .panel import Control, PanelSpec, png  # noqa: F401  (png: the panels' PNG renderer)
 
 US = 1e-6
 MB = 1e6
@@ -23,61 +24,69 @@ def describe(model: AlphaBeta, nbytes: float) -> str:
             f"latency share {100 * share:.0f} % → {dominant} dominates")
 
 
-def draw_alpha_beta(ax, alpha_us: float, bandwidth_mbs: float, nbytes: float, references=()):
-    """Draw T(n) of the α-β model on log-log axes, the message ``nbytes`` and n½.
+def alpha_beta_spec(references=()) -> PanelSpec:
+    """T(n) = α + βn with controls α, 1/β and a message size n, for both views.
 
-    ``alpha_us`` in µs, ``bandwidth_mbs`` in MB/s (10**6 B/s); ``references`` are
-    :class:`AlphaBeta` models drawn as thin grey lines.  Returns the model.
+    Live: α 0.1 µs-10 ms, 1/β 0.1 MB/s-100 GB/s, n 1 B-100 MB (logarithmic).  Static: half
+    decades over these ranges plus the values of ``references`` (
+    :class:`~netmodels.models.alphabeta.AlphaBeta` models, drawn as thin grey curves); the
+    controls start at the first reference (or at 100 µs, 1.75 MB/s) and n = 1266 B.
     """
-    model = AlphaBeta.from_latency_bandwidth(alpha_us * US, bandwidth_mbs * MB)
-    n = np.logspace(0, 8, 200)
-    ax.clear()
-    for ref in references:
-        ax.loglog(n, ref.time(n) / US, lw=0.8, color="0.7")
-        ax.annotate(ref.name, (n[-1], ref.time(n[-1]) / US), fontsize=7, color="0.4", ha="right",
-                    va="bottom")
-    ax.loglog(n, model.time(n) / US, lw=2, label="T(n) = α + βn")
-    ax.loglog(n, np.full_like(n, model.alpha / US), "--", lw=1, label="α")
-    ax.loglog(n, model.beta * n / US, ":", lw=1, label="βn")
-    ax.axvline(model.half_performance_length, color="C2", lw=1, label="n½ = α/β")
-    ax.plot([nbytes], [model.time(nbytes) / US], "o", color="C3", label=f"n = {nbytes:,.0f} B")
-    ax.set(xlabel="message size n (bytes)", ylabel="time (µs)", ylim=(0.1, 1e7))
-    ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(describe(model, nbytes), fontsize=9)
-    return model
+    from . import interactive as ia
 
+    refs = list(references)
+    for r in refs:
+        if not isinstance(r, AlphaBeta):
+            raise ValueError(f"references must be AlphaBeta models, got {type(r).__name__}")
+    start = refs[0] if refs else AlphaBeta.from_latency_bandwidth(100 * US, 1.75 * MB)
+    names = [r.name or f"reference {i + 1}" for i, r in enumerate(refs)]
 
-def png(fig) -> bytes:
-    """Render a matplotlib figure to PNG bytes (for an ``ipywidgets.Image``)."""
-    import io
+    def curves(n, alpha, bandwidth, size):
+        model = AlphaBeta.from_latency_bandwidth(alpha, bandwidth)
+        out = {name: r.time(n) for name, r in zip(names, refs)}
+        out.update({
+            "T(n) = α + βn": model.time(n),
+            "α": np.full_like(n, alpha),
+            "βn": model.beta * n,
+            "n½ = α/β": ([model.half_performance_length] * 2, [1e-9, 1e2]),
+            "message n": ([size], [model.time(size)]),
+        })
+        return out
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    return buf.getvalue()
+    def status(alpha, bandwidth, size):
+        return describe(AlphaBeta.from_latency_bandwidth(alpha, bandwidth), size)
+
+    grey = {"line": {"color": "#b5b5b5", "width": 1}, "hoverinfo": "name"}
+    styles = {name: grey for name in names}
+    styles.update({
+        "T(n) = α + βn": {"line": {"color": "#1f77b4", "width": 3}},
+        "α": {"line": {"color": "#1f77b4", "width": 1, "dash": "dash"}},
+        "βn": {"line": {"color": "#1f77b4", "width": 1, "dash": "dot"}},
+        "n½ = α/β": {"mode": "lines", "line": {"color": "#2ca02c", "width": 1.5}},
+        "message n": {"mode": "markers+text", "marker": {"color": "#d62728", "size": 11},
+                      "texttemplate": "%{y:,.4~g} µs", "textposition": "top left"},
+    })
+    return PanelSpec(
+        title="T(n) = α + βn", data=curves, x=np.logspace(0, 8, 33), live_x=np.logspace(0, 8, 200),
+        controls=(
+            Control("alpha", "α", start.alpha, unit="µs", scale=1 / US, log=True, span=(1e-7, 1e-2),
+                    values=ia.with_values(ia.grid(1e-7, 1e-2, 11), [r.alpha for r in refs])),
+            Control("bandwidth", "1/β", start.bandwidth, unit="MB/s", scale=1 / MB, log=True, span=(1e5, 1e11),
+                    values=ia.with_values(ia.grid(1e5, 1e11, 13), [r.bandwidth for r in refs])),
+            Control("size", "n", 1266.0, unit="B", log=True, span=(1.0, 1e8),
+                    values=ia.with_values(ia.grid(1, 1e8, 17), [1266.0])),
+        ),
+        rows=(("alpha", "bandwidth", "size"),), figsize=(7, 4),
+        xlabel="message size n (bytes)", ylabel="time (µs)", y_scale=1 / US, log_x=True, log_y=True,
+        live_readout=status, styles=styles, digits=4,
+        layout={"yaxis": {"range": [-1, 7]}, "legend": {"font": {"size": 11}}})
 
 
 def alpha_beta_panel(references=()):
-    """Sliders for α (µs), bandwidth (MB/s) and a message size (B), redrawing T(n).
+    """The live panel of :func:`alpha_beta_spec` (JupyterLab)."""
+    return alpha_beta_spec(references).live()
 
-    The figure is an ``ipywidgets.Image`` re-rendered on every move (no Output widget), so
-    the panel behaves the same in JupyterLab, under nbval and in the static book.
-    """
-    import ipywidgets as w
-    from matplotlib.figure import Figure
 
-    alpha = w.FloatLogSlider(value=100, base=10, min=-1, max=4, description="α (µs)")
-    bandwidth = w.FloatLogSlider(value=1.75, base=10, min=-1, max=5, description="1/β (MB/s)")
-    size = w.FloatLogSlider(value=1266, base=10, min=0, max=8, description="n (bytes)")
-    image = w.Image(format="png")
-    fig = Figure(figsize=(7, 4))
-    ax = fig.add_subplot()
-
-    def redraw(_=None):
-        draw_alpha_beta(ax, alpha.value, bandwidth.value, size.value, references)
-        fig.tight_layout()
-        image.value = png(fig)
-
-    for slider in (alpha, bandwidth, size):
-        slider.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([alpha, bandwidth, size]), image])
+def alpha_beta_figure(references=()):
+    """The static twin of :func:`alpha_beta_spec` (the HTML book)."""
+    return alpha_beta_spec(references).static()
