@@ -179,7 +179,20 @@ def mpi_datatype(dtype):
         raise ValueError(f"dtype {dtype} has no MPI datatype in this MPI library") from None
 
 
-class Executor:
+class Resource:
+    """Something holding MPI resources that :meth:`free` releases (collective); ``with`` frees it."""
+
+    def free(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+
+
+class Executor(Resource):
     """Runs ``schedule`` on ``comm`` for vectors of ``dtype``, combining with MPI ``op``.
 
     ``op`` may be None when the schedule has no combining transfer.  ``send_delay``
@@ -321,9 +334,3 @@ class Executor:
         if self.comm is not None:
             self.comm.Free()
             self.comm = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.free()

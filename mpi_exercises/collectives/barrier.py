@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from ..executor import Executor, Resource
 from ._door import FrontDoor, Plan, algorithm_of, schedule_of, word_of
 from ._door import choices as _choices
 
@@ -58,7 +59,7 @@ def _schedule(algorithm, nprocs: int, options: dict):
     return schedule_of(entry, nprocs, 0, options)
 
 
-class Barrier:
+class Barrier(Resource):
     """A reusable barrier on ``comm`` (construction and :meth:`free` are collective).
 
     ``algorithm`` is a name of :func:`choices` or a zero-count schedule for ``comm``'s size.
@@ -69,8 +70,6 @@ class Barrier:
         self.algorithm, self.comm = getattr(algorithm, "name", algorithm), comm
         self._executor = None
         if schedule is not None:
-            from ..executor import Executor
-
             self._executor = Executor(comm, schedule, np.uint8, None)
         self._buf = np.empty(0, dtype=np.uint8)
 
@@ -85,12 +84,6 @@ class Barrier:
             self._executor.free()
             self._executor = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.free()
-
 
 _DOOR = FrontDoor("barrier")
 _EMPTY = np.empty(0, dtype=np.uint8)
@@ -98,8 +91,6 @@ _EMPTY = np.empty(0, dtype=np.uint8)
 
 def _validate(algorithm, options, nprocs) -> Plan:
     """The plan of one barrier call (``options``: sorted (name, value) pairs); ValueError if invalid."""
-    from ..executor import Executor
-
     schedule, used = _schedule(algorithm, nprocs, dict(options))
     if schedule is None:
         return Plan("barrier", dict(algorithm="mpi"))
