@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import json
 import os
 import platform
@@ -386,9 +387,9 @@ def mode_call(mode: str, door: Callable, args: tuple, kwargs: dict, executor: Ca
     as users call it, the same with ``check=False``, or ``executor()`` (which makes the call
     of the algorithm alone)."""
     if mode == "default":
-        return lambda: door(*args, **kwargs)
+        return functools.partial(door, *args, **kwargs)
     if mode == "check=False":
-        return lambda: door(*args, check=False, **kwargs)
+        return functools.partial(door, *args, check=False, **kwargs)
     return executor()
 
 

@@ -227,7 +227,9 @@ class FrontDoor:
 
         This is every call's path: it does :meth:`plan` and :meth:`admit` inline, with one
         dictionary look-up for the plan and one for the executor (keyed by the plan's word,
-        an int), and the agreement's persistent request started in place."""
+        an int); the agreement's persistent request is started before the local work (the
+        executor look-up, ``out``'s allocation) and waited for after it, so that this work
+        overlaps the agreement's messages.  An executor is built only once every rank agreed."""
         try:
             try:
                 plan = self._valid[key]
@@ -242,29 +244,26 @@ class FrontDoor:
         last, state = _LAST
         if comm is not last:
             state = state_of(comm)
-        if check:
-            req = state.request
-            if req is None:                     # the first checked call on comm: create it
-                self._agree(comm, state, plan)
-            else:
-                buf, w = state.buf, plan.word
-                buf[0] = w
-                buf[1] = -w
-                req.Start()
-                req.Wait()
-                if buf[0] != w or buf[1] != -w:
-                    self._agree_failed(state, plan, buf[0])
-        ex = None
-        if plan.build is not None:
-            hit = state.cache.get(plan.word)
-            if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
-                state.cache.move_to_end(plan.word)
-                ex = hit[1]
-            else:
-                ex = state.executor(comm, plan)
+        req = state.request if check else None
+        if check and req is None:               # the first checked call on comm: create the request
+            self._agree(comm, state, plan)
+        elif check:                             # started now, waited for after the local work below
+            buf, w = state.buf, plan.word
+            buf[0] = w
+            buf[1] = -w
+            req.Start()
+        hit = None if plan.build is None else state.cache.get(plan.word)
         if out is None and out_shape is not None:
             out = np.empty(out_shape, dtype=x.dtype)
-        return plan, ex, out
+        if req is not None:
+            req.Wait()
+            if buf[0] != w or buf[1] != -w:
+                self._agree_failed(state, plan, buf[0])
+        if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
+            state.cache.move_to_end(plan.word)
+            return plan, hit[1], out
+        # a miss (building is collective: only once every rank agreed), or nothing to build
+        return plan, None if plan.build is None else state.executor(comm, plan), out
 
     def _agree_failed(self, state, plan: Plan, hi: int):
         if hi == _ERROR:

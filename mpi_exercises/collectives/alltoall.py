@@ -28,8 +28,6 @@ copies x in, runs the cached executor and copies the rows out.  Argument check,
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from netmodels.algorithms import alltoall as _layout
