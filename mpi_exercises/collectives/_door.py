@@ -44,6 +44,7 @@ rank 1 enters the agreement (or B's schedule), and both wait forever.  Only a
 collective that every rank enters whatever its arguments can turn disagreement
 into an error, so the default pays one small ``Allreduce`` per call.
 
+On a communicator of one rank step 2 is skipped (nobody can disagree).
 ``check=False`` skips step 2: **arguments are then the caller's responsibility.**
 Invalid arguments still raise ValueError, but only on the ranks that see them;
 the other ranks are not told and may wait forever, and arguments that differ
@@ -208,7 +209,7 @@ class FrontDoor:
         """Collective: agree on ``plan`` (if ``check``), then return its cached executor
         (built on a miss; None if the plan has nothing to build)."""
         state = state_of(comm)
-        if check:
+        if check and not state.alone:
             self._agree(comm, state, plan)
         return None if plan.build is None else state.executor(comm, plan)
 
@@ -244,6 +245,8 @@ class FrontDoor:
         last, state = _LAST
         if comm is not last:
             state = state_of(comm)
+        if check and state.alone:
+            check = False
         req = state.request if check else None
         if check and req is None:               # the first checked call on comm: create the request
             self._agree(comm, state, plan)
@@ -302,9 +305,11 @@ class _State:
     ``Allreduce(MAX)`` of two int64 words (``Allreduce_init``: the agreement costs one
     ``Start`` and one ``Wait``, no argument parsing)."""
 
-    __slots__ = ("cache", "dup", "request", "buf")
+    __slots__ = ("cache", "dup", "request", "buf", "alone")
 
-    def __init__(self):
+    def __init__(self, size: int):
+        #: a communicator of one rank: nobody to disagree with, the agreement is skipped
+        self.alone = size == 1
         self.cache = OrderedDict()
         self.dup = self.request = None
         self.buf = array.array("q", (0, 0))
@@ -372,7 +377,7 @@ def state_of(comm) -> _State:
         _KEYVAL = mpi().Comm.Create_keyval(delete_fn=_delete_state)
     state = comm.Get_attr(_KEYVAL)
     if state is None:
-        state = _State()
+        state = _State(comm.Get_size())
         comm.Set_attr(_KEYVAL, state)
     _LAST = (comm, state)
     return state
