@@ -1,5 +1,5 @@
 /* Ping-pong between ranks 0 and 1 in C, for comparison with the kit's Python ping-pong
- * (mpi_exercises/pingpong.py).  OSU-style method: per size, warm-up round trips, then timed
+ * (mpi_exercises/bench/pingpong.py).  OSU-style method: per size, warm-up round trips, then timed
  * round trips (10000 for sizes up to 8 KiB, 1000 above), one-way time = half a round trip,
  * MPI_Wtime.  Each round trip is timed alone, so min and median are reported like the
  * Python benchmark's; the JSON on stdout has the same "results" fields (bytes, samples,

@@ -40,8 +40,8 @@ def main(argv) -> int:
         return res.returncode
     data = json.loads(res.stdout)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from mpi_exercises import _bench
-    from mpi_exercises.pingpong import fit
+    from mpi_exercises.bench import core as _bench
+    from mpi_exercises.bench.pingpong import fit
 
     cores = _bench.usable_cores()
     data.update({"command": args.command or f"mpiexec -n 2 {Path(args.binary).name}",

@@ -19,8 +19,10 @@ step's messages start.  Tags are the step index modulo 32768.  Transfers of zero
 elements are pure synchronisation messages, so a schedule on an empty vector
 (``nelems == 0``) is a barrier.
 
-Everything is prepared at construction (per step: peers, block bounds, receive
-buffer offsets; one receive buffer as large as the largest step needs).  The MPI
+Everything is prepared at construction: :func:`plan` (pure, no MPI: testable alone)
+says per step what this rank sends (:class:`Send`) and how each incoming block is
+received and applied (:class:`Incoming`, its :class:`Mode`); one receive buffer as large
+as the largest step needs.  The MPI
 requests are *persistent* (``Send_init``/``Recv_init``), bound to the last ``buf``
 passed to :meth:`run`: calling ``run`` again with the same array costs, per step,
 one ``Startall``, one ``Waitall`` and the ufunc calls.  Importing this module does
@@ -29,8 +31,10 @@ not start MPI.
 
 from __future__ import annotations
 
+import enum
 import operator
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,6 +42,110 @@ from netmodels.algorithms.arrays import ArraySchedule, as_transfers
 from netmodels.algorithms.schedule import Schedule
 
 MAX_TAG = 32768
+
+
+# ---------------------------------------------------------------- the plan (no MPI)
+class Mode(enum.Enum):
+    """How an incoming block reaches ``buf``."""
+
+    DIRECT = "direct"                  #: a copied message received straight into buf
+    COPY = "copy"                      #: a message into the receive buffer, copied after the step's messages
+    COMBINE = "combine"                #: a message into the receive buffer, combined after the step's messages
+    LOCAL = "local"                    #: a local copy read from buf when applied (nothing of the step writes its source)
+    LOCAL_COMBINE = "local-combine"    #: the same, combined
+    STAGED = "staged"                  #: a local copy whose source the step also writes: saved before the messages
+    STAGED_COMBINE = "staged-combine"  #: the same, combined
+
+    @property
+    def combines(self) -> bool:
+        return self in (Mode.COMBINE, Mode.LOCAL_COMBINE, Mode.STAGED_COMBINE)
+
+    @property
+    def local(self) -> bool:
+        """A local copy (no message)."""
+        return self in (Mode.LOCAL, Mode.LOCAL_COMBINE, Mode.STAGED, Mode.STAGED_COMBINE)
+
+    @property
+    def buffered(self) -> bool:
+        """The block goes through the receive buffer (at :attr:`Incoming.offset`)."""
+        return self in (Mode.COPY, Mode.COMBINE, Mode.STAGED, Mode.STAGED_COMBINE)
+
+
+class Send(NamedTuple):
+    """A message this rank sends in a step: ``buf[start:stop]`` to ``peer``; ``seq`` numbers
+    the messages to the same peer in the step (0, 1, ...), so that they get different tags."""
+
+    start: int
+    stop: int
+    peer: int
+    seq: int
+
+
+class Incoming(NamedTuple):
+    """A block this rank receives (from ``peer``, or from itself: a local copy) in a step,
+    written to ``buf[start:stop]``; ``offset`` in the receive buffer (buffered modes); ``read``:
+    where the block starts at its source; ``seq`` as in :class:`Send`."""
+
+    peer: int
+    offset: int
+    count: int
+    start: int
+    stop: int
+    mode: Mode
+    read: int
+    seq: int
+
+
+class StepPlan(NamedTuple):
+    """One step of :func:`plan`: this rank's sends and incoming blocks, both in step order."""
+
+    sends: tuple
+    incoming: tuple
+
+
+def plan(schedule, rank: int) -> tuple[StepPlan, ...]:
+    """What ``rank`` does in every step of ``schedule`` (a Schedule or an ArraySchedule): pure,
+    no MPI.  A copied message is received straight into buf (:attr:`Mode.DIRECT`) when its
+    target overlaps nothing else the step sends, reads or writes; a local copy is read from buf
+    when it is applied (:attr:`Mode.LOCAL`) unless the step writes its source (:attr:`Mode.STAGED`)."""
+    out = []
+    for step in as_transfers(schedule).steps:
+        nsent, nrecv = {}, {}      # several messages between one pair in one step: matched in order
+        sends = []
+        for tr in step:
+            if tr.src == rank and tr.dst != rank:
+                seq = nsent[tr.dst] = nsent.get(tr.dst, -1) + 1
+                sends.append(Send(tr.start, tr.stop, tr.dst, seq))
+        incoming = [tr for tr in step if tr.dst == rank and (tr.src != rank or tr.count)]
+        writes = [(tr.recv_start, tr.recv_stop) for tr in incoming]
+        reads = [(s.start, s.stop) for s in sends] + [(tr.start, tr.stop) for tr in incoming if tr.src == rank]
+        recvs, off = [], 0
+        for i, tr in enumerate(incoming):
+            w0, w1 = tr.recv_start, tr.recv_stop
+            others = [w for j, w in enumerate(writes) if j != i]
+            if tr.src == rank:                                   # local copy
+                if all(b <= tr.start or a >= tr.stop for a, b in others):
+                    mode = Mode.LOCAL_COMBINE if tr.combine else Mode.LOCAL
+                    recvs.append(Incoming(rank, 0, tr.count, w0, w1, mode, tr.start, 0))
+                else:
+                    mode = Mode.STAGED_COMBINE if tr.combine else Mode.STAGED
+                    recvs.append(Incoming(rank, off, tr.count, w0, w1, mode, tr.start, 0))
+                    off += tr.count
+                continue
+            seq = nrecv[tr.src] = nrecv.get(tr.src, -1) + 1
+            if not tr.combine and all(b <= w0 or a >= w1 for a, b in others + reads):
+                recvs.append(Incoming(tr.src, 0, tr.count, w0, w1, Mode.DIRECT, tr.start, seq))
+            else:
+                recvs.append(Incoming(tr.src, off, tr.count, w0, w1, Mode.COMBINE if tr.combine else Mode.COPY,
+                                      tr.start, seq))
+                off += tr.count
+        out.append(StepPlan(tuple(sends), tuple(recvs)))
+    return tuple(out)
+
+
+def rbuf_size(steps) -> int:
+    """Elements of the receive buffer a :func:`plan` needs (the largest step's buffered blocks)."""
+    return max((b.offset + b.count for st in steps for b in st.incoming if b.mode.buffered), default=0)
 
 
 def busy_wait(seconds: float) -> None:
@@ -71,7 +179,20 @@ def mpi_datatype(dtype):
         raise ValueError(f"dtype {dtype} has no MPI datatype in this MPI library") from None
 
 
-class Executor:
+class Resource:
+    """Something holding MPI resources that :meth:`free` releases (collective); ``with`` frees it."""
+
+    def free(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+
+
+class Executor(Resource):
     """Runs ``schedule`` on ``comm`` for vectors of ``dtype``, combining with MPI ``op``.
 
     ``op`` may be None when the schedule has no combining transfer.  ``send_delay``
@@ -104,17 +225,14 @@ class Executor:
             raise ValueError(f"schedule {schedule.name!r} combines data: op must be given")
         self.rank = rank
         self._scalar_op = {np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
-        self._plan = self._make_plan(schedule, rank)
+        self._plan = plan(schedule, rank)
         self._delay = [0.0] * len(self._plan)
         if send_delay is not None:
             send_delay = np.asarray(send_delay, dtype=float)
             if send_delay.shape != (size, size) or not np.all(np.isfinite(send_delay) & (send_delay >= 0)):
                 raise ValueError(f"send_delay must be a ({size}, {size}) array of seconds >= 0")
-            self._delay = [float(sum(send_delay[rank, peer] for _, _, peer, _ in sends))
-                           for sends, _ in self._plan]
-        rsize = max((off + cnt for step in self._plan for (_, off, cnt, _, _, mode, _, _) in step[1]
-                     if mode not in ("direct", "local", "local-combine")), default=0)
-        self._rbuf = np.empty(rsize, dtype=self.dtype)
+            self._delay = [float(sum(send_delay[rank, s.peer] for s in st.sends)) for st in self._plan]
+        self._rbuf = np.empty(rbuf_size(self._plan), dtype=self.dtype)
         self._bound = None      # the array the persistent requests point into
         self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
         self._steps = []        # per step: (requests, staged local copies, blocks to apply)
@@ -122,54 +240,6 @@ class Executor:
 
         self._startall, self._waitall, self._address = MPI.Prequest.Startall, MPI.Request.Waitall, MPI.Get_address
         self.comm = comm.Dup()
-
-    # ---------------------------------------------------------------- planning (no MPI)
-    @staticmethod
-    def _make_plan(schedule: Schedule, rank: int):
-        """Per step: (sends [(start, stop, peer, seq)], incoming [(peer, rbuf offset, count, write
-        start, write stop, mode, read start, seq)]), both in step order; ``seq`` numbers the
-        messages between the same two ranks in one step (0, 1, ...): they get different tags,
-        because ``Startall`` may start requests in any order.
-
-        mode: "direct" (a copied message received straight into buf), "combine" or "copy"
-        (a message received into the receive buffer, applied after the step's messages),
-        "local" or "local-combine" (a local copy read from buf when it is applied: nothing of
-        the step writes its source), "staged" or "staged-combine" (a local copy whose source
-        the step also writes: saved to the receive buffer before the messages start).
-        """
-        plan = []
-        for step in schedule.steps:
-            nsent, nrecv = {}, {}      # several messages between one pair in one step: matched in order
-            sends = []
-            for tr in step:
-                if tr.src == rank and tr.dst != rank:
-                    seq = nsent[tr.dst] = nsent.get(tr.dst, -1) + 1
-                    sends.append((tr.start, tr.stop, tr.dst, seq))
-            incoming = [tr for tr in step if tr.dst == rank and (tr.src != rank or tr.count)]
-            writes = [(tr.recv_start, tr.recv_stop) for tr in incoming]
-            reads = [(a, b) for a, b, _, _ in sends] + [(tr.start, tr.stop) for tr in incoming if tr.src == rank]
-            recvs, off = [], 0
-            for i, tr in enumerate(incoming):
-                w0, w1 = tr.recv_start, tr.recv_stop
-                others = [w for j, w in enumerate(writes) if j != i]
-                if tr.src == rank:                                   # local copy
-                    if all(b <= tr.start or a >= tr.stop for a, b in others):
-                        mode = "local-combine" if tr.combine else "local"
-                        recvs.append((rank, 0, tr.count, w0, w1, mode, tr.start, 0))
-                    else:
-                        mode = "staged-combine" if tr.combine else "staged"
-                        recvs.append((rank, off, tr.count, w0, w1, mode, tr.start, 0))
-                        off += tr.count
-                    continue
-                seq = nrecv[tr.src] = nrecv.get(tr.src, -1) + 1
-                if not tr.combine and all(b <= w0 or a >= w1 for a, b in others + reads):
-                    recvs.append((tr.src, 0, tr.count, w0, w1, "direct", tr.start, seq))
-                else:
-                    recvs.append((tr.src, off, tr.count, w0, w1, "combine" if tr.combine else "copy", tr.start,
-                                  seq))
-                    off += tr.count
-            plan.append((sends, recvs))
-        return plan
 
     # ---------------------------------------------------------------- binding to a buffer
     def _release_requests(self):
@@ -191,26 +261,25 @@ class Executor:
         scalar = self.dtype.kind in "fc" and self.ufunc in (np.add, np.multiply)
         steps = []
         nsteps = len(self._plan)
-        for t, (sends, recvs) in enumerate(self._plan):
+        for t, (sends, incoming) in enumerate(self._plan):
             reqs, stage, applies = [], [], []
-            for peer, off, cnt, start, stop, mode, read, seq in recvs:
-                dst = buf[start:stop]
-                tag = (t + seq * nsteps) % MAX_TAG
-                if mode == "direct":
-                    reqs.append(comm.Recv_init([dst, t_mpi], peer, tag))
+            for b in incoming:
+                dst = buf[b.start:b.stop]
+                if b.mode is Mode.DIRECT:
+                    reqs.append(comm.Recv_init([dst, t_mpi], b.peer, (t + b.seq * nsteps) % MAX_TAG))
                     continue
-                if mode.startswith("local"):
-                    src = buf[read:read + cnt]
+                if not b.mode.buffered:
+                    src = buf[b.read:b.read + b.count]
                 else:
-                    src = rbuf[off:off + cnt]
-                    if mode.startswith("staged"):
-                        stage.append((src, buf[read:read + cnt]))
+                    src = rbuf[b.offset:b.offset + b.count]
+                    if b.mode.local:
+                        stage.append((src, buf[b.read:b.read + b.count]))
                     else:
-                        reqs.append(comm.Recv_init([src, t_mpi], peer, tag))
-                combine = mode.endswith("combine")
-                applies.append((2 if combine and scalar and cnt == 1 else int(combine), dst, src))
-            for start, stop, peer, seq in sends:
-                reqs.append(comm.Send_init([buf[start:stop], t_mpi], peer, (t + seq * nsteps) % MAX_TAG))
+                        reqs.append(comm.Recv_init([src, t_mpi], b.peer, (t + b.seq * nsteps) % MAX_TAG))
+                combine = b.mode.combines
+                applies.append((2 if combine and scalar and b.count == 1 else int(combine), dst, src))
+            for s in sends:
+                reqs.append(comm.Send_init([buf[s.start:s.stop], t_mpi], s.peer, (t + s.seq * nsteps) % MAX_TAG))
             if reqs or applies:
                 steps.append((reqs, stage, applies, self._delay[t]))
         self._steps, self._bound = steps, buf
@@ -265,9 +334,3 @@ class Executor:
         if self.comm is not None:
             self.comm.Free()
             self.comm = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.free()

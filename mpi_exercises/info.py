@@ -12,7 +12,8 @@ runs on.
 
 from __future__ import annotations
 
-from . import _bench, _frontdoor
+from .bench import core
+from .collectives._door import rank_list
 
 THREAD_LEVELS = ("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                  "MPI_THREAD_MULTIPLE")
@@ -32,9 +33,9 @@ def collect(comm) -> dict:
     level = MPI.Query_thread()
     names = {getattr(MPI, name[4:]): name for name in THREAD_LEVELS}
     major, minor = MPI.Get_version()
-    _bench.placement(comm)
+    core.placement(comm)
     return {
-        **_bench.environment(comm),
+        **core.environment(comm),
         "mpi_vendor": f"{vendor} {'.'.join(map(str, vendor_version))}",
         "mpi_library_full": MPI.Get_library_version().strip(),
         "mpi_standard": f"{major}.{minor}",
@@ -82,7 +83,7 @@ def report(info: dict) -> str:
     ]
     for node in place["nodes"]:
         flag = "  OVERSUBSCRIBED" if node["ranks"] > node["cores"] else ""
-        lines.append(f"  {node['name']:<24} {_frontdoor.rank_list(node['rank_list'])}  "
+        lines.append(f"  {node['name']:<24} {rank_list(node['rank_list'])}  "
                      f"({node['ranks']} ranks, {node['cores']} cores){flag}")
     if place["oversubscribed"]:
         lines.append("Ranks outnumber cores: timings measured here include operating-system "
@@ -100,6 +101,6 @@ def run(args) -> int:
     if comm.Get_rank() == 0:
         print(report(info), flush=True)
         if args.json:
-            _bench.write_json(args.json, info)
+            core.write_json(args.json, info)
     return 0
 

@@ -7,12 +7,13 @@ rank.  Prints one line per failure and ``SWEEP OK <count>`` or ``SWEEP FAILED``
 on rank 0; the exit status is 0 only if everything passed.
 """
 
-import sys
+from tests.mpirun import finish_sweep
 
 import numpy as np
 from mpi4py import MPI
 
-from mpi_exercises.combining import ALGORITHMS, allreduce, matches, test_vector
+from mpi_exercises.bench.allreduce import matches, test_vector
+from mpi_exercises.collectives.allreduce import allreduce, choices
 
 comm = MPI.COMM_WORLD
 P, rank = comm.Get_size(), comm.Get_rank()
@@ -48,7 +49,7 @@ def dtypes_for(j, k, opname):
     return out
 
 
-for algorithm in ALGORITHMS:
+for algorithm in choices():
     for j, n in enumerate(SIZES):
         for block, mesh in variants(algorithm, n):
             for k, (opname, op) in enumerate(OPS.items()):
@@ -188,9 +189,4 @@ for name, make in bad_executors.items():
 y = allreduce(comm, np.full(4, rank, dtype=np.int64), "snake")
 if not comm.allreduce(np.array_equal(y, np.full(4, P * (P - 1) // 2)), op=MPI.LAND):
     failures.append("FAIL allreduce after the error cases")
-failures = list(dict.fromkeys(f for per_rank in comm.allgather(failures) for f in per_rank))
-if rank == 0:
-    print("\n".join(failures) if failures else f"SWEEP OK {count}", flush=True)
-    if failures:
-        print("SWEEP FAILED", flush=True)
-sys.exit(1 if failures else 0)
+finish_sweep(comm, failures, f"SWEEP OK {count}", "SWEEP FAILED")

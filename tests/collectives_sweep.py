@@ -1,22 +1,24 @@
 """Driver run under ``mpiexec -n P`` by tests/test_collectives_mpi.py (one job per P).
 
-Compares ``mpi_exercises.multicast`` with ``MPI.Allgather`` (every algorithm, every
+Compares ``mpi_exercises.allgather`` with ``MPI.Allgather`` (every algorithm, every
 valid k, sizes 0, 1, odd, 2-D and 0-d shapes, several dtypes; with and without
-``out``, with ``check=False``) and ``mpi_exercises.exchange`` with ``MPI.Alltoall``
+``out``, with ``check=False``) and ``mpi_exercises.alltoall`` with ``MPI.Alltoall``
 (every algorithm, real nodes and several emulated ppn, levels), exactly; then checks
 that bad or differing arguments raise ValueError on every rank.  Prints one line
 per failure and ``SWEEP OK <count>`` or ``SWEEP FAILED`` on rank 0; exit status 0
 only if everything passed.
 """
 
-import sys
+from tests.mpirun import finish_sweep
 
 import numpy as np
 from mpi4py import MPI
 
-from mpi_exercises.multicast import ALGORITHMS as AG_ALGORITHMS, allgather
-from mpi_exercises.exchange import ALGORITHMS as A2A_ALGORITHMS, alltoall
-from netmodels.algorithms.allgather import TAKES_K
+from mpi_exercises.collectives.allgather import allgather, choices as allgather_choices
+from mpi_exercises.collectives.alltoall import alltoall, choices as alltoall_choices
+from netmodels.algorithms import registry
+
+AG_ALGORITHMS, A2A_ALGORITHMS = allgather_choices(), alltoall_choices()
 
 comm = MPI.COMM_WORLD
 P, rank = comm.Get_size(), comm.Get_rank()
@@ -31,7 +33,7 @@ def data(shape, dtype, seed):
 
 
 def ks(algorithm):
-    if algorithm not in TAKES_K:
+    if algorithm == "mpi" or registry.build(f"allgather.{algorithm}", P, 1).meta.get("k") is None:
         return [None]
     if algorithm == "k-shift":
         return [None] + list(range(2, P + 1, 2))
@@ -152,9 +154,4 @@ for name, call in {"allgather k = 0": lambda: allgather(comm, x1, "k-prefix", 0,
 y = allgather(comm, np.array([rank]), "ring")
 if not comm.allreduce(np.array_equal(y.ravel(), np.arange(P)), op=MPI.LAND):
     failures.append("FAIL allgather after the error cases")
-failures = list(dict.fromkeys(f for per_rank in comm.allgather(failures) for f in per_rank))
-if rank == 0:
-    print("\n".join(failures) if failures else f"SWEEP OK {count}", flush=True)
-    if failures:
-        print("SWEEP FAILED", flush=True)
-sys.exit(1 if failures else 0)
+finish_sweep(comm, failures, f"SWEEP OK {count}", "SWEEP FAILED")

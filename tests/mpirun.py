@@ -47,3 +47,14 @@ def run_mpi_ok(nprocs: int, args: list[str], *, timeout: float = 60, cwd=None) -
     assert res.returncode == 0, (f"{' '.join(res.args)} exited {res.returncode}\n"
                                  f"--- stdout\n{res.stdout}\n--- stderr\n{res.stderr}")
     return res
+
+
+def finish_sweep(comm, failures: list[str], ok: str, failed: str) -> None:
+    """End a driver run under mpiexec: every rank's failures, once each, printed on rank 0,
+    else the line ``ok``; then ``failed`` if any; exit status 1 if any, else 0 (collective)."""
+    failures = list(dict.fromkeys(f for per_rank in comm.allgather(failures) for f in per_rank))
+    if comm.Get_rank() == 0:
+        print("\n".join(failures) if failures else ok, flush=True)
+        if failures:
+            print(failed, flush=True)
+    sys.exit(1 if failures else 0)

@@ -96,7 +96,7 @@ def test_bad_arguments_exit_2_with_usage_and_no_traceback(command, bad):
 
 
 def test_importing_the_package_and_the_cli_does_not_start_mpi():
-    code = ("import sys, mpi_exercises, mpi_exercises.combining, mpi_exercises.bench_allreduce, "
+    code = ("import sys, mpi_exercises, mpi_exercises.collectives.allreduce, mpi_exercises.bench.allreduce, "
             "mpi_exercises.executor; from mpi_exercises.__main__ import build_parser; build_parser(); "
             "assert 'mpi4py.MPI' not in sys.modules, 'MPI imported'; "
             "from mpi_exercises import allreduce; assert callable(allreduce)")

@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from mpi_exercises import _bench, bsp_bench
+from mpi_exercises.bench import bsp_bench
+from mpi_exercises.bench import core as _bench
 from tests.mpirun import ROOT, run_mpi, run_mpi_ok
 
 QUICK = ["--repetitions", "5", "--warmup", "2", "--no-progress"]

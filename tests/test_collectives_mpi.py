@@ -1,4 +1,4 @@
-"""mpi_exercises.allgather and mpi_exercises.alltoall (modules multicast and exchange) under mpiexec, against MPI's own.
+"""mpi_exercises.allgather and mpi_exercises.alltoall (mpi_exercises.collectives) under mpiexec, against MPI's own.
 
 One mpiexec job per P runs tests/collectives_sweep.py (every algorithm x k or ppn x
 sizes x dtypes, then the bad-argument cases); timeouts turn a deadlock into a
@@ -104,9 +104,10 @@ def test_bad_arguments_exit_2_with_usage_and_no_traceback(command, bad):
 
 
 def test_importing_the_front_doors_does_not_start_mpi():
-    code = ("import sys, mpi_exercises, mpi_exercises.multicast, mpi_exercises.exchange, "
-            "mpi_exercises.bench_allgather, mpi_exercises.bench_alltoall; "
+    code = ("import sys, mpi_exercises, mpi_exercises.collectives.allgather, mpi_exercises.collectives.alltoall, "
+            "mpi_exercises.collectives.broadcast, mpi_exercises.bench.allgather, mpi_exercises.bench.alltoall; "
             "assert 'mpi4py.MPI' not in sys.modules, 'MPI imported'; "
-            "from mpi_exercises import allgather, alltoall; assert callable(allgather) and callable(alltoall)")
+            "from mpi_exercises import allgather, alltoall, broadcast; "
+            "assert callable(allgather) and callable(alltoall) and callable(broadcast)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert res.returncode == 0, res.stderr

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mpi_exercises import _bench
+from mpi_exercises.bench import core as _bench
 
 from .mpirun import run_mpi_ok
 
@@ -38,6 +38,6 @@ def test_benchmark_results_record_the_placement(tmp_path):
 
 
 def test_rank_ranges_are_compact():
-    from mpi_exercises._frontdoor import rank_list
+    from mpi_exercises.collectives._door import rank_list
 
     assert rank_list([0, 1, 2, 5, 7, 8]) == "ranks 0-2, 5, 7-8" and rank_list([3]) == "rank 3"

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from mpi_exercises import lop_bench
+from mpi_exercises.bench import lop_bench
 from netmodels.models import lop, lop_fit
 from tests.mpirun import ROOT, run_mpi, run_mpi_ok
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from mpi_exercises import _bench
+from mpi_exercises.bench import core as _bench
 from tests.mpirun import ROOT, run_mpi, run_mpi_ok
 
 QUICK = ["--sizes", "0,1,64,1k,8k,64k,256k", "--iterations", "50", "--warmup", "5", "--no-progress"]

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from mpi_exercises import predict
+from mpi_exercises.bench import predict
 from netmodels.algorithms import barriers, combining
 from netmodels.models.logp import LogGP
 from tests.mpirun import run_mpi, run_mpi_ok
@@ -107,7 +107,7 @@ def test_predict_under_mpiexec_writes_the_report(tmp_path):
 
 @pytest.mark.mpi
 def test_predict_oversubscribed_is_reported_not_valid(tmp_path):
-    from mpi_exercises._bench import usable_cores
+    from mpi_exercises.bench.core import usable_cores
 
     out = tmp_path / "predict.json"
     res = run_mpi_ok(usable_cores() + 1, ["-m", "mpi_exercises", "predict", "--collectives", "barrier",

@@ -1,12 +1,10 @@
-"""Personalised all-to-all exchange with any schedule of :mod:`netmodels.algorithms.alltoall`, and its CLI.
+"""Personalised all-to-all exchange with any alltoall of the registry.
 
     from mpi_exercises import alltoall
     y = alltoall(comm, x)                     # x[j] goes to rank j; y[i] came from rank i
     y = alltoall(comm, x, "multilevel", ppn=4)          # emulate nodes of 4 ranks
 
-    mpiexec -n 16 python -m mpi_exercises alltoall --ppn 4 --json out.json
-
-Nodes: by default the real ones, from ``comm.Split_type(MPI.COMM_TYPE_SHARED)`` (the
+The algorithms are the registry's alltoalls (:func:`choices`) and ``"mpi"``.  Nodes: by default the real ones, from ``comm.Split_type(MPI.COMM_TYPE_SHARED)`` (the
 node ids are gathered so that every rank knows the whole map); ``ppn=c`` emulates
 nodes of ``c`` consecutive ranks (the last node may be smaller), ``ppn=(c1, c2, ...)``
 a hierarchy of several levels (nodes of c1 ranks, groups of c2 nodes, ...).
@@ -24,24 +22,27 @@ The schedule's working vector holds the input rows, the output rows and the
 leaders' staging areas (:func:`netmodels.algorithms.alltoall.layout`); the call
 copies x in, runs the cached executor and copies the rows out.  Argument check,
 ``check=False`` and the executor cache are those of every front door
-(:mod:`mpi_exercises._frontdoor`).  Importing this module does not start MPI.
+(:mod:`mpi_exercises.collectives._door`).  The command line is
+:mod:`mpi_exercises.bench.alltoall`.  Importing this module does not start MPI.
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from netmodels.algorithms import alltoall as _schedules
+from netmodels.algorithms import alltoall as _layout
 from netmodels._check import positive
 
-from . import _bench
-from ._frontdoor import FrontDoor, Plan, mpi
-from .executor import Executor, busy_wait, mpi_datatype
+from ..executor import Executor, busy_wait
+from ._door import FrontDoor, Plan, algorithm_of, mpi, resolve, schedule_of
+from ._door import choices as _choices
 
-ALGORITHMS = _schedules.ALGORITHMS + ("mpi",)
 _DOOR = FrontDoor("alltoall")
+
+
+def choices() -> tuple[str, ...]:
+    """Every ``algorithm`` :func:`alltoall` accepts: the registry's alltoalls, then ``"mpi"``."""
+    return _choices("alltoall")
 
 
 def node_ids(comm) -> list[int]:
@@ -76,15 +77,16 @@ class Exchange:
 
     def __init__(self, comm, algorithm, ppn, nelems_per_pair, dtype, inter_delay):
         p, rank, m = comm.Get_size(), comm.Get_rank(), nelems_per_pair
-        nodes = _hierarchy(comm, ppn)
-        self.schedule = _schedules.build(algorithm if algorithm != "mpi" else "direct", p, m, nodes)
+        entry = algorithm_of("alltoall", algorithm if algorithm != "mpi" else "direct")
+        self.schedule, _ = schedule_of(entry, p, m, {"nodes": _hierarchy(comm, ppn)})
         g = np.asarray(self.schedule.meta["group_ids"], dtype=np.int64).reshape(-1, p)
         node = g[0] if g.shape[0] else np.zeros(p, dtype=np.int64)
         between = node[:, None] != node[None, :]
-        mine = [tr for step in self.schedule.steps for tr in step if tr.is_message and tr.src == rank]
+        dst = np.concatenate([st.dst[(st.src == rank) & st.is_message] for st in self.schedule.steps]
+                             + [np.empty(0, dtype=np.int64)])
         #: messages this rank sends inside its node and to other nodes
-        self.sent = {"inside": sum(not between[rank, tr.dst] for tr in mine),
-                     "between": sum(bool(between[rank, tr.dst]) for tr in mine)}
+        self.sent = {"inside": int(np.count_nonzero(~between[rank, dst])),
+                     "between": int(np.count_nonzero(between[rank, dst]))}
         self.m, self.p, self.executor = m, p, None
         if algorithm == "mpi":                   # only the delay of the direct exchange
             self.delay = inter_delay * self.sent["between"]
@@ -93,7 +95,7 @@ class Exchange:
         self.executor = Executor(comm, self.schedule, dtype, None,
                                  send_delay=inter_delay * between if inter_delay else None)
         self.work = np.zeros(self.schedule.nelems, dtype=dtype)
-        send, recv = _schedules.layout(self.schedule)
+        send, recv = _layout.layout(self.schedule)
         self.copy_in = self.copy_out = ()
         if m:
             rows = self.work.reshape(-1, m)
@@ -120,22 +122,21 @@ def check_ppn(ppn, nprocs: int):
     if ppn is None:
         return None
     levels = tuple(ppn) if isinstance(ppn, (tuple, list, np.ndarray)) else (ppn,)
-    _schedules.group_ids(nprocs, levels)               # ValueError unless integers >= 1
+    _layout.group_ids(nprocs, levels)                  # ValueError unless integers >= 1
     levels = tuple(int(c) for c in levels)
     return levels[0] if len(levels) == 1 else levels
 
 
 def _validate(algorithm, ppn, dtype, shape, nprocs, inter_delay) -> Plan:
     """The plan of one alltoall call; ValueError if an argument is invalid."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
+    entry, _ = resolve("alltoall", algorithm, (), dtype)
+    algorithm = "mpi" if entry is None else entry.short
     try:
         ppn = check_ppn(ppn, nprocs)
     except ValueError as exc:
         raise ValueError(f"ppn must be None, an integer >= 1 or a tuple of them (levels); {exc}") from None
     if len(shape) < 1 or shape[0] != nprocs:
         raise ValueError(f"x must have one row per rank: shape ({nprocs}, ...), got {shape}")
-    mpi_datatype(dtype)
     inter_delay = positive("inter_delay", inter_delay, allow_zero=True)
     m = int(np.prod(shape[1:], dtype=np.int64))
     args = dict(algorithm=algorithm, ppn=ppn, dtype=dtype.str, shape=shape, inter_delay=inter_delay)
@@ -149,14 +150,14 @@ def alltoall(comm, x, algorithm: str = "multilevel", ppn=None, out=None, check: 
     """Row ``j`` of ``x`` (shape ``(P, ...)``) goes to rank ``j``; returns the rows received,
     row ``i`` from rank ``i``, in an array of x's shape: equal to ``comm.Alltoall``.
 
-    ``algorithm``: one of :data:`ALGORITHMS` (``"mpi"``: the library's Alltoall).
+    ``algorithm``: one of :func:`choices` (``"mpi"``: the library's Alltoall).
     ``ppn``: None (the real nodes), an integer c (nodes of c consecutive ranks, the last
     possibly smaller) or a tuple (c1, c2, ...) of levels.  ``out``: a C-contiguous array
     of x's shape and dtype (None: a new one).  ``inter_delay``: seconds busy-waited per
     message between nodes (module docstring).  ``check``: True (default) agrees on the
     arguments in one small collective first, so that bad or differing arguments raise
     ValueError on every rank; False skips it and leaves the arguments to the caller (see
-    :mod:`mpi_exercises._frontdoor`).  ``x`` is never modified.  Collective.
+    :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
     if type(x) is not np.ndarray:
         x = np.asarray(x)
@@ -181,110 +182,27 @@ def exchange_for(comm, algorithm, ppn, nelems_per_pair, dtype=np.float64, inter_
     return _DOOR.admit(comm, plan, check=True)
 
 
-# --------------------------------------------------------------------------- command line
-def ppn_arg(text: str):
-    """argparse type: ``C`` or ``C1,C2,...`` (levels), integers >= 1."""
-    import argparse
-
-    try:
-        levels = tuple(int(v) for v in text.split(","))
-        if levels and all(c >= 1 for c in levels):
-            return levels[0] if len(levels) == 1 else levels
-    except ValueError:
-        pass
-    raise argparse.ArgumentTypeError(f"ppn must be C or C1,C2,... with integers >= 1; got {text!r}")
-
-
-def delay_arg(text: str) -> float:
-    """argparse type: seconds >= 0."""
-    import argparse
-
-    try:
-        return positive("inter-delay", float(text), allow_zero=True)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"inter-delay must be seconds >= 0, got {text!r}") from None
-
-
-def add_arguments(p) -> None:
-    from .combining import DTYPES
-
-    p.add_argument("--algorithm", choices=ALGORITHMS, default="multilevel", help="default: multilevel")
-    p.add_argument("-N", type=_bench.nonneg_int, default=1000, help="elements per pair of ranks (default 1000)")
-    p.add_argument("--ppn", type=ppn_arg,
-                   help="emulate nodes of C consecutive ranks (C1,C2,...: several levels); default: real nodes")
-    p.add_argument("--inter-delay", type=delay_arg, default=0.0, metavar="SECONDS",
-                   help="busy-wait per message sent to another node (default 0)")
-    p.add_argument("--dtype", choices=DTYPES, default="float64", help="default: float64")
-    p.add_argument("--repeat", type=_bench.positive_int, default=20, help="timed calls (default 20)")
-    p.add_argument("--warmup", type=_bench.nonneg_int, default=3, help="untimed calls first (default 3)")
-    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
-
-
-def test_rows(nprocs: int, n: int, dtype, rank: int) -> np.ndarray:
-    """Rows that say who sent them to whom: element e of row j on rank r differs for every (r, j, e)."""
-    v = (rank * nprocs + np.arange(nprocs)[:, None]) * 1000 + np.arange(n)[None, :]
-    return (v % 251 if np.dtype(dtype).itemsize == 1 else v).astype(dtype)
 
 
 def message_summary(comm, algorithm, ppn, n) -> dict:
     """Messages each rank sends inside and between nodes, for ``algorithm`` and for direct (collective)."""
     out = {}
     for name in dict.fromkeys((algorithm, "direct")):
-        sent = exchange_for(comm, name, ppn, n).sent if name != "mpi" else None
-        if sent is None:
+        if name == "mpi":
             continue
-        per_rank = comm.allgather(sent)
+        per_rank = comm.allgather(exchange_for(comm, name, ppn, n).sent)
         out[name] = {"per_rank": per_rank, "inside": sum(s["inside"] for s in per_rank),
                      "between": sum(s["between"] for s in per_rank)}
         out[name]["total"] = out[name]["inside"] + out[name]["between"]
     return out
 
 
-def run(args) -> int:
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    oversubscribed = _bench.warn_if_oversubscribed(comm)
-    x = test_rows(size, args.N, args.dtype, rank)
-    try:  # first, so that invalid arguments end in a message, not in an MPI error
-        out = alltoall(comm, x, args.algorithm, args.ppn, inter_delay=args.inter_delay)
-    except ValueError as exc:
-        if rank == 0:
-            print(f"error: {exc}", file=sys.stderr)
-        return 2
-    ref = np.empty_like(x)
-    comm.Alltoall(x, ref)
-    ok = comm.allreduce(bool(np.array_equal(out, ref)), op=MPI.LAND)
-    counts = message_summary(comm, args.algorithm, args.ppn, args.N)
-    samples = np.empty(args.repeat)
-    for i in range(-args.warmup, args.repeat):
-        comm.Barrier()
-        t0 = MPI.Wtime()
-        alltoall(comm, x, args.algorithm, args.ppn, out=out, inter_delay=args.inter_delay)
-        if i >= 0:
-            samples[i] = MPI.Wtime() - t0
-    comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)   # a call ends when the slowest rank is done
-    if rank == 0:
-        stats = _bench.summarize(samples)
-        print(f"alltoall {args.algorithm} P={size} ppn={args.ppn or 'real nodes'} N={args.N} {args.dtype}: "
-              f"{'correct' if ok else 'WRONG'} (vs MPI.Alltoall); min {stats['min_s'] * 1e6:.1f} µs, "
-              f"median {stats['median_s'] * 1e6:.1f} µs over {args.repeat} calls"
-              + (" (oversubscribed)" if oversubscribed else ""), flush=True)
-        for name, c in counts.items():
-            print(f"messages sent, {name}: {c['total']} ({c['inside']} inside nodes, {c['between']} between nodes)")
-        if "direct" in counts and args.algorithm in counts and args.algorithm != "direct":
-            print(f"messages: {counts['direct']['total']} -> {counts[args.algorithm]['total']} "
-                  f"(direct -> {args.algorithm})")
-        if args.json:
-            _bench.write_json(args.json, {
-                "benchmark": "alltoall", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(), "correct": ok,
-                "parameters": {k: v for k, v in vars(args).items() if k not in ("module", "command", "parser")},
-                "messages": counts, "results": stats})
-            print(f"results written to {args.json}")
-    if not ok:
-        if rank == 0:
-            print("error: the result differs from MPI.Alltoall", file=sys.stderr)
-        return 1
-    return 0
+def message_lines(counts: dict, algorithm: str | None = None) -> list[str]:
+    """The report's lines on ``counts`` (:func:`message_summary`): per algorithm, and how
+    ``algorithm`` compares with direct."""
+    lines = [f"messages sent, {name}: {c['total']} ({c['inside']} inside nodes, {c['between']} between nodes)"
+             for name, c in counts.items()]
+    if algorithm in counts and "direct" in counts and algorithm != "direct":
+        lines.append(f"messages: {counts['direct']['total']} -> {counts[algorithm]['total']} "
+                     f"(direct -> {algorithm})")
+    return lines

@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from . import _bench
+from . import core
 
 DEFAULT_SIZES = [60, 120, 300, 600, 6000, 60000]
 
@@ -45,7 +45,7 @@ def element_sizes(text: str) -> list[int]:
     """argparse type: at least 2 distinct block sizes >= 1 (elements), comma-separated."""
     import argparse
 
-    sizes = _bench.size_list(text)
+    sizes = core.size_list(text)
     if len(sizes) < 2 or sizes[0] < 1:
         raise argparse.ArgumentTypeError(
             f"need at least 2 distinct block sizes >= 1 (f(L) is a ratio of differences), got {text!r}")
@@ -56,12 +56,8 @@ def add_arguments(p) -> None:
     p.add_argument("--sizes", type=element_sizes, default=DEFAULT_SIZES,
                    help="comma-separated block sizes in double-precision ELEMENTS, at least 2 "
                         "(default: the paper's 60,120,300,600 and 6000,60000)")
-    p.add_argument("--repetitions", type=_bench.positive_int, default=30,
-                   help="timed samples per (L, size) (default 30)")
-    p.add_argument("--inner", type=_bench.positive_int, default=10,
+    p.add_argument("--inner", type=core.positive_int, default=10,
                    help="back-to-back operations per sample (default 10)")
-    p.add_argument("--warmup", type=_bench.nonneg_int, default=3,
-                   help="untimed samples before each (L, size) (default 3)")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="which time per (L, size) enters Table 1 and the fit (default min: the "
                         "sample least disturbed by other processes)")
@@ -71,8 +67,8 @@ def add_arguments(p) -> None:
     p.add_argument("--allow-oversubscribed", action="store_true",
                    help="measure even when ranks outnumber cores (default: refuse); the results "
                         "are then marked oversubscribed: they time the scheduler, not the links")
-    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    core.add_options(p, repetitions=(30, "timed samples per (L, size) (default 30)"),
+                     warmup=(3, "untimed samples before each (L, size) (default 3)"))
 
 
 def link_counts(nprocs: int) -> list[int]:
@@ -149,7 +145,7 @@ def measure(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=Fa
         if rank == 0:
             if S and recvbufs[0][0] != 2.0:  # what neighbour 1 sent
                 raise RuntimeError(f"test jig received {recvbufs[0][0]} instead of 2.0")
-            stats = _bench.summarize(samples)
+            stats = core.summarize(samples)
             stats.update({"L": L, "S": S, "bytes": 8 * S})
             results.append(stats)
     comm.Barrier()
@@ -226,16 +222,10 @@ def report(tab: dict, oversubscribed: bool = False) -> str:
 
 
 def run(args) -> int:
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
     sizes = args.sizes
-    if comm.Get_size() < 2:
-        if comm.Get_rank() == 0:
-            print("nbl-testjig needs at least 2 ranks (4 for L = 1, 2, 4, 6): "
-                  "mpiexec -n 4 python -m mpi_exercises nbl-testjig", file=sys.stderr)
+    comm, oversubscribed = core.start("nbl-testjig", suggest=4, why=" (4 for L = 1, 2, 4, 6)")
+    if oversubscribed is None:
         return 2
-    oversubscribed = _bench.warn_if_oversubscribed(comm)
     if oversubscribed and not args.allow_oversubscribed:
         if comm.Get_rank() == 0:
             print("nbl-testjig: refusing to measure f(L) with ranks sharing cores (it would time the "
@@ -251,14 +241,8 @@ def run(args) -> int:
         print(report(tab, oversubscribed), flush=True)
         print(f"combining (numpy, {combine['nelems']} doubles): c2 = {combine['c2_s_per_elem'] * 1e9:.3f} ns, "
               f"c3 = {combine['c3_s_per_elem'] * 1e9:.3f} ns per element", flush=True)
-        if args.json:
-            _bench.write_json(args.json, {
-                "benchmark": "nbl-testjig", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
-                "parameters": {"sizes_elements": sizes, "repetitions": args.repetitions,
-                               "inner": args.inner, "warmup": args.warmup,
-                               "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",
-                               "links": link_counts(comm.Get_size())},
-                "results": results, "table": tab, "combine": combine})
-            print(f"results written to {args.json}")
+        core.save(comm, args.json, "nbl-testjig", oversubscribed,
+                  {"sizes_elements": sizes, "repetitions": args.repetitions, "inner": args.inner,
+                   "warmup": args.warmup, "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",
+                   "links": link_counts(comm.Get_size())}, results=results, table=tab, combine=combine)
     return 0

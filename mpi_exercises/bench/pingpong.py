@@ -15,24 +15,20 @@ import sys
 
 import numpy as np
 
-from . import _bench
+from . import core
 
 DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
+    p.add_argument("--sizes", type=core.size_list, default=DEFAULT_SIZES,
                    help="comma-separated message sizes in bytes, suffixes k = 1024 and M = 1024**2 allowed "
                         "(default: 0 and powers of two from 1 B to 4 MiB)")
-    p.add_argument("--iterations", type=_bench.positive_int, default=1000,
-                   help="timed round trips per size for small messages (default 1000)")
-    p.add_argument("--warmup", type=_bench.nonneg_int, default=50,
-                   help="untimed round trips before each size (default 50)")
-    p.add_argument("--budget-bytes", type=_bench.positive_int, default=256 * 2**20,
+    core.add_options(p, iterations=(1000, "timed round trips per size for small messages (default 1000)"),
+                     warmup=(50, "untimed round trips before each size (default 50)"))
+    p.add_argument("--budget-bytes", type=core.positive_int, default=256 * 2**20,
                    help="cap on iterations x size per size, so large messages take fewer "
                         "iterations (default 256 MiB; at least 20 iterations are always run)")
-    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def roundtrips(comm, msg, iters: int, warmup: int) -> np.ndarray:
@@ -75,11 +71,11 @@ def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True) -> lis
     bar = tqdm(sizes, desc="ping-pong", unit="size", file=sys.stderr,
                disable=(rank != 0) or (not progress) or None)
     for size in bar:
-        iters = _bench.capped_iterations(size, iterations, budget_bytes, at_least=20)
+        iters = core.capped_iterations(size, iterations, budget_bytes, at_least=20)
         if rank in (0, 1):
             samples = roundtrips(comm, buf[:size], iters, warmup)
         if rank == 0:
-            stats = _bench.summarize(samples)
+            stats = core.summarize(samples)
             stats["bytes"] = size
             stats["bandwidth_Bps"] = size / stats["median_s"] if size else None
             results.append(stats)
@@ -114,7 +110,7 @@ def report(results: list[dict], fitted: dict) -> str:
              "-" * 60]
     for r in results:
         bw = f"{r['bandwidth_Bps'] / 1e6:9.1f}" if r["bandwidth_Bps"] else f"{'-':>9}"
-        lines.append(f"{_bench.fmt_bytes(r['bytes']):>10} {r['samples']:>6} {r['min_s'] * 1e6:10.2f} "
+        lines.append(f"{core.fmt_bytes(r['bytes']):>10} {r['samples']:>6} {r['min_s'] * 1e6:10.2f} "
                      f"{r['median_s'] * 1e6:10.2f} {r['p75_s'] * 1e6:10.2f} {bw}")
     if "alpha_beta" in fitted:
         f = fitted["alpha_beta"]
@@ -133,7 +129,7 @@ def report(results: list[dict], fitted: dict) -> str:
                          "wider range of sizes with more iterations")
     if "piecewise" in fitted:
         p = fitted["piecewise"]
-        lines += [f"Two-segment fit: switch at {_bench.fmt_bytes(p['switch_bytes'])}; "
+        lines += [f"Two-segment fit: switch at {core.fmt_bytes(p['switch_bytes'])}; "
                   f"below alpha = {p['below']['alpha_s'] * 1e6:.2f} µs, "
                   f"1/beta = {1e-6 / p['below']['beta_s_per_byte']:.0f} MB/s; "
                   f"above alpha = {p['above']['alpha_s'] * 1e6:.2f} µs, "
@@ -142,26 +138,15 @@ def report(results: list[dict], fitted: dict) -> str:
 
 
 def run(args) -> int:
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
-    if comm.Get_size() < 2:
-        if comm.Get_rank() == 0:
-            print("pingpong needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises pingpong",
-                  file=sys.stderr)
+    comm, oversubscribed = core.start("pingpong")
+    if oversubscribed is None:
         return 2
-    oversubscribed = _bench.warn_if_oversubscribed(comm)
     results = measure(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
                       progress=not args.no_progress)
     if comm.Get_rank() == 0:
         fitted = fit(results)
         print(report(results, fitted), flush=True)
-        if args.json:
-            _bench.write_json(args.json, {
-                "benchmark": "pingpong", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
-                "parameters": {"sizes": args.sizes, "iterations": args.iterations,
-                               "warmup": args.warmup, "budget_bytes": args.budget_bytes},
-                "results": results, "fit": fitted})
-            print(f"results written to {args.json}")
+        core.save(comm, args.json, "pingpong", oversubscribed,
+                  {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
+                   "budget_bytes": args.budget_bytes}, results=results, fit=fitted)
     return 0

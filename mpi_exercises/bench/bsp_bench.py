@@ -28,7 +28,7 @@ import sys
 
 import numpy as np
 
-from . import _bench
+from . import core
 
 WORD = np.float64
 DEFAULT_H = {"words": [0, 256, 1024, 4096, 16384, 65536, 262144],
@@ -38,14 +38,11 @@ DEFAULT_H = {"words": [0, 256, 1024, 4096, 16384, 65536, 262144],
 def add_arguments(p) -> None:
     p.add_argument("--unit", choices=("words", "messages"), default="words",
                    help="what h counts: 8-byte words (default) or one-word messages")
-    p.add_argument("--h", type=_bench.size_list, default=None,
+    p.add_argument("--h", type=core.size_list, default=None,
                    help="comma-separated h values, suffix k/M allowed (default words "
                         "0,256,1k,4k,16k,64k,256k; messages 0,1,2,4,8,16,32,64)")
-    p.add_argument("--repetitions", type=_bench.positive_int, default=100,
-                   help="timed supersteps per h (default 100)")
-    p.add_argument("--warmup", type=_bench.nonneg_int, default=10, help="untimed supersteps first (default 10)")
-    p.add_argument("--json", metavar="FILE", help="write raw data and fits to FILE as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    core.add_options(p, repetitions=(100, "timed supersteps per h (default 100)"),
+                     warmup=(10, "untimed supersteps first (default 10)"), json="write raw data and fits to FILE as JSON")
 
 
 def plan(rank: int, nprocs: int, h: int, unit: str):
@@ -90,7 +87,7 @@ def measure(comm, hs, unit, reps, warmup, progress=True) -> list[dict]:
     from tqdm import tqdm
 
     superstep_times(comm, max(hs), unit, 1, warmup)          # connections and pages, untimed
-    return [{"h": h, **_bench.summarize(superstep_times(comm, h, unit, reps, warmup))}
+    return [{"h": h, **core.summarize(superstep_times(comm, h, unit, reps, warmup))}
             for h in tqdm(hs, desc="h-relations", unit="h", file=sys.stderr,
                           disable=comm.Get_rank() != 0 or not progress or None)]
 
@@ -125,27 +122,22 @@ def run(args) -> int:
 
     comm = MPI.COMM_WORLD
     if comm.Get_size() < 2:
-        if comm.Get_rank() == 0:
-            print("bsp needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises bsp", file=sys.stderr)
+        core.start("bsp")
         return 2
     hs = DEFAULT_H[args.unit] if args.h is None else args.h
     if len(hs) < 3:
         if comm.Get_rank() == 0:
             print("bsp needs at least 3 distinct h values to fit g and l with error bars", file=sys.stderr)
         return 2
-    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    _, oversubscribed = core.start("bsp")
     results = measure(comm, hs, args.unit, args.repetitions, args.warmup, not args.no_progress)
     if comm.Get_rank() == 0:
         fits = [fit(results), fit(results, "min_s")]
         print(report(results, fits, args.unit), flush=True)
         if oversubscribed:
             print("(oversubscribed: ranks outnumber cores, these times include OS scheduling)")
-        if args.json:
-            _bench.write_json(args.json, {
-                "benchmark": "bsp-h-relation", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
-                "parameters": {"unit": args.unit, "word_bytes": np.dtype(WORD).itemsize, "h": hs,
-                               "repetitions": args.repetitions, "warmup": args.warmup},
-                "results": results, "fit": fits[0], "fit_min": fits[1]})
-            print(f"results written to {args.json}")
+        core.save(comm, args.json, "bsp-h-relation", oversubscribed,
+                  {"unit": args.unit, "word_bytes": np.dtype(WORD).itemsize, "h": hs,
+                   "repetitions": args.repetitions, "warmup": args.warmup},
+                  results=results, fit=fits[0], fit_min=fits[1])
     return 0

@@ -1,16 +1,27 @@
-"""Shared pieces of the benchmarks: argument types, oversubscription warning,
-summary statistics and JSON results.  Importing this module does not start MPI."""
+"""The one measurement core of the benchmarks: argument types and common options, the
+prologue (enough ranks? oversubscribed?) and the JSON epilogue every command shares,
+summary statistics, interleaved timing, and the comparison of a front door with MPI's
+own collective.  Importing this module does not start MPI."""
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import json
 import os
 import platform
 import sys
+from typing import Callable, NamedTuple
 
 import numpy as np
+
+
+class Command(NamedTuple):
+    """One command of ``python -m mpi_exercises``: ``add_arguments(parser)`` and ``run(args) -> int``."""
+
+    add_arguments: Callable
+    run: Callable
 
 
 # ---------------------------------------------------------------- argument types
@@ -54,6 +65,24 @@ def name_list(known, always=()):
                 f"expected a comma-separated subset of {','.join(known)}; got {text!r}")
         return list(dict.fromkeys(names + list(always)))
     return parse
+
+
+def add_options(p, *, warmup: tuple, iterations: tuple | None = None, repetitions: tuple | None = None,
+                budget: str | None = None, json: str = "write the results to FILE as JSON",
+                progress: bool = True) -> None:
+    """The options most commands share: ``--iterations`` or ``--repetitions`` and ``--warmup``
+    (each ``(default, help)``), ``--budget-bytes`` (``budget``: what it caps, default 256 MiB),
+    ``--json FILE`` and ``--no-progress``."""
+    for flag, spec in (("--iterations", iterations), ("--repetitions", repetitions)):
+        if spec is not None:
+            p.add_argument(flag, type=positive_int, default=spec[0], help=spec[1])
+    p.add_argument("--warmup", type=nonneg_int, default=warmup[0], help=warmup[1])
+    if budget is not None:
+        p.add_argument("--budget-bytes", type=positive_int, default=256 * 2**20,
+                       help=f"cap on {budget} (default 256 MiB; at least 10 calls)")
+    p.add_argument("--json", metavar="FILE", help=json)
+    if progress:
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def capped_iterations(nbytes: int, iterations: int, budget_bytes: int, at_least: int) -> int:
@@ -151,6 +180,37 @@ def warn_if_oversubscribed(comm) -> bool:
               f"{worst['name']}: ranks are oversubscribed and every time measured includes "
               "operating-system scheduling.", file=sys.stderr, flush=True)
     return over
+
+
+def start(command: str, min_ranks: int = 2, suggest: int | None = None, why: str = ""):
+    """A command's prologue (collective): ``(MPI.COMM_WORLD, oversubscribed)``, where
+    ``oversubscribed`` is None, after one line on stderr (rank 0) that suggests ``mpiexec -n
+    suggest``, if there are fewer than ``min_ranks`` ranks; else whether ranks are
+    oversubscribed (warned)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() < min_ranks:
+        if comm.Get_rank() == 0:
+            print(f"{command} needs at least {min_ranks} ranks{why}: mpiexec -n {suggest or min_ranks} "
+                  f"python -m mpi_exercises {command}", file=sys.stderr)
+        return comm, None
+    return comm, warn_if_oversubscribed(comm)
+
+
+def save(comm, path, benchmark: str, oversubscribed: bool, parameters: dict, **fields) -> None:
+    """A command's epilogue (rank 0): if ``path``, write the results as JSON (benchmark,
+    environment, oversubscribed, 1-minute load average, parameters, then ``fields``) and say so."""
+    if not path:
+        return
+    write_json(path, {"benchmark": benchmark, "environment": environment(comm), "oversubscribed": oversubscribed,
+                      "load_average_1min": load_average(), "parameters": parameters, **fields})
+    print(f"results written to {path}")
+
+
+def parameters(args, drop=("module", "command", "parser")) -> dict:
+    """The command-line values of ``args`` as a dict (argparse's own entries dropped)."""
+    return {k: v for k, v in vars(args).items() if k not in drop}
 
 
 def load_average():
@@ -300,3 +360,112 @@ def compare_report(results: list[dict], reference: str, unit: str = "N") -> str:
     if bad:
         lines.append(f"WRONG RESULTS: {bad}")
     return "\n".join(lines)
+
+
+def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget: str,
+                     more: Callable = lambda p: None) -> Callable:
+    """``add_arguments(p)`` of a ``bench-COLLECTIVE`` command: ``--sizes``, ``--algorithms`` (the
+    front door's choices, mpi always included), ``--modes``, ``--iterations``, ``--warmup``,
+    ``--budget-bytes``, ``--json``, ``--no-progress``, then ``more(p)``."""
+    def add_arguments(p) -> None:
+        from ..collectives._door import choices
+
+        names = choices(collective)
+        p.add_argument("--sizes", type=size_list, default=sizes, help=sizes_help)
+        p.add_argument("--algorithms", type=name_list(names, always=["mpi"]), default=list(names),
+                       help="comma-separated subset of " + ",".join(names) + " (mpi is always included)")
+        p.add_argument("--modes", type=name_list(MODES), default=list(MODES),
+                       help="comma-separated subset of " + ",".join(MODES) + " (default: all)")
+        add_options(p, iterations=(200, "timed calls per size for small sizes (default 200)"),
+                    warmup=(10, "untimed calls first (default 10)"), budget=budget)
+        more(p)
+    return add_arguments
+
+
+def mode_call(mode: str, door: Callable, args: tuple, kwargs: dict, executor: Callable) -> Callable:
+    """The timed call of one mode of :data:`MODES`: the front door ``door(*args, **kwargs)``
+    as users call it, the same with ``check=False``, or ``executor()`` (which makes the call
+    of the algorithm alone)."""
+    if mode == "default":
+        return functools.partial(door, *args, **kwargs)
+    if mode == "check=False":
+        return functools.partial(door, *args, check=False, **kwargs)
+    return executor()
+
+
+def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, unit: str, header: str,
+               parameters: dict, oversubscribed: bool, after: Callable = lambda: ([], {})) -> int:
+    """A ``bench-COLLECTIVE`` command after its options are checked: :func:`compare` over
+    ``args.sizes``, ``args.algorithms`` and ``args.modes``, the report on rank 0 (``header``,
+    then :func:`compare_report` against ``reference``), the JSON (``parameters``, results and
+    ratios).  ``after()`` (collective, after the timing) returns more lines to print and more
+    JSON fields.  Exit status 1 if a result was wrong."""
+    results = compare(comm, args.sizes, args.algorithms, args.modes, prepare, nbytes, iterations=args.iterations,
+                      warmup=args.warmup, budget_bytes=args.budget_bytes, desc=f"bench-{collective}",
+                      progress=not args.no_progress)
+    extra, fields = after()
+    if comm.Get_rank() == 0:
+        print(header + (" (oversubscribed: timings include OS scheduling)" if oversubscribed else ""))
+        print(compare_report(results, reference, unit=unit), flush=True)
+        for line in extra:
+            print(line)
+        save(comm, args.json, f"bench-{collective}", oversubscribed, parameters, **fields, results=results,
+             ratios={str(n): v for n, v in ratios(results).items()})
+    return 0 if all(r["correct"] for r in results) else 1
+
+
+def add_once_options(p, default_n: int, n_help: str) -> None:
+    """The options of a one-algorithm command (``allreduce``, ``allgather``, ``alltoall``):
+    ``-N``, ``--dtype``, ``--repeat``, ``--warmup``, ``--json``."""
+    p.add_argument("-N", type=nonneg_int, default=default_n, help=n_help)
+    p.add_argument("--dtype", choices=DTYPES, default="float64", help="default: float64")
+    p.add_argument("--repeat", type=positive_int, default=20, help="timed calls (default 20)")
+    add_options(p, warmup=(3, "untimed calls first (default 3)"), progress=False)
+
+
+#: the numpy dtypes of the one-algorithm commands
+DTYPES = ("float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint8",
+          "complex128", "complex64")
+
+
+def once(comm, args, call: Callable, reference: Callable, *, collective: str, reference_name: str,
+         describe: str, matches: Callable = np.array_equal, after: Callable = lambda: ([], {})) -> int:
+    """A one-algorithm command: ``call(out=None)`` once (a ValueError: exit status 2 with one
+    line), its result compared with ``reference()`` (MPI's own, on every rank), then
+    ``args.repeat`` timed calls ``call(out)`` after ``args.warmup`` untimed ones, each after a
+    barrier, a call's time being the slowest rank's; the report (``describe``)
+    and the JSON.  ``after()`` (collective, after the check) returns more lines to print and
+    more JSON fields.  Exit status 1 if the result differs from MPI's."""
+    from mpi4py import MPI
+
+    rank = comm.Get_rank()
+    oversubscribed = warn_if_oversubscribed(comm)
+    try:  # first, so that invalid arguments end in a message, not in an MPI error
+        out = call(None)
+    except ValueError as exc:
+        if rank == 0:
+            print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ok = comm.allreduce(bool(matches(out, reference())), op=MPI.LAND)
+    extra, fields = after()
+    samples = np.empty(args.repeat)
+    for i in range(-args.warmup, args.repeat):
+        comm.Barrier()
+        t0 = MPI.Wtime()
+        call(out)
+        if i >= 0:
+            samples[i] = MPI.Wtime() - t0
+    comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)   # a call ends when the slowest rank is done
+    if rank == 0:
+        stats = summarize(samples)
+        print(f"{describe}: {'correct' if ok else 'WRONG'} (vs {reference_name}); min {stats['min_s'] * 1e6:.1f} µs, "
+              f"median {stats['median_s'] * 1e6:.1f} µs over {args.repeat} calls"
+              + (" (oversubscribed)" if oversubscribed else ""), flush=True)
+        for line in extra:
+            print(line)
+        save(comm, args.json, collective, oversubscribed, parameters(args), correct=ok, **fields, results=stats)
+    if not ok:
+        if rank == 0:
+            print(f"error: the result differs from {reference_name}", file=sys.stderr)
+        return 1
+    return 0

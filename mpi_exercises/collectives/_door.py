@@ -1,4 +1,9 @@
-"""What every collective front door (allreduce, barrier, allgather, alltoall) shares.
+"""What every collective front door (allreduce, barrier, broadcast, allgather, alltoall) shares.
+
+The algorithms a front door accepts are the registry's
+(:mod:`netmodels.algorithms.registry`) for its collective, and ``"mpi"``, the MPI
+library's own collective: :func:`choices` lists them, :func:`algorithm_of` finds one,
+:func:`schedule_of` builds its schedule and normalises its options.
 
 A front door call has three parts, each done here once for all of them:
 
@@ -24,7 +29,8 @@ A front door call has three parts, each done here once for all of them:
 3. **executor cache**, also in ``admit``: the object ``plan.build(comm)`` made (an
    :class:`~mpi_exercises.executor.Executor`: schedule, buffers, persistent
    requests), cached on the communicator itself as an MPI attribute, keyed by the
-   normalised arguments; the least recently used of more than :data:`CACHE_SIZE`
+   normalised arguments (by their word, the key kept beside the executor to tell
+   two plans of one word apart); the least recently used of more than :data:`CACHE_SIZE`
    is freed, and freeing the communicator frees them all.  Building is collective,
    so hits and misses must be the same on every rank: they are, because the key is
    the normalised plan (equal on every rank once the agreement passed, even where
@@ -38,6 +44,7 @@ rank 1 enters the agreement (or B's schedule), and both wait forever.  Only a
 collective that every rank enters whatever its arguments can turn disagreement
 into an error, so the default pays one small ``Allreduce`` per call.
 
+On a communicator of one rank step 2 is skipped (nobody can disagree).
 ``check=False`` skips step 2: **arguments are then the caller's responsibility.**
 Invalid arguments still raise ValueError, but only on the ranks that see them;
 the other ranks are not told and may wait forever, and arguments that differ
@@ -79,6 +86,70 @@ def mpi():
 def word_of(key) -> int:
     """A 62-bit hash of ``repr(key)``, the same in every process (unlike ``hash``)."""
     return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little") >> 2
+
+
+def choices(collective: str) -> tuple[str, ...]:
+    """The algorithms a front door of ``collective`` accepts: the registry's short names, then ``"mpi"``."""
+    from netmodels.algorithms import registry
+
+    return registry.names(collective, short=True) + ("mpi",)
+
+
+def algorithm_of(collective: str, name):
+    """The registry's algorithm ``name`` (short or full) of ``collective``; None for ``"mpi"``;
+    ValueError naming the choices otherwise."""
+    if name == "mpi":
+        return None
+    if isinstance(name, str):
+        from netmodels.algorithms import registry
+
+        try:
+            return registry.get(name, collective)
+        except ValueError:
+            pass
+    raise ValueError(f"algorithm must be one of {', '.join(choices(collective))}; got {name!r}")
+
+
+def resolve(collective: str, algorithm, options, dtype):
+    """The first steps of validating a call: ``(registry entry or None for "mpi", options as a
+    dict)``; ValueError if the algorithm is unknown, ``"mpi"`` is given options, or ``dtype``
+    has no MPI datatype."""
+    from ..executor import mpi_datatype
+
+    entry = algorithm_of(collective, algorithm)
+    options = dict(options)
+    if entry is None and options:
+        raise ValueError(f"algorithm 'mpi' takes no options, got {', '.join(sorted(options))}")
+    mpi_datatype(dtype)
+    return entry, options
+
+
+def _frozen(value):
+    """``value`` as a hashable, comparable key part (lists and arrays become tuples)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def schedule_of(algorithm, nprocs: int, nelems: int, options: dict):
+    """``(schedule, options)``: ``algorithm`` (a registry entry) built with ``options`` (ValueError
+    if one is unknown or invalid), and every option of the algorithm normalised: the value the
+    builder used (``schedule.meta``, where it records it; e.g. a default block), else the one given."""
+    unknown = sorted(set(options) - set(algorithm.options))
+    if unknown:
+        from netmodels.algorithms import registry
+
+        takes = f"only {', '.join(algorithm.options)}" if algorithm.options else "no options"
+        where = {o: [a.short for a in registry.algorithms(algorithm.collective) if o in a.options] for o in unknown}
+        raise ValueError(f"{algorithm.short} takes {takes}, got {unknown}"
+                         + "".join(f": {o!r} is an option of {', '.join(w)}" for o, w in where.items() if w))
+    schedule = algorithm.build(nprocs, nelems, **options)
+    meta = schedule.meta or {}
+    used = {name: _frozen(meta.get(name, options.get(name, default)))
+            for name, default in algorithm.options.items()}
+    return schedule, used
 
 
 class Plan:
@@ -138,42 +209,69 @@ class FrontDoor:
         """Collective: agree on ``plan`` (if ``check``), then return its cached executor
         (built on a miss; None if the plan has nothing to build)."""
         state = state_of(comm)
-        if check:
-            w = plan.word
-            hi, neg_lo = state.allreduce_max(comm, w, -w)
-            if hi != w or neg_lo != -w:
-                if hi == _ERROR:
-                    self._failed_elsewhere(state)
-                self._differ(state, plan)
-        if plan.build is None:
-            return None
-        cache, key = state.cache, plan.key
-        ex = cache.get(key)
-        if ex is None:
-            ex = plan.build(comm)
-            cache[key] = ex
-            while len(cache) > CACHE_SIZE:      # same calls on every rank: same eviction
-                cache.popitem(last=False)[1].free()
-        else:
-            cache.move_to_end(key)
-        return ex
+        if check and not state.alone:
+            self._agree(comm, state, plan)
+        return None if plan.build is None else state.executor(comm, plan)
+
+    def _agree(self, comm, state, plan: Plan) -> None:
+        w = plan.word
+        hi, neg_lo = state.allreduce_max(comm, w, -w)
+        if hi != w or neg_lo != -w:
+            self._agree_failed(state, plan, hi)
 
     def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None):
         """A front door's prologue (collective): the plan of ``key`` (:meth:`plan`), ``out``
         checked against ``out_shape`` and ``x``'s dtype, the agreement (if ``check``) and the
         cached executor (:meth:`admit`).  Returns ``(plan, executor or None, out)``, ``out``
         allocated if None was given (and ``out_shape`` is).  A ValueError on one rank is
-        raised on every rank (if ``check``)."""
+        raised on every rank (if ``check``).
+
+        This is every call's path: it does :meth:`plan` and :meth:`admit` inline, with one
+        dictionary look-up for the plan and one for the executor (keyed by the plan's word,
+        an int); the agreement's persistent request is started before the local work (the
+        executor look-up, ``out``'s allocation) and waited for after it, so that this work
+        overlaps the agreement's messages.  An executor is built only once every rank agreed."""
         try:
-            plan = self.plan(key, validate)
+            try:
+                plan = self._valid[key]
+            except KeyError:
+                plan = self.plan(key, validate)
+            except TypeError:                   # an unhashable argument: validate every time
+                plan = validate(*key)
             if out is not None:
                 check_out(out, out_shape, x.dtype, x)
         except ValueError as exc:
             self.fail(comm, exc, check)
-        ex = self.admit(comm, plan, check)
+        last, state = _LAST
+        if comm is not last:
+            state = state_of(comm)
+        if check and state.alone:
+            check = False
+        req = state.request if check else None
+        if check and req is None:               # the first checked call on comm: create the request
+            self._agree(comm, state, plan)
+        elif check:                             # started now, waited for after the local work below
+            buf, w = state.buf, plan.word
+            buf[0] = w
+            buf[1] = -w
+            req.Start()
+        hit = None if plan.build is None else state.cache.get(plan.word)
         if out is None and out_shape is not None:
             out = np.empty(out_shape, dtype=x.dtype)
-        return plan, ex, out
+        if req is not None:
+            req.Wait()
+            if buf[0] != w or buf[1] != -w:
+                self._agree_failed(state, plan, buf[0])
+        if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
+            state.cache.move_to_end(plan.word)
+            return plan, hit[1], out
+        # a miss (building is collective: only once every rank agreed), or nothing to build
+        return plan, None if plan.build is None else state.executor(comm, plan), out
+
+    def _agree_failed(self, state, plan: Plan, hi: int):
+        if hi == _ERROR:
+            self._failed_elsewhere(state)
+        self._differ(state, plan)
 
     def fail(self, comm, error: ValueError, check: bool = True):
         """This rank's arguments are invalid: tell the others (collective if ``check``), raise ``error``."""
@@ -207,9 +305,11 @@ class _State:
     ``Allreduce(MAX)`` of two int64 words (``Allreduce_init``: the agreement costs one
     ``Start`` and one ``Wait``, no argument parsing)."""
 
-    __slots__ = ("cache", "dup", "request", "buf")
+    __slots__ = ("cache", "dup", "request", "buf", "alone")
 
-    def __init__(self):
+    def __init__(self, size: int):
+        #: a communicator of one rank: nobody to disagree with, the agreement is skipped
+        self.alone = size == 1
         self.cache = OrderedDict()
         self.dup = self.request = None
         self.buf = array.array("q", (0, 0))
@@ -225,9 +325,26 @@ class _State:
         req.Wait()
         return buf[0], buf[1]
 
+    def executor(self, comm, plan: Plan):
+        """The executor of ``plan`` (collective on a miss): cached by the plan's word, with its
+        key kept to tell the rare two plans of one word apart (the later one replaces the other)."""
+        cache, word = self.cache, plan.word
+        hit = cache.get(word)
+        if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
+            cache.move_to_end(word)
+            return hit[1]
+        if hit is not None:                     # another plan with the same word: same on every rank
+            del cache[word]
+            hit[1].free()
+        ex = plan.build(comm)
+        cache[word] = (plan.key, ex)
+        while len(cache) > CACHE_SIZE:          # same calls on every rank: same eviction
+            cache.popitem(last=False)[1][1].free()
+        return ex
+
     def free(self):
         while self.cache:
-            self.cache.popitem(last=False)[1].free()
+            self.cache.popitem(last=False)[1][1].free()
         if self.request is not None:
             self.request.Free()
             self.dup.Free()
@@ -260,7 +377,7 @@ def state_of(comm) -> _State:
         _KEYVAL = mpi().Comm.Create_keyval(delete_fn=_delete_state)
     state = comm.Get_attr(_KEYVAL)
     if state is None:
-        state = _State()
+        state = _State(comm.Get_size())
         comm.Set_attr(_KEYVAL, state)
     _LAST = (comm, state)
     return state
@@ -268,16 +385,15 @@ def state_of(comm) -> _State:
 
 def check_out(out, shape, dtype, x=None):
     """Raise ValueError unless ``out`` is a writeable C-contiguous array of ``shape`` and
-    ``dtype`` that shares no memory with ``x``."""
-    if type(out) is not np.ndarray or out.shape != shape or out.dtype != dtype \
-            or not _writeable_c(out.flags):
-        raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {shape} and "
-                         f"dtype {dtype}")
-    # arrays that own their memory overlap only if they are the same array
-    if x is not None and (out is x or ((out.base is not None or x.base is not None)
-                                       and np.may_share_memory(out, x))):
-        raise ValueError("out must not share memory with x (x is never modified)")
-
-
-def _writeable_c(flags) -> bool:
-    return flags.c_contiguous and flags.writeable
+    ``dtype`` that shares no memory with ``x`` (every call with ``out`` passes here: the
+    common case is tested first, with as few attribute look-ups as possible)."""
+    if type(out) is np.ndarray and out.shape == shape and (out.dtype is dtype or out.dtype == dtype):
+        flags = out.flags
+        if flags.c_contiguous and flags.writeable:
+            # arrays that own their memory overlap only if they are the same array
+            if x is None or (out is not x and ((out.base is None and x.base is None)
+                                               or not np.may_share_memory(out, x))):
+                return
+            raise ValueError("out must not share memory with x (x is never modified)")
+    raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {shape} and "
+                     f"dtype {dtype}")

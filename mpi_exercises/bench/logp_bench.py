@@ -27,21 +27,18 @@ import sys
 
 import numpy as np
 
-from . import _bench
+from . import core
 
 DEFAULT_SIZES = [0, 1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384]
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
+    p.add_argument("--sizes", type=core.size_list, default=DEFAULT_SIZES,
                    help="comma-separated message sizes in bytes, suffix k/M allowed "
                         "(default 0,1,8,64,256,1k,2k,4k,8k,16k)")
-    p.add_argument("--n", type=_bench.int_at_least(2), default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
-    p.add_argument("--repetitions", type=_bench.positive_int, default=200,
-                   help="timed samples of each PRTT per size (default 200)")
-    p.add_argument("--warmup", type=_bench.nonneg_int, default=20, help="untimed runs first (default 20)")
-    p.add_argument("--json", metavar="FILE", help="write raw data and fit to FILE as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--n", type=core.int_at_least(2), default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
+    core.add_options(p, repetitions=(200, "timed samples of each PRTT per size (default 200)"),
+                     warmup=(20, "untimed runs first (default 20)"), json="write raw data and fit to FILE as JSON")
 
 
 def _spin(seconds: float, wtime) -> None:
@@ -125,9 +122,9 @@ def measure(comm, sizes, n, reps, warmup, progress=True) -> list[dict]:
         elif rank == 0:
             o_r = np.empty(reps)
             comm.Recv([o_r, MPI.DOUBLE], source=1, tag=11)
-            results.append({"bytes": s, "d_s": d, "prtt_1_0": _bench.summarize(r1),
-                            "prtt_n_0": _bench.summarize(rn0), "prtt_n_d": _bench.summarize(rnd),
-                            "o_s_direct": _bench.summarize(ov), "o_r": _bench.summarize(o_r)})
+            results.append({"bytes": s, "d_s": d, "prtt_1_0": core.summarize(r1),
+                            "prtt_n_0": core.summarize(rn0), "prtt_n_d": core.summarize(rnd),
+                            "o_s_direct": core.summarize(ov), "o_r": core.summarize(o_r)})
     comm.Barrier()
     return results
 
@@ -157,7 +154,7 @@ def report(results: list[dict], fitted: dict) -> str:
     lines = [f"{'size':>9} {'PRTT(1,0)':>10} {f'PRTT({n},0)':>11} {f'PRTT({n},d)':>11} {'o_s':>7} "
              f"{'o_s dir':>8} {'o_r':>7}   (µs, medians)", "-" * 72]
     for r, os_ in zip(results, fitted["o_s_by_size_s"]):
-        lines.append(f"{_bench.fmt_bytes(r['bytes']):>9} {r['prtt_1_0']['median_s'] * 1e6:10.2f} "
+        lines.append(f"{core.fmt_bytes(r['bytes']):>9} {r['prtt_1_0']['median_s'] * 1e6:10.2f} "
                      f"{r['prtt_n_0']['median_s'] * 1e6:11.2f} {r['prtt_n_d']['median_s'] * 1e6:11.2f} "
                      f"{os_ * 1e6:7.2f} {r['o_s_direct']['median_s'] * 1e6:8.2f} {r['o_r']['median_s'] * 1e6:7.2f}")
     G, g, L = fitted["G_s_per_byte"], fitted["g_s"], fitted["L_s"]
@@ -167,7 +164,7 @@ def report(results: list[dict], fitted: dict) -> str:
                f"{fitted['L_unconstrained_s'] * 1e6:.3f} µs)"), f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
               f"  o_r = {fitted['o_r_s'] * 1e6:8.3f} µs"]
     if fitted["g_identified"]:
-        sizes = ", ".join(_bench.fmt_bytes(s) for s in fitted["gap_fit_sizes"])
+        sizes = ", ".join(core.fmt_bytes(s) for s in fitted["gap_fit_sizes"])
         lines += [f"  g   = {g * 1e6:8.3f} µs", f"  G   = {G * 1e9:8.4f} ns/B"
                   + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else ""),
                   f"  (g and G fitted to the sizes whose gap exceeds o_s: {sizes})"]
@@ -185,14 +182,9 @@ def report(results: list[dict], fitted: dict) -> str:
 
 
 def run(args) -> int:
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
-    if comm.Get_size() < 2:
-        if comm.Get_rank() == 0:
-            print("logp needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises logp", file=sys.stderr)
+    comm, oversubscribed = core.start("logp")
+    if oversubscribed is None:
         return 2
-    oversubscribed = _bench.warn_if_oversubscribed(comm)
     results = measure(comm, args.sizes, args.n, args.repetitions, args.warmup, not args.no_progress)
     if comm.Get_rank() == 0:
         if len({r["bytes"] for r in results}) < 2:
@@ -200,12 +192,7 @@ def run(args) -> int:
             return 2
         fitted = fit(results, args.n)
         print(report(results, fitted), flush=True)
-        if args.json:
-            _bench.write_json(args.json, {
-                "benchmark": "logp-prtt", "environment": _bench.environment(comm),
-                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
-                "parameters": {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions,
-                               "warmup": args.warmup},
-                "results": results, "fit": fitted, "fit_min": fit(results, args.n, "min_s")})
-            print(f"results written to {args.json}")
+        core.save(comm, args.json, "logp-prtt", oversubscribed,
+                  {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions, "warmup": args.warmup},
+                  results=results, fit=fitted, fit_min=fit(results, args.n, "min_s"))
     return 0

@@ -3,13 +3,13 @@ them, and say how far off each model is.
 
     mpiexec -n 2 python -m mpi_exercises predict --json predict.json
 
-1. Calibration on ranks 0 and 1: the ping-pong sweep (:mod:`mpi_exercises.pingpong`) gives
-   α and β; Netgauge's PRTT method (:mod:`mpi_exercises.logp_bench`, fit to the minima)
+1. Calibration on ranks 0 and 1: the ping-pong sweep (:mod:`mpi_exercises.bench.pingpong`) gives
+   α and β; Netgauge's PRTT method (:mod:`mpi_exercises.bench.logp_bench`, fit to the minima)
    gives LogGP's L, o_s, o_r, g, G; numpy combines give c2, c3 (s per element,
-   :func:`mpi_exercises.nbl_testjig.combine_costs`); ``--testjig`` also measures f(2)
+   :func:`mpi_exercises.bench.nbl_testjig.combine_costs`); ``--testjig`` also measures f(2)
    with the f(L) test jig (2 ranks).
 2. Prediction of every algorithm of every collective in :data:`COLLECTIVES` from its
-   schedule (:mod:`netmodels.algorithms`), under each model of :func:`predict_times`.
+   schedule (:mod:`netmodels.algorithms.registry`), under each model of :func:`predict_times`.
 3. Measurement of the same algorithms through the kit's front doors
    (``mpi_exercises.allreduce``, ``mpi_exercises.barrier``), the slowest rank's time.
 4. Relative error (predicted - measured) / measured per row; per model the median of
@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import _bench
+from . import core
 
 #: the models a prediction report compares (see :func:`predict_times`)
 MODELS = ("alpha-beta", "nbl", "loggp")
@@ -140,62 +140,59 @@ def _front_door_kwargs(func) -> dict:
     return {"check": False} if "check" in inspect.signature(func).parameters else {}
 
 
-def _allreduce_schedule(algorithm, P, nelems):
-    from netmodels.algorithms import combining
+def _algorithms(collective: str) -> Callable:
+    """``algorithms(P)`` of a collective: its front door's choices (the registry's, then mpi)."""
+    def algorithms(P):
+        from ..collectives._door import choices
 
-    return None if algorithm == "mpi" else combining.build(algorithm, P, nelems)
+        return list(choices(collective))
+    return algorithms
+
+
+def _schedule(collective: str) -> Callable:
+    """``schedule(algorithm, P, nelems)`` of a collective: the registry's (None for mpi; a
+    barrier carries no data, whatever ``nelems``)."""
+    def schedule(algorithm, P, nelems=0):
+        from netmodels.algorithms import registry
+
+        if algorithm == "mpi":
+            return None
+        return registry.build(f"{collective}.{algorithm}", P, 0 if collective == "barrier" else nelems).to_schedule()
+    return schedule
 
 
 def _allreduce_call(comm, algorithm, x, out):
-    from . import allreduce
+    from ..collectives.allreduce import allreduce
 
     kw = _front_door_kwargs(allreduce)
     return lambda: allreduce(comm, x, algorithm, out=out, **kw)
 
 
-def _allreduce_algorithms(P):
-    from netmodels.algorithms import combining
-
-    return list(combining.ALGORITHMS) + ["mpi"]
-
-
-def _barrier_schedule(algorithm, P, nelems=0):
-    from netmodels.algorithms import barriers
-
-    return None if algorithm == "mpi" else barriers.build(algorithm, P)
-
-
 def _barrier_call(comm, algorithm, x=None, out=None):
-    from .barriers import Barrier
+    from ..collectives.barrier import Barrier
 
     return Barrier(comm, algorithm)
 
 
-def _barrier_algorithms(P):
-    from netmodels.algorithms import barriers
-
-    return list(barriers.BUILDERS) + ["mpi"]
-
-
 #: collective name -> entry.  A new collective (allgather, alltoall) is one entry here.
 COLLECTIVES = {
-    "allreduce": Collective(_allreduce_algorithms, _allreduce_schedule, _allreduce_call),
-    "barrier": Collective(_barrier_algorithms, _barrier_schedule, _barrier_call, sized=False),
+    "allreduce": Collective(_algorithms("allreduce"), _schedule("allreduce"), _allreduce_call),
+    "barrier": Collective(_algorithms("barrier"), _schedule("barrier"), _barrier_call, sized=False),
 }
 
 
 # ---------------------------------------------------------------- MPI side
 def add_arguments(p) -> None:
-    p.add_argument("--collectives", type=_bench.name_list(tuple(COLLECTIVES)), default=list(COLLECTIVES),
+    p.add_argument("--collectives", type=core.name_list(tuple(COLLECTIVES)), default=list(COLLECTIVES),
                    help="comma-separated collectives (default: all): " + ",".join(COLLECTIVES))
-    p.add_argument("--sizes", type=_bench.size_list, default=DEFAULT_SIZES,
+    p.add_argument("--sizes", type=core.size_list, default=DEFAULT_SIZES,
                    help="vector lengths in float64 elements, suffix k/M allowed (default 1,64,1k,16k,128k)")
-    p.add_argument("--iterations", type=_bench.positive_int, default=100,
+    p.add_argument("--iterations", type=core.positive_int, default=100,
                    help="timed calls per algorithm and size (default 100; fewer for large vectors)")
-    p.add_argument("--warmup", type=_bench.nonneg_int, default=10, help="untimed calls first (default 10)")
+    p.add_argument("--warmup", type=core.nonneg_int, default=10, help="untimed calls first (default 10)")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="measured time compared with the predictions (default min: noise only adds time)")
-    p.add_argument("--calibration-repetitions", type=_bench.positive_int, default=200,
+    p.add_argument("--calibration-repetitions", type=core.positive_int, default=200,
                    help="samples per size of the ping-pong and PRTT calibration (default 200)")
     p.add_argument("--testjig", action="store_true",
                    help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
@@ -237,7 +234,7 @@ def measure(comm, collectives, sizes, iterations, warmup, progress) -> list[dict
     rows ``{collective, algorithm, nelems, min_s, median_s, ...}`` on rank 0."""
     from tqdm import tqdm
 
-    time_interleaved = _bench.time_interleaved
+    time_interleaved = core.time_interleaved
 
     P, rank = comm.Get_size(), comm.Get_rank()
     rows = []
@@ -254,14 +251,14 @@ def measure(comm, collectives, sizes, iterations, warmup, progress) -> list[dict
                 if hasattr(call, "free"):
                     frees.append(call)
                 calls.append(call)
-            iters = _bench.capped_iterations(ELEM_BYTES * n, iterations, 256 * 2**20, at_least=10)
+            iters = core.capped_iterations(ELEM_BYTES * n, iterations, 256 * 2**20, at_least=10)
             samples = time_interleaved(comm, calls, iters, warmup)   # slowest rank's, on every rank
             for b in frees:
                 b.free()
             if rank == 0:
                 for a, row in zip(algorithms, samples):
                     rows.append({"collective": name, "algorithm": a, "nelems": n,
-                                 "bytes": ELEM_BYTES * n, **_bench.summarize(row)})
+                                 "bytes": ELEM_BYTES * n, **core.summarize(row)})
     comm.Barrier()
     return rows
 
@@ -306,7 +303,7 @@ def run(args) -> int:
             print("predict needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises predict",
                   file=sys.stderr)
         return 2
-    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    oversubscribed = core.warn_if_oversubscribed(comm)
     progress = not args.no_progress
     cal = calibrate(comm, args.calibration_repetitions, args.testjig, progress)
     rows = measure(comm, args.collectives, args.sizes, args.iterations, args.warmup, progress)
@@ -319,10 +316,10 @@ def run(args) -> int:
           f"error = (predicted - measured) / measured)")
     print(report(rows, summary, valid), flush=True)
     if args.json:
-        _bench.write_json(args.json, {
-            "benchmark": "predict", "environment": _bench.environment(comm),
+        core.write_json(args.json, {
+            "benchmark": "predict", "environment": core.environment(comm),
             "command": f"mpiexec -n {P} python -m mpi_exercises " + " ".join(sys.argv[1:]),
-            "oversubscribed": oversubscribed, "valid": valid, "load_average_1min": _bench.load_average(),
+            "oversubscribed": oversubscribed, "valid": valid, "load_average_1min": core.load_average(),
             "parameters": {"collectives": args.collectives, "sizes_elements": args.sizes,
                            "iterations": args.iterations, "warmup": args.warmup, "statistic": args.statistic,
                            "elem_bytes": ELEM_BYTES, "models": list(MODELS), "testjig": args.testjig},

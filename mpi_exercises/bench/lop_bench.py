@@ -13,7 +13,7 @@ posting, divided by p: the send overhead per message ``o_s(p)``.  The paper's fi
 RTT curves fall from 22.8 µs at p = 1 to 6.2 µs at p = 10, so they are times per
 message: :func:`fit` fits ``t_rtt`` to ``rtt / p`` and ``t_ov`` to ``o_s``, and the JSON
 keeps the totals.  Then the kit's n-way dissemination barrier is timed for n = 1 ..
-``--n-max`` (:func:`mpi_exercises.barriers.measure`) and compared with the n LoP
+``--n-max`` (:func:`mpi_exercises.bench.barrier.measure`) and compared with the n LoP
 predicts from the measured points (no fit needed for n <= P - 1).
 
     mpiexec -n 4 python -m mpi_exercises lop --json lop.json
@@ -25,23 +25,21 @@ import sys
 
 import numpy as np
 
-from . import _bench
+from . import core
 
 MODES = ("single", "list")
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--repetitions", type=_bench.positive_int, default=200,
-                   help="timed round trips per peer count and mode (default 200)")
-    p.add_argument("--warmup", type=_bench.nonneg_int, default=20, help="untimed round trips first (default 20)")
-    p.add_argument("--n-max", type=_bench.positive_int, default=4,
+    p.add_argument("--n-max", type=core.positive_int, default=4,
                    help="n-way dissemination barriers measured for n = 1..N_MAX (default 4)")
-    p.add_argument("--barrier-repetitions", type=_bench.positive_int, default=50,
+    p.add_argument("--barrier-repetitions", type=core.positive_int, default=50,
                    help="timed samples per barrier (default 50)")
-    p.add_argument("--inner", type=_bench.positive_int, default=20,
+    p.add_argument("--inner", type=core.positive_int, default=20,
                    help="back-to-back barriers per sample (default 20)")
-    p.add_argument("--json", metavar="FILE", help="write raw data, fit and prediction to FILE as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    core.add_options(p, repetitions=(200, "timed round trips per peer count and mode (default 200)"),
+                     warmup=(20, "untimed round trips first (default 20)"),
+                     json="write raw data, fit and prediction to FILE as JSON")
 
 
 def _round_trips(comm, p: int, mode: str, reps: int, warmup: int):
@@ -95,9 +93,9 @@ def measure(comm, reps: int, warmup: int, progress: bool = True) -> list[dict]:
             comm.Barrier()
             rtt, post = _round_trips(comm, p, mode, reps, warmup)
             if rank == 0:
-                row[f"rtt_{mode}"] = _bench.summarize(rtt)
-                row[f"rtt_per_message_{mode}"] = _bench.summarize(rtt / p)
-                row[f"os_{mode}"] = _bench.summarize(post)
+                row[f"rtt_{mode}"] = core.summarize(rtt)
+                row[f"rtt_per_message_{mode}"] = core.summarize(rtt / p)
+                row[f"os_{mode}"] = core.summarize(post)
         results.append(row)
     comm.Barrier()
     return results if rank == 0 else []
@@ -167,17 +165,12 @@ def report(results: list[dict], prediction: dict, barriers: list[dict]) -> str:
 
 
 def run(args) -> int:
-    from mpi4py import MPI
+    from .barrier import measure as measure_barriers
 
-    from .barriers import measure as measure_barriers
-
-    comm = MPI.COMM_WORLD
-    size = comm.Get_size()
-    if size < 2:
-        if comm.Get_rank() == 0:
-            print("lop needs at least 2 ranks: mpiexec -n 4 python -m mpi_exercises lop", file=sys.stderr)
+    comm, oversubscribed = core.start("lop", suggest=4)
+    if oversubscribed is None:
         return 2
-    oversubscribed = _bench.warn_if_oversubscribed(comm)
+    size = comm.Get_size()
     results = measure(comm, args.repetitions, args.warmup, not args.no_progress)
     n_values = range(1, args.n_max + 1)
     barriers = measure_barriers(comm, [("nway_dissemination", {"n": n}) for n in n_values],
@@ -186,15 +179,10 @@ def run(args) -> int:
     if comm.Get_rank() == 0:
         prediction = predict(results, size, args.n_max)
         print(report(results, prediction, barriers), flush=True)
-        if args.json:
-            _bench.write_json(args.json, {
-                "benchmark": "lop", "environment": _bench.environment(comm),
-                "command": f"mpiexec -n {size} python -m mpi_exercises " + " ".join(sys.argv[1:]),
-                "oversubscribed": oversubscribed, "load_average_1min": _bench.load_average(),
-                "parameters": {"repetitions": args.repetitions, "warmup": args.warmup, "n_max": args.n_max,
-                               "barrier_repetitions": args.barrier_repetitions, "inner": args.inner,
-                               "message_bytes": 1},
-                "results": results, "barrier": barriers, "prediction": prediction,
-                "fit": {m: fit(results, m) for m in MODES}})
-            print(f"results written to {args.json}")
+        core.save(comm, args.json, "lop", oversubscribed,
+                  {"repetitions": args.repetitions, "warmup": args.warmup, "n_max": args.n_max,
+                   "barrier_repetitions": args.barrier_repetitions, "inner": args.inner, "message_bytes": 1},
+                  command=f"mpiexec -n {size} python -m mpi_exercises " + " ".join(sys.argv[1:]),
+                  results=results, barrier=barriers, prediction=prediction,
+                  fit={m: fit(results, m) for m in MODES})
     return 0
