@@ -2,7 +2,7 @@
 
     python benchmarks/simulate_scale.py [--P-log 1048576] [--P-linear 4096] [--json FILE]
 
-Every logarithmic-step algorithm of the registry (netmodels.algorithms.arrays) at
+Every logarithmic-step algorithm of the registry (netmodels.algorithms.registry) at
 ``--P-log`` ranks and every linear-step one (ring, pairwise, direct, and every allgather
 and alltoall: Θ(P) steps or Θ(P²) messages) at ``--P-linear``, under LogGP with the kit's measured machine
 (machines.KIT_VM_LOGGP), both semantics; data collectives move ``N = P`` elements.
@@ -27,19 +27,19 @@ import time
 LINEAR = ("ring", "pairwise", "direct")
 #: collectives whose every algorithm takes Θ(P) steps or Θ(P²) transfers: run at --P-linear
 LINEAR_COLLECTIVES = ("allgather", "alltoall")
-#: built per transfer (its leaders' packing is not written as arrays yet): not a scale case
+#: its leaders' packing is collected in Python lists, rank by rank: not a scale case
 SKIP = ("alltoall.multilevel",)
 
 
 def one_case(name: str, p: int, semantics: str) -> dict:
     """Build and simulate one case in this process; return its measurements."""
-    from netmodels.algorithms import arrays
+    from netmodels.algorithms import registry
     from netmodels.models.machines import KIT_VM_LOGGP
     from netmodels.simulate import simulate
 
     n = 0 if name.startswith("barrier.") else p
     t0, c0 = time.perf_counter(), time.process_time()
-    schedule = arrays.build(name, p, n)
+    schedule = registry.build(name, p, n)
     t1, c1 = time.perf_counter(), time.process_time()
     result = simulate(schedule, KIT_VM_LOGGP, semantics=semantics)
     t2, c2 = time.perf_counter(), time.process_time()
@@ -51,9 +51,9 @@ def one_case(name: str, p: int, semantics: str) -> dict:
 
 
 def cases(p_log: int, p_linear: int):
-    from netmodels.algorithms import arrays
+    from netmodels.algorithms import registry
 
-    for name in sorted(arrays.builders()):
+    for name in sorted(registry.names()):
         if name in SKIP:
             continue
         collective, algorithm = name.split(".", 1)

@@ -35,12 +35,12 @@ import time
 
 import numpy as np
 
-from netmodels.algorithms import barriers as _schedules
+from netmodels.algorithms import registry
 
 from . import _bench
 
 #: every algorithm name :func:`barrier` accepts
-ALGORITHMS = tuple(_schedules.BUILDERS) + ("mpi",)
+ALGORITHMS = registry.names("barrier", short=True) + ("mpi",)
 
 
 class Barrier:
@@ -68,7 +68,7 @@ class Barrier:
         from .executor import Executor
 
         if not isinstance(schedule, Schedule):
-            schedule = _schedules.build(algorithm, comm.Get_size(), **options)
+            schedule = registry.get(algorithm, "barrier").build(comm.Get_size(), **options)
         self._executor = Executor(comm, schedule, np.uint8, None)
         self._buf = np.empty(0, dtype=np.uint8)
 
@@ -116,7 +116,7 @@ def _validate(algorithm, options, nprocs):
             raise ValueError(f"algorithm 'mpi' takes no options, got {sorted(dict(options))}")
         return Plan("barrier", dict(algorithm="mpi"))
     else:
-        schedule = _schedules.build(algorithm, nprocs, **dict(options))
+        schedule = registry.get(algorithm, "barrier").build(nprocs, **dict(options))
         args = dict(algorithm=algorithm, options=options)
     return Plan("barrier", args, lambda comm: Executor(comm, schedule, np.uint8, None))
 

@@ -44,9 +44,9 @@ def add_arguments(p) -> None:
 
 
 def k_for(algorithm: str, k):
-    from netmodels.algorithms.allgather import TAKES_K
+    from netmodels.algorithms import registry
 
-    return k if algorithm in TAKES_K else None
+    return k if registry.get(algorithm, "allgather").takes("k") else None
 
 
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, k=None, progress=True,

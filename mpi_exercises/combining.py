@@ -23,14 +23,14 @@ import sys
 
 import numpy as np
 
-from netmodels.algorithms import combining
+from netmodels.algorithms import combining, registry
 from netmodels._check import positive_int
 
 from . import _bench
 from ._frontdoor import FrontDoor, Plan, mpi
 from .executor import Executor, mpi_datatype
 
-ALGORITHMS = combining.ALGORITHMS + ("mpi",)
+ALGORITHMS = registry.names("allreduce", short=True) + ("mpi",)
 OPS = ("sum", "prod", "max", "min")
 _DOOR = FrontDoor("allreduce")
 
@@ -57,13 +57,15 @@ def _validate(algorithm, block, op, mesh, dtype, nelems, nprocs) -> Plan:
     if mesh is None:
         mesh = tuple(mpi().Compute_dims(nprocs, 2))
     mesh = combining.check_mesh(nprocs, mesh)
-    if block is None and algorithm in combining.PIPELINED:
+    if block is None and algorithm != "mpi" and registry.get(algorithm, "allreduce").takes("block"):
         block = combining.default_block(algorithm, nprocs, nelems, mesh)
     mpi_op = getattr(mpi(), opname.upper())
     args = dict(algorithm=algorithm, nelems=nelems, dtype=dtype.str, op=opname, block=block, mesh=mesh)
 
     def build(comm):
-        return Executor(comm, combining.build(algorithm, nprocs, nelems, block, mesh), dtype, mpi_op)
+        alg = registry.get(algorithm, "allreduce")
+        options = {k: v for k, v in dict(block=block, mesh=mesh).items() if alg.takes(k)}
+        return Executor(comm, alg.build(nprocs, nelems, **options), dtype, mpi_op)
     return Plan("allreduce", args, None if algorithm == "mpi" else build, mpi_op)
 
 

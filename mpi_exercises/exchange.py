@@ -33,14 +33,14 @@ import sys
 
 import numpy as np
 
-from netmodels.algorithms import alltoall as _schedules
+from netmodels.algorithms import alltoall as _schedules, registry
 from netmodels._check import positive
 
 from . import _bench
 from ._frontdoor import FrontDoor, Plan, mpi
 from .executor import Executor, busy_wait, mpi_datatype
 
-ALGORITHMS = _schedules.ALGORITHMS + ("mpi",)
+ALGORITHMS = registry.names("alltoall", short=True) + ("mpi",)
 _DOOR = FrontDoor("alltoall")
 
 
@@ -77,7 +77,8 @@ class Exchange:
     def __init__(self, comm, algorithm, ppn, nelems_per_pair, dtype, inter_delay):
         p, rank, m = comm.Get_size(), comm.Get_rank(), nelems_per_pair
         nodes = _hierarchy(comm, ppn)
-        self.schedule = _schedules.build(algorithm if algorithm != "mpi" else "direct", p, m, nodes)
+        self.schedule = registry.get(algorithm if algorithm != "mpi" else "direct", "alltoall").build(
+            p, m, nodes=nodes).to_schedule()
         g = np.asarray(self.schedule.meta["group_ids"], dtype=np.int64).reshape(-1, p)
         node = g[0] if g.shape[0] else np.zeros(p, dtype=np.int64)
         between = node[:, None] != node[None, :]

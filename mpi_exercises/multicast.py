@@ -20,13 +20,13 @@ import sys
 
 import numpy as np
 
-from netmodels.algorithms import allgather as _schedules
+from netmodels.algorithms import allgather as _schedules, registry
 
 from . import _bench
 from ._frontdoor import FrontDoor, Plan
 from .executor import Executor, mpi_datatype
 
-ALGORITHMS = _schedules.ALGORITHMS + ("mpi",)
+ALGORITHMS = registry.names("allgather", short=True) + ("mpi",)
 _DOOR = FrontDoor("allgather")
 
 
@@ -34,7 +34,7 @@ def _validate(algorithm, k, dtype, shape, nprocs) -> Plan:
     """The plan of one allgather call; ValueError if an argument is invalid."""
     if algorithm == "mpi":
         if k is not None:
-            raise ValueError(f"k is an option of {', '.join(_schedules.TAKES_K)} only, not of mpi; got k={k!r}")
+            raise ValueError(f"k is an option of {', '.join(a.short for a in registry.algorithms('allgather') if a.takes('k'))} only, not of mpi; got k={k!r}")
     elif algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
     else:
@@ -45,7 +45,7 @@ def _validate(algorithm, k, dtype, shape, nprocs) -> Plan:
     if algorithm == "mpi":
         return Plan("allgather", args, None, m)
     return Plan("allgather", args,
-                lambda comm: Executor(comm, _schedules.build(algorithm, nprocs, m, k), dtype), m)
+                lambda comm: Executor(comm, registry.get(algorithm, "allgather").build(nprocs, m, k=k), dtype), m)
 
 
 def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, check: bool = True):

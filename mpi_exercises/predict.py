@@ -141,9 +141,9 @@ def _front_door_kwargs(func) -> dict:
 
 
 def _allreduce_schedule(algorithm, P, nelems):
-    from netmodels.algorithms import combining
+    from netmodels.algorithms import registry
 
-    return None if algorithm == "mpi" else combining.build(algorithm, P, nelems)
+    return None if algorithm == "mpi" else registry.get(algorithm, "allreduce").build(P, nelems)
 
 
 def _allreduce_call(comm, algorithm, x, out):
@@ -154,15 +154,15 @@ def _allreduce_call(comm, algorithm, x, out):
 
 
 def _allreduce_algorithms(P):
-    from netmodels.algorithms import combining
+    from netmodels.algorithms import registry
 
-    return list(combining.ALGORITHMS) + ["mpi"]
+    return list(registry.names("allreduce", short=True)) + ["mpi"]
 
 
 def _barrier_schedule(algorithm, P, nelems=0):
-    from netmodels.algorithms import barriers
+    from netmodels.algorithms import registry
 
-    return None if algorithm == "mpi" else barriers.build(algorithm, P)
+    return None if algorithm == "mpi" else registry.get(algorithm, "barrier").build(P)
 
 
 def _barrier_call(comm, algorithm, x=None, out=None):
@@ -172,9 +172,9 @@ def _barrier_call(comm, algorithm, x=None, out=None):
 
 
 def _barrier_algorithms(P):
-    from netmodels.algorithms import barriers
+    from netmodels.algorithms import registry
 
-    return list(barriers.BUILDERS) + ["mpi"]
+    return list(registry.names("barrier", short=True)) + ["mpi"]
 
 
 #: collective name -> entry.  A new collective (allgather, alltoall) is one entry here.

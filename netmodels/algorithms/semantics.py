@@ -10,7 +10,8 @@ element on every rank.  A transfer with a receive offset lands at
 ``[recv_start, recv_stop)``; local copies (``src == dst``) move counts inside a rank.
 
 :func:`link_conflicts` routes every message of a step over the mesh with
-dimension-order routing (first along the row, then along the column) and reports
+dimension-order routing (first along the row, then along the column,
+:class:`netmodels.topology.mesh.Mesh2D`) and reports
 the links that carry more than one message in the same step.  A mesh link is a
 pair of neighbouring nodes and a direction, as on the Touchstone DELTA, whose
 routers have independent links in both directions.
@@ -48,28 +49,18 @@ def combining_errors(schedule: Schedule, limit: int = 5) -> list[str]:
             for r, e, q in bad[:limit]]
 
 
-def route(src: tuple[int, int], dst: tuple[int, int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Directed links from mesh node ``src`` to ``dst`` (both ``(x, y)``), along x first, then y."""
-    (x, y), (x1, y1) = src, dst
-    links = []
-    while x != x1:
-        nx = x + (1 if x1 > x else -1)
-        links.append(((x, y), (nx, y)))
-        x = nx
-    while y != y1:
-        ny = y + (1 if y1 > y else -1)
-        links.append(((x, y), (x, ny)))
-        y = ny
-    return links
-
-
 def link_loads(schedule: Schedule, step: int, mesh=None) -> dict:
-    """``{link: [transfers]}`` for step ``step`` on ``mesh=(W, H)`` (default: the schedule's)."""
-    w, _ = mesh or schedule.meta["mesh"]
+    """``{link: [transfers]}`` for step ``step`` on ``mesh=(W, H)`` (default: the schedule's),
+    routed by :class:`netmodels.topology.mesh.Mesh2D`; a link is ``((x, y), (x', y'))``."""
+    from ..topology.mesh import Mesh2D
+
+    w, h = mesh or schedule.meta["mesh"]
+    transfers = schedule.steps[step]
+    topo = Mesh2D(w, h)
+    idx, links = topo.routes([tr.src for tr in transfers], [tr.dst for tr in transfers])
     loads = defaultdict(list)
-    for tr in schedule.steps[step]:
-        for link in route((tr.src % w, tr.src // w), (tr.dst % w, tr.dst // w)):
-            loads[link].append(tr)
+    for i, link in zip(idx.tolist(), links.tolist()):
+        loads[topo.link_name(link)].append(transfers[i])
     return dict(loads)
 
 

@@ -1,7 +1,7 @@
 """Barrier and allreduce algorithms from P = 2 to 2^20 under α-β, LogGP and NBL: the
 sweep behind the chapter "Simulating at scale" and its static figures.
 
-:func:`sweep` simulates every algorithm of :data:`ALGORITHMS` at every P of
+:func:`sweep` simulates every algorithm of :data:`SWEPT` at every P of
 :data:`NPROCS` under the three machines of :func:`machines` (one set of numbers, so
 that the models differ in their rules, not in their parameters) and returns rows that
 ``benchmarks/scale_sweep.py`` stores in ``book/data/scale_reference.json``;
@@ -14,7 +14,7 @@ import time as _time
 
 import numpy as np
 
-from ..algorithms import arrays
+from ..algorithms import registry
 from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP
 from ..simulate import simulate
@@ -26,11 +26,11 @@ NPROCS = (2, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 2**18, 2**20)
 #: elements of the allreduce vector (8 MiB of doubles)
 NELEMS = 2**20
 ELEM_BYTES = 8
-#: collective -> algorithms swept (the ring only up to RING_MAX: 2(P - 1) steps)
-ALGORITHMS = {
-    "barrier": ("dissemination", "binomial", "butterfly"),
-    "allreduce": ("ring", "recursive_doubling", "rabenseifner", "binomial"),
-}
+#: the algorithms swept, by registered name (the ring only up to RING_MAX: 2(P - 1) steps)
+SWEPT = ("barrier.dissemination", "barrier.binomial", "barrier.butterfly",
+         "allreduce.ring", "allreduce.recursive_doubling", "allreduce.rabenseifner", "allreduce.binomial")
+#: the collectives of :data:`SWEPT`, in its order
+COLLECTIVES = tuple(dict.fromkeys(name.split(".", 1)[0] for name in SWEPT))
 RING_MAX = 1024
 #: model name -> semantics used for it
 SEMANTICS = {"α-β": "sync", "LogGP": "dataflow", "NBL f(L) = L": "sync"}
@@ -47,15 +47,21 @@ def machines(P: int) -> dict:
     }
 
 
+def swept(collective: str) -> tuple[str, ...]:
+    """The short names of the algorithms of ``collective`` in :data:`SWEPT`, in its order."""
+    algs = [registry.get(name) for name in SWEPT]
+    return tuple(a.short for a in algs if a.collective == collective)
+
+
 def sweep(nprocs=NPROCS, progress=None) -> list[dict]:
     """Rows ``{collective, algorithm, P, model, semantics, time_s, steps, messages, wall_s}``."""
     rows = []
     for P in nprocs:
-        for coll, algs in ALGORITHMS.items():
-            for alg in algs:
+        for coll in COLLECTIVES:
+            for alg in swept(coll):
                 if alg == "ring" and P > RING_MAX:
                     continue
-                sched = arrays.build(f"{coll}.{alg}", P, 0 if coll == "barrier" else NELEMS)
+                sched = registry.build(f"{coll}.{alg}", P, 0 if coll == "barrier" else NELEMS)
                 for name, model in machines(P).items():
                     t0 = _time.perf_counter()
                     r = simulate(sched, model, semantics=SEMANTICS[name], elem_bytes=ELEM_BYTES)
@@ -69,7 +75,7 @@ def sweep(nprocs=NPROCS, progress=None) -> list[dict]:
 
 def winners(rows, collective: str) -> dict:
     """``{model: [(P, fastest algorithm, its time s), ...]}`` from sweep rows (of algorithms
-    within 1e-9 of each other, the first of :data:`ALGORITHMS`)."""
+    within 1e-9 of each other, the first of :data:`SWEPT`)."""
     out = {}
     for model in SEMANTICS:
         best = {}
@@ -90,7 +96,7 @@ def figure(rows, collective: str) -> ia.InteractiveFigure:
     def f(x, model):
         name = models[int(round(model)) - 1]
         return {alg: np.array([table.get((alg, int(P), name), np.nan) for P in x])
-                for alg in ALGORITHMS[collective]}
+                for alg in swept(collective)}
 
     def readout(model):
         name = models[int(round(model)) - 1]
@@ -106,7 +112,7 @@ def figure(rows, collective: str) -> ia.InteractiveFigure:
 def draw(ax, rows, collective: str, model: str) -> None:
     """Time against P of every algorithm of ``collective`` under ``model`` (log-log, µs)."""
     ax.clear()
-    for alg in ALGORITHMS[collective]:
+    for alg in swept(collective):
         pts = sorted((r["P"], r["time_s"]) for r in rows
                      if r["collective"] == collective and r["algorithm"] == alg and r["model"] == model)
         if pts:
@@ -123,7 +129,7 @@ def panel(rows):
 
     from .widgets import png
 
-    coll = w.ToggleButtons(options=list(ALGORITHMS), description="collective")
+    coll = w.ToggleButtons(options=list(COLLECTIVES), description="collective")
     model = w.ToggleButtons(options=list(SEMANTICS), description="model")
     image = w.Image(format="png")
     fig = Figure(figsize=(7, 4))

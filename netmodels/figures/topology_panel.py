@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms import allgather
+from ..algorithms import allgather, registry
 from ..topology import KaryNTree, Mesh2D, Torus2D
 from ..topology import contention as C
 
@@ -59,7 +59,7 @@ def case(topology, pattern: str, j: int = 1, algorithm: str = "prefix", kparam: 
         src, dst = C.random_permutation(p, j)
         what = f"random permutation (seed {j})"
     elif pattern == "allgather step":
-        s = allgather.build(algorithm, p, 1, kparam)
+        s = registry.get(algorithm, "allgather").build(p, 1, k=kparam).to_schedule()
         data = [t for t in range(s.nsteps) if t not in s.meta["barrier_steps"]]
         t = data[min(max(j, 0), len(data) - 1)] if data else None
         src, dst = C.step_pairs(s, t) if t is not None else (np.zeros(0, int), np.zeros(0, int))
@@ -97,7 +97,7 @@ def topology_panel():
     n = w.IntSlider(value=2, min=1, max=4, description="n / height")
     missing = w.Text(value="", description="missing", placeholder="e.g. 5, 9")
     pattern = w.Dropdown(options=PATTERNS, value="prefix j", description="pattern")
-    alg = w.Dropdown(options=[a for a in allgather.ALGORITHMS], value="prefix", description="algorithm")
+    alg = w.Dropdown(options=list(registry.names("allgather", short=True)), value="prefix", description="algorithm")
     j = w.IntSlider(value=1, min=0, max=63, description="j / s / step")
     image = w.Image(format="png")
     status = w.HTML()
@@ -109,7 +109,7 @@ def topology_panel():
         try:
             miss = parse_leaves(missing.value) if kind.value == "fat tree" else []
             kp = None
-            if alg.value in allgather.TAKES_K:
+            if registry.get(alg.value, "allgather").takes("k"):
                 p = (k.value ** n.value - len(miss)) if kind.value == "fat tree" else k.value * n.value
                 kp = allgather.default_k(alg.value, p)
             text = draw_case(ax, kind.value, k.value, n.value, miss, pattern.value, j.value, alg.value, kp)

@@ -5,8 +5,8 @@ Rank r sits at ``(x, y) = (r % W, r // W)`` (the numbering of
 on a torus each dimension takes the shorter way round (the + direction on a tie).
 Every node has four outgoing directed links, id ``4 r + d`` with d = 0 (+x), 1 (-x),
 2 (+y), 3 (-y); on a mesh the border links that lead nowhere are never used
-(``nlinks = 4 P`` is the size of the id space).  The route of a mesh is the same list
-of links as :func:`netmodels.algorithms.semantics.route`.
+(``nlinks = 4 P`` is the size of the id space).  This is the kit's one mesh router:
+:func:`netmodels.algorithms.semantics.link_loads` routes schedules with it.
 """
 
 from __future__ import annotations
