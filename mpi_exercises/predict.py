@@ -143,7 +143,7 @@ def _front_door_kwargs(func) -> dict:
 def _allreduce_schedule(algorithm, P, nelems):
     from netmodels.algorithms import registry
 
-    return None if algorithm == "mpi" else registry.get(algorithm, "allreduce").build(P, nelems)
+    return None if algorithm == "mpi" else registry.get(algorithm, "allreduce").build(P, nelems).to_schedule()
 
 
 def _allreduce_call(comm, algorithm, x, out):
@@ -162,7 +162,7 @@ def _allreduce_algorithms(P):
 def _barrier_schedule(algorithm, P, nelems=0):
     from netmodels.algorithms import registry
 
-    return None if algorithm == "mpi" else registry.get(algorithm, "barrier").build(P)
+    return None if algorithm == "mpi" else registry.get(algorithm, "barrier").build(P).to_schedule()
 
 
 def _barrier_call(comm, algorithm, x=None, out=None):

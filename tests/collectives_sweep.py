@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 from mpi_exercises.multicast import ALGORITHMS as AG_ALGORITHMS, allgather
 from mpi_exercises.exchange import ALGORITHMS as A2A_ALGORITHMS, alltoall
-from netmodels.algorithms.allgather import TAKES_K
+from netmodels.algorithms import registry
 
 comm = MPI.COMM_WORLD
 P, rank = comm.Get_size(), comm.Get_rank()
@@ -31,7 +31,7 @@ def data(shape, dtype, seed):
 
 
 def ks(algorithm):
-    if algorithm not in TAKES_K:
+    if not registry.get(algorithm, "allgather").takes("k"):
         return [None]
     if algorithm == "k-shift":
         return [None] + list(range(2, P + 1, 2))

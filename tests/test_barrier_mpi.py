@@ -39,7 +39,7 @@ def _driver(mode):
 
     comm = MPI.COMM_WORLD
     if mode == "broken":
-        good = barriers.dissemination(comm.Get_size())
+        good = barriers.dissemination(comm.Get_size()).to_schedule()
         broken = Schedule("dissemination-without-last-round", good.nprocs, 0, good.steps[:-1])
         bad = verify(comm, broken, barriers=20, max_delay=2e-3)
         if comm.Get_rank() == 0:

@@ -23,11 +23,13 @@ from collections import defaultdict
 
 import numpy as np
 
+from .arrays import as_transfers
 from .schedule import Schedule
 
 
 def contributions(schedule: Schedule) -> np.ndarray:
-    """Counts ``c[rank, element, contributor]`` after running ``schedule`` (int32)."""
+    """Counts ``c[rank, element, contributor]`` after running ``schedule`` (either form; int32)."""
+    schedule = as_transfers(schedule)
     p, n = schedule.nprocs, schedule.nelems
     c = np.zeros((p, n, p), dtype=np.int32)
     c[np.arange(p), :, np.arange(p)] = 1
@@ -42,7 +44,7 @@ def contributions(schedule: Schedule) -> np.ndarray:
 
 
 def combining_errors(schedule: Schedule, limit: int = 5) -> list[str]:
-    """Human-readable reasons why ``schedule`` is not an allreduce (empty list: it is one)."""
+    """Human-readable reasons why ``schedule`` (either form) is not an allreduce (empty list: it is one)."""
     c = contributions(schedule)
     bad = np.argwhere(c != 1)
     return [f"rank {r} element {e}: contribution of rank {q} combined {c[r, e, q]} times (expected 1)"
@@ -54,6 +56,7 @@ def link_loads(schedule: Schedule, step: int, mesh=None) -> dict:
     routed by :class:`netmodels.topology.mesh.Mesh2D`; a link is ``((x, y), (x', y'))``."""
     from ..topology.mesh import Mesh2D
 
+    schedule = as_transfers(schedule)
     w, h = mesh or schedule.meta["mesh"]
     transfers = schedule.steps[step]
     topo = Mesh2D(w, h)
@@ -66,6 +69,7 @@ def link_loads(schedule: Schedule, step: int, mesh=None) -> dict:
 
 def link_conflicts(schedule: Schedule, mesh=None) -> list[tuple[int, tuple, list]]:
     """``(step, link, transfers)`` for every link carrying more than one message in a step."""
+    schedule = as_transfers(schedule)
     out = []
     for t in range(schedule.nsteps):
         for link, trs in link_loads(schedule, t, mesh).items():
@@ -80,8 +84,9 @@ def active_links(schedule: Schedule) -> np.ndarray:
     This is the paper's L, "the number of communication links that are nominally
     active at the same time" at a node: its f(L) test jig counts a node that only
     receives from one neighbour as L = 1 and one exchanging with one, two, three
-    neighbours as L = 2, 4, 6 (section 4.2, Table 1).  Local copies are no links.
+    neighbours as L = 2, 4, 6 (section 4.2, Table 1).  Local copies are no links.  Either form.
     """
+    schedule = as_transfers(schedule)
     L = np.zeros((schedule.nsteps, schedule.nprocs), dtype=int)
     for t, step in enumerate(schedule.steps):
         for tr in step:
@@ -112,8 +117,9 @@ def deliveries(schedule: Schedule, owned: np.ndarray) -> tuple[np.ndarray, np.nd
     element e at the end (-1: nothing valid), and ``arrivals[r, e]``, how many messages
     wrote element e of rank r with valid data.  Copies follow the step semantics of
     :mod:`netmodels.algorithms.schedule` (data as at the beginning of the step); a
-    combining transfer raises ValueError (use :func:`contributions`).
+    combining transfer raises ValueError (use :func:`contributions`).  Either form.
     """
+    schedule = as_transfers(schedule)
     p, n = schedule.nprocs, schedule.nelems
     owned = np.asarray(owned, dtype=bool)
     if owned.shape != (p, n):
@@ -137,7 +143,7 @@ def allgather_errors(schedule: Schedule, limit: int = 5) -> list[str]:
 
     Rank r owns the block ``[r m, (r+1) m)`` with ``m = nelems / nprocs``; an allgather
     ends with element e of every rank holding element e of its owner, and delivers every
-    block exactly once to every other rank (its owner never receives it).
+    block exactly once to every other rank (its owner never receives it).  Either form.
     """
     p, n = schedule.nprocs, schedule.nelems
     if n % p:
