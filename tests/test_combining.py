@@ -8,7 +8,8 @@ import pytest
 from netmodels.algorithms import combining as C, registry
 from netmodels.simulate.cost import NBLModel, cost, step_costs
 from netmodels.algorithms.schedule import Schedule, Transfer
-from netmodels.algorithms.semantics import active_links, combining_errors, contributions, link_conflicts, timeline
+from netmodels.algorithms.semantics import active_links, combining_errors, contributions, timeline
+from netmodels.topology.mesh import link_conflicts
 
 ALLREDUCES = registry.algorithms("allreduce")
 

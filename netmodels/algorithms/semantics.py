@@ -1,4 +1,4 @@
-"""Checks on schedules without MPI: what every rank holds at the end, and link conflicts.
+"""Checks on schedules without MPI: what every rank holds at the end, and the links a rank uses.
 
 :func:`contributions` runs a schedule on *counts* instead of numbers: rank ``r``
 starts with ``c[r, e, q] = (q == r)`` (element ``e`` of rank ``r`` holds one copy of
@@ -8,18 +8,11 @@ semantics of :mod:`netmodels.algorithms.schedule`.  An allreduce is correct exac
 count ends at 1: every rank's contribution combined exactly once into every result
 element on every rank.  A transfer with a receive offset lands at
 ``[recv_start, recv_stop)``; local copies (``src == dst``) move counts inside a rank.
-
-:func:`link_conflicts` routes every message of a step over the mesh with
-dimension-order routing (first along the row, then along the column,
-:class:`netmodels.topology.mesh.Mesh2D`) and reports
-the links that carry more than one message in the same step.  A mesh link is a
-pair of neighbouring nodes and a direction, as on the Touchstone DELTA, whose
-routers have independent links in both directions.
+Which mesh links a schedule's messages share is a question of the topology:
+:func:`netmodels.topology.mesh.link_conflicts`.
 """
 
 from __future__ import annotations
-
-from collections import defaultdict
 
 import numpy as np
 
@@ -49,33 +42,6 @@ def combining_errors(schedule: Schedule, limit: int = 5) -> list[str]:
     bad = np.argwhere(c != 1)
     return [f"rank {r} element {e}: contribution of rank {q} combined {c[r, e, q]} times (expected 1)"
             for r, e, q in bad[:limit]]
-
-
-def link_loads(schedule: Schedule, step: int, mesh=None) -> dict:
-    """``{link: [transfers]}`` for step ``step`` on ``mesh=(W, H)`` (default: the schedule's),
-    routed by :class:`netmodels.topology.mesh.Mesh2D`; a link is ``((x, y), (x', y'))``."""
-    from ..topology.mesh import Mesh2D
-
-    schedule = as_transfers(schedule)
-    w, h = mesh or schedule.meta["mesh"]
-    transfers = schedule.steps[step]
-    topo = Mesh2D(w, h)
-    idx, links = topo.routes([tr.src for tr in transfers], [tr.dst for tr in transfers])
-    loads = defaultdict(list)
-    for i, link in zip(idx.tolist(), links.tolist()):
-        loads[topo.link_name(link)].append(transfers[i])
-    return dict(loads)
-
-
-def link_conflicts(schedule: Schedule, mesh=None) -> list[tuple[int, tuple, list]]:
-    """``(step, link, transfers)`` for every link carrying more than one message in a step."""
-    schedule = as_transfers(schedule)
-    out = []
-    for t in range(schedule.nsteps):
-        for link, trs in link_loads(schedule, t, mesh).items():
-            if len(trs) > 1:
-                out.append((t, link, trs))
-    return out
 
 
 def active_links(schedule: Schedule) -> np.ndarray:
