@@ -31,7 +31,7 @@ def data(shape, dtype, seed):
 
 
 def ks(algorithm):
-    if not registry.get(algorithm, "allgather").takes("k"):
+    if algorithm == "mpi" or not registry.get(algorithm, "allgather").takes("k"):
         return [None]
     if algorithm == "k-shift":
         return [None] + list(range(2, P + 1, 2))
