@@ -3,8 +3,9 @@
     python benchmarks/simulate_scale.py [--P-log 1048576] [--P-linear 4096] [--json FILE]
 
 Every logarithmic-step algorithm of the registry (netmodels.algorithms.registry) at
-``--P-log`` ranks and every linear-step one (ring, pairwise, direct, and every allgather
-and alltoall: Θ(P) steps or Θ(P²) messages) at ``--P-linear``, under LogGP with the kit's measured machine
+``--P-log`` ranks and every linear one (ring, pairwise, direct, snake and fence, the
+two-phase and flat broadcasts, the central counter, and every allgather and alltoall: Θ(P)
+steps, Θ(P) messages at one rank, or Θ(P²) messages) at ``--P-linear``, under LogGP with the kit's measured machine
 (machines.KIT_VM_LOGGP), both semantics; data collectives move ``N = P`` elements.
 Each case runs in a fresh subprocess, so its peak resident memory (``ru_maxrss``)
 is its own.  Prints a table: build and simulation wall time, the process's CPU time
@@ -24,7 +25,9 @@ import subprocess
 import sys
 import time
 
-LINEAR = ("ring", "pairwise", "direct")
+#: algorithms with Θ(P) steps (ring, pairwise, snake), Θ(P) messages at one rank (direct, flat,
+#: central_counter), Θ(P) messages per pipelined block (fence) or Θ(P²) messages (two_phase)
+LINEAR = ("ring", "pairwise", "direct", "snake", "fence", "flat", "two_phase", "central_counter")
 #: collectives whose every algorithm takes Θ(P) steps or Θ(P²) transfers: run at --P-linear
 LINEAR_COLLECTIVES = ("allgather", "alltoall")
 #: its leaders' packing is collected in Python lists, rank by rank: not a scale case

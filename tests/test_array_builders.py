@@ -1,9 +1,9 @@
 """The builders in array form: a broadcast only forwards what it holds; columns shared; 2^20 ranks."""
 
-import numpy as np
 import pytest
 
 from netmodels.algorithms import barriers, broadcast, combining
+
 
 @pytest.mark.parametrize("p", [1, 2, 3, 5, 8, 13, 16])
 def test_broadcast_reaches_every_rank_from_one_holder(p):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._check import positive_int
-from .arrays import RANK, ArraySchedule, nonzero_step, schedule_of
+from .arrays import ArraySchedule, nonzero_step, schedule_of
 from .barriers import ceil_log
 from .combining import split_arrays
 from .registry import register
