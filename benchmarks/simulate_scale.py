@@ -2,9 +2,10 @@
 
     python benchmarks/simulate_scale.py [--P-log 1048576] [--P-linear 4096] [--json FILE]
 
-Every logarithmic-step algorithm of the registry (netmodels.algorithms.arrays) at
-``--P-log`` ranks and every linear-step one (ring, pairwise, direct, and every allgather
-and alltoall: Θ(P) steps or Θ(P²) messages) at ``--P-linear``, under LogGP with the kit's measured machine
+Every logarithmic-step algorithm of the registry (netmodels.algorithms.registry) at
+``--P-log`` ranks and every linear one (ring, pairwise, direct, snake and fence, the
+two-phase and flat broadcasts, the central counter, and every allgather and alltoall: Θ(P)
+steps, Θ(P) messages at one rank, or Θ(P²) messages) at ``--P-linear``, under LogGP with the kit's measured machine
 (machines.KIT_VM_LOGGP), both semantics; data collectives move ``N = P`` elements.
 Each case runs in a fresh subprocess, so its peak resident memory (``ru_maxrss``)
 is its own.  Prints a table: build and simulation wall time, the process's CPU time
@@ -24,22 +25,24 @@ import subprocess
 import sys
 import time
 
-LINEAR = ("ring", "pairwise", "direct")
+#: algorithms with Θ(P) steps (ring, pairwise, snake), Θ(P) messages at one rank (direct, flat,
+#: central_counter), Θ(P) messages per pipelined block (fence) or Θ(P²) messages (two_phase)
+LINEAR = ("ring", "pairwise", "direct", "snake", "fence", "flat", "two_phase", "central_counter")
 #: collectives whose every algorithm takes Θ(P) steps or Θ(P²) transfers: run at --P-linear
 LINEAR_COLLECTIVES = ("allgather", "alltoall")
-#: built per transfer (its leaders' packing is not written as arrays yet): not a scale case
+#: its leaders' packing is collected in Python lists, rank by rank: not a scale case
 SKIP = ("alltoall.multilevel",)
 
 
 def one_case(name: str, p: int, semantics: str) -> dict:
     """Build and simulate one case in this process; return its measurements."""
-    from netmodels.algorithms import arrays
+    from netmodels.algorithms import registry
     from netmodels.models.machines import KIT_VM_LOGGP
     from netmodels.simulate import simulate
 
     n = 0 if name.startswith("barrier.") else p
     t0, c0 = time.perf_counter(), time.process_time()
-    schedule = arrays.build(name, p, n)
+    schedule = registry.build(name, p, n)
     t1, c1 = time.perf_counter(), time.process_time()
     result = simulate(schedule, KIT_VM_LOGGP, semantics=semantics)
     t2, c2 = time.perf_counter(), time.process_time()
@@ -51,9 +54,9 @@ def one_case(name: str, p: int, semantics: str) -> dict:
 
 
 def cases(p_log: int, p_linear: int):
-    from netmodels.algorithms import arrays
+    from netmodels.algorithms import registry
 
-    for name in sorted(arrays.builders()):
+    for name in sorted(registry.names()):
         if name in SKIP:
             continue
         collective, algorithm = name.split(".", 1)

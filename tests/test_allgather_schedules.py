@@ -3,15 +3,22 @@
 import numpy as np
 import pytest
 
-from netmodels.algorithms import allgather as AG
-from netmodels.algorithms.arrays import as_arrays
+from netmodels.algorithms import allgather as AG, registry
 from netmodels.algorithms.barriers import is_barrier
 from netmodels.algorithms.schedule import Schedule, Transfer
 from netmodels.algorithms.semantics import allgather_errors
 
 
+ALGORITHMS = registry.names("allgather", short=True)
+
+
+def build(algorithm, nprocs, nelems, k=None):
+    """The registered allgather ``algorithm`` per transfer (``k=None``: its default, if any)."""
+    return registry.get(algorithm, "allgather").build(nprocs, nelems, k=k).to_schedule()
+
+
 def all_k(algorithm, p):
-    if algorithm not in AG.TAKES_K:
+    if not registry.get(algorithm, "allgather").takes("k"):
         return [None]
     return [None] + [k for k in range(1, p + 1) if algorithm != "k-shift" or k % 2 == 0]
 
@@ -32,10 +39,10 @@ def run_values(schedule):
 
 @pytest.mark.parametrize("p", range(1, 18))
 def test_every_block_arrives_exactly_once_everywhere(p):
-    for algorithm in AG.ALGORITHMS:
+    for algorithm in ALGORITHMS:
         for k in all_k(algorithm, p):
             for m in (0, 2):
-                s = AG.build(algorithm, p, m, k)
+                s = build(algorithm, p, m, k)
                 assert (s.nprocs, s.nelems) == (p, p * m)
                 assert allgather_errors(s) == [], (algorithm, p, k, m)
                 assert all(not tr.combine for st in s.steps for tr in st)
@@ -48,7 +55,7 @@ def test_every_block_arrives_exactly_once_everywhere(p):
 def test_direct_strategies_send_p_minus_1_own_blocks_per_rank(p):
     for algorithm in ("direct", "prefix", "k-prefix", "k-prefix-lb", "k-shift"):
         for k in all_k(algorithm, p):
-            s = AG.build(algorithm, p, 2, k)
+            s = build(algorithm, p, 2, k)
             data = [tr for st in s.steps for tr in st if tr.count]
             assert len(data) == p * (p - 1)
             assert all(tr.start == 2 * tr.src for tr in data)           # own block only
@@ -56,56 +63,49 @@ def test_direct_strategies_send_p_minus_1_own_blocks_per_rank(p):
 
 
 def test_checker_catches_missing_duplicated_and_wrong_blocks():
-    s = AG.build("ring", 5, 2)
+    s = build("ring", 5, 2)
     assert allgather_errors(Schedule("x", 5, 10, s.steps[:-1]))                       # a step lost
     assert allgather_errors(Schedule("x", 5, 10, s.steps[:1] + s.steps))              # sent twice
     wrong = [tuple(Transfer(t.src, t.dst, (t.start + 2) % 10, 2) if i == 0 else t
                    for i, t in enumerate(st)) for st in s.steps]
     assert allgather_errors(Schedule("x", 5, 10, wrong))                              # block moved
-    p = AG.build("prefix", 4, 1)
+    p = build("prefix", 4, 1)
     extra = Schedule("x", 4, 4, p.steps + [(Transfer(0, 1, 0, 1),)])                   # re-delivered
     assert any("arrived 2 times" in e for e in allgather_errors(extra))
     assert allgather_errors(Schedule("x", 4, 5, []))                                  # 5 % 4 != 0
 
 
 def test_prefix_steps_are_xor_permutations_and_ring_shifts_by_one():
-    s = AG.build("prefix", 8, 1)
+    s = build("prefix", 8, 1)
     assert s.nsteps == 7
     for j, st in enumerate(s.steps, 1):
         assert sorted((t.src, t.dst) for t in st) == [(i, i ^ j) for i in range(8)]
-    s = AG.build("prefix", 6, 1)                                  # XOR space of 8, absent 6 and 7
+    s = build("prefix", 6, 1)                                  # XOR space of 8, absent 6 and 7
     assert s.nsteps == 7 and [len(st) for st in s.steps] == [6, 4, 4, 4, 4, 4, 4]
-    r = AG.build("ring", 6, 1)
+    r = build("ring", 6, 1)
     assert r.nsteps == 5 and all(t.dst == (t.src + 1) % 6 for st in r.steps for t in st)
 
 
 def test_k_prefix_stage_targets_one_partition_and_k_shift_windows():
-    s = AG.build("k-prefix", 16, 1, 4)
+    s = build("k-prefix", 16, 1, 4)
     assert s.nsteps == 4
     for stage, st in enumerate(s.steps):
         for t in st:
             assert t.dst // 4 == (t.src // 4 + stage) % 4
     assert AG.shift_offsets(16, 8) == [[13, 14, 15, 1, 2, 3, 4], [5, 6, 7, 8, 9, 10, 11, 12]]
-    s = AG.build("k-shift", 16, 1, 8)
+    s = build("k-shift", 16, 1, 8)
     assert [sorted({(t.dst - t.src) % 16 for t in st}) for st in s.steps] == \
         [[1, 2, 3, 4, 13, 14, 15], [5, 6, 7, 8, 9, 10, 11, 12]]
 
 
 def test_k_prefix_lb_barriers_are_dissemination_barriers_between_stages():
-    s = AG.build("k-prefix-lb", 12, 1, 4)
+    s = build("k-prefix-lb", 12, 1, 4)
     bars = s.meta["barrier_steps"]
     assert len(bars) == 2 * 4                                     # 2 barriers of ceil(log2 12) rounds
     assert all(tr.count == 0 for t in bars for tr in s.steps[t])
     first = Schedule("b", 12, 0, [s.steps[t] for t in bars[:4]])
     assert is_barrier(first)
     assert [t for t in range(s.nsteps) if t not in bars] == [0, 5, 10]
-
-
-def test_columnar_form_matches():
-    for a in AG.ALGORITHMS:
-        arr = AG.build_arrays(a, 9, 2)
-        assert arr.to_schedule().steps == AG.build(a, 9, 2).steps
-        assert as_arrays(AG.build(a, 9, 2)).nmessages == arr.nmessages
 
 
 def test_on_leaves_skips_absent_leaves():
@@ -129,11 +129,11 @@ def test_check_k_rejects(algorithm, p, k, match):
     with pytest.raises(ValueError, match=match):
         AG.check_k(algorithm, p, k)
     with pytest.raises(ValueError):
-        AG.build(algorithm, p, 1, k)
+        build(algorithm, p, 1, k)
 
 
 def test_bad_sizes_rejected():
     with pytest.raises(ValueError, match="nprocs"):
-        AG.build("ring", 0, 1)
-    with pytest.raises(ValueError, match="nelems_per_rank"):
-        AG.build("ring", 4, -1)
+        build("ring", 0, 1)
+    with pytest.raises(ValueError, match="nelems"):
+        build("ring", 4, -1)

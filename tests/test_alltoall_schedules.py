@@ -6,9 +6,16 @@ import itertools
 import numpy as np
 import pytest
 
-from netmodels.algorithms import alltoall
+from netmodels.algorithms import alltoall, registry
 from netmodels.algorithms.arrays import ArraySchedule
 from netmodels.models import machines
+
+ALGORITHMS = registry.names("alltoall", short=True)
+
+
+def build(algorithm, nprocs, nelems, nodes=None):
+    """The registered alltoall ``algorithm`` per transfer."""
+    return registry.get(algorithm, "alltoall").build(nprocs, nelems, nodes=nodes).to_schedule()
 
 
 def hierarchies(p):
@@ -43,11 +50,11 @@ def run_on_data(schedule, send):
 
 
 @pytest.mark.parametrize("p", range(1, 10))
-@pytest.mark.parametrize("algorithm", alltoall.ALGORITHMS)
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_every_row_arrives_once_at_its_place(p, algorithm):
     for nodes in hierarchies(p):
         for m in (1, 3):
-            s = alltoall.build(algorithm, p, m, nodes)
+            s = build(algorithm, p, m, nodes)
             assert alltoall.delivery_errors(s) == [], (nodes, m)
             send = np.random.default_rng(0).random((p, p, m))
             recv = run_on_data(s, send)
@@ -56,11 +63,11 @@ def test_every_row_arrives_once_at_its_place(p, algorithm):
 
 
 def test_the_checker_can_fail():
-    s = alltoall.build("multilevel", 6, 2, 3)
-    dropped = alltoall.build("multilevel", 6, 2, 3)
+    s = build("multilevel", 6, 2, 3)
+    dropped = build("multilevel", 6, 2, 3)
     dropped.steps[-1] = dropped.steps[-1][1:]
     assert alltoall.delivery_errors(dropped)
-    doubled = alltoall.build("direct", 4, 1)
+    doubled = build("direct", 4, 1)
     doubled.steps.append(doubled.steps[0][:1])
     assert any("2 times" in e for e in alltoall.delivery_errors(doubled))
     assert alltoall.delivery_errors(s) == []
@@ -70,7 +77,7 @@ def test_paper_example_4_nodes_of_4():
     ex = machines.LSDYNA_MULTILEVEL_EXAMPLE
     p = ex["nodes"] * ex["ppn"]
     for algorithm, key in (("direct", "standard"), ("pairwise", "standard"), ("multilevel", "multilevel")):
-        counts = alltoall.message_counts(alltoall.build(algorithm, p, 1, ex["ppn"]))
+        counts = alltoall.message_counts(build(algorithm, p, 1, ex["ppn"]))
         assert counts == {1: ex[key]["inside"], 2: ex[key]["between"]}
         assert sum(counts.values()) == ex[key]["total"]
     assert sum(ex["multilevel"]["printed_terms"].values()) == ex["multilevel"]["total"]
@@ -80,8 +87,8 @@ def test_paper_example_4_nodes_of_4():
                                    (4, 4, 2), (3, 1, 2), (2, 2, 2, 2)])
 def test_closed_forms_equal_the_schedules(sizes):
     p = int(np.prod(sizes))
-    for algorithm in alltoall.ALGORITHMS:
-        s = alltoall.build(algorithm, p, 1, tuple(sizes[:-1]))
+    for algorithm in ALGORITHMS:
+        s = build(algorithm, p, 1, tuple(sizes[:-1]))
         assert alltoall.message_counts(s) == alltoall.counts_closed(algorithm, sizes)
 
 
@@ -98,16 +105,16 @@ def test_uneven_nodes_count_per_pair():
     # nodes of sizes 3, 3, 1 (ppn=3 on 7 ranks): each ordered node pair (a, b) costs
     # c_a + c_b - 1 messages, one of them between nodes
     sizes = [3, 3, 1]
-    s = alltoall.build("multilevel", 7, 1, 3)
+    s = build("multilevel", 7, 1, 3)
     between = len(sizes) * (len(sizes) - 1)
     inside = sum(c * (c - 1) for c in sizes) + sum(a + b - 2 for a, b in itertools.permutations(sizes, 2))
     assert alltoall.message_counts(s) == {1: inside, 2: between}
 
 
 def test_shapes_of_direct_and_pairwise():
-    d = alltoall.build("direct", 7, 2)
+    d = build("direct", 7, 2)
     assert d.nsteps == 1 and d.nmessages == 42
-    pw = alltoall.build("pairwise", 7, 2)
+    pw = build("pairwise", 7, 2)
     assert pw.nsteps == 6
     for step in pw.steps:
         assert sorted(t.src for t in step) == list(range(7)) == sorted(t.dst for t in step)
@@ -115,7 +122,7 @@ def test_shapes_of_direct_and_pairwise():
 
 def test_node_ids_in_any_order():
     ids = [5, 9, 5, 9, 5, 2]          # nodes {0, 2, 4}, {1, 3}, {5}, led by ranks 0, 1, 5
-    s = alltoall.build("multilevel", 6, 1, ids)
+    s = build("multilevel", 6, 1, ids)
     assert list(s.meta["order"]) == [0, 2, 4, 1, 3, 5]
     between = [t for step in s.steps for t in step if t.is_message and ids[t.src] != ids[t.dst]]
     assert sorted((t.src, t.dst) for t in between) == [(0, 1), (0, 5), (1, 0), (1, 5), (5, 0), (5, 1)]
@@ -123,37 +130,37 @@ def test_node_ids_in_any_order():
 
 
 def test_zero_elements():
-    for algorithm in alltoall.ALGORITHMS:
-        s = alltoall.build(algorithm, 5, 0, 2)
+    for algorithm in ALGORITHMS:
+        s = build(algorithm, 5, 0, 2)
         assert s.nelems == 0
         assert all(t.is_message and t.count == 0 for step in s.steps for t in step)
-        assert s.nmessages == alltoall.build(algorithm, 5, 1, 2).nmessages
+        assert s.nmessages == build(algorithm, 5, 1, 2).nmessages
 
 
 def test_one_rank():
-    for algorithm in alltoall.ALGORITHMS:
-        s = alltoall.build(algorithm, 1, 4, 1)
+    for algorithm in ALGORITHMS:
+        s = build(algorithm, 1, 4, 1)
         assert s.nmessages == 0 and alltoall.delivery_errors(s) == []
 
 
 def test_layout_groups_nodes():
-    s = alltoall.build("multilevel", 4, 2, [1, 0, 1, 0])
+    s = build("multilevel", 4, 2, [1, 0, 1, 0])
     send, recv = alltoall.layout(s)
     assert send[0].tolist() == [0, 4, 2, 6]              # order 0, 2, 1, 3
     assert recv[0].tolist() == [0, 12, 10, 14]           # own row stays in place
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: alltoall.build("bruck", 4, 1), "algorithm"),
-    (lambda: alltoall.build("direct", 0, 1), "nprocs"),
-    (lambda: alltoall.build("direct", 4, -1), "nelems_per_pair"),
-    (lambda: alltoall.build("multilevel", 4, 1, 0), "nodes"),
-    (lambda: alltoall.build("multilevel", 4, 1, (2, 0)), "nodes"),
-    (lambda: alltoall.build("multilevel", 4, 1, [0, 1]), "nodes"),
-    (lambda: alltoall.build("multilevel", 4, 1, True), "nodes"),
+    (lambda: build("bruck", 4, 1), "algorithm"),
+    (lambda: build("direct", 0, 1), "nprocs"),
+    (lambda: build("direct", 4, -1), "nelems_per_pair"),
+    (lambda: build("multilevel", 4, 1, 0), "nodes"),
+    (lambda: build("multilevel", 4, 1, (2, 0)), "nodes"),
+    (lambda: build("multilevel", 4, 1, [0, 1]), "nodes"),
+    (lambda: build("multilevel", 4, 1, True), "nodes"),
     (lambda: alltoall.counts_closed("multilevel", ()), "sizes"),
     (lambda: alltoall.counts_closed("multilevel", (2, 0)), "sizes"),
-    (lambda: alltoall.delivery_errors(alltoall.build("direct", 2, 0)), "nelems_per_pair"),
+    (lambda: alltoall.delivery_errors(build("direct", 2, 0)), "nelems_per_pair"),
 ])
 def test_bad_input_is_refused(call, message):
     with pytest.raises(ValueError, match=message):
@@ -168,24 +175,3 @@ def test_contributions_follow_receive_offsets_and_local_copies():
     assert c[1, :, 0].tolist() == [0, 0, 0, 1]        # rank 0's element landed at 3
     assert c[1, :, 1].tolist() == [1, 1, 1, 0]        # rank 1 copied its [0, 2) to [1, 3)
     assert active_links(s).tolist() == [[1, 1]]       # the local copy is no link
-
-
-@pytest.mark.parametrize("algorithm", ["direct", "pairwise"])
-@pytest.mark.parametrize("p", [1, 2, 3, 5, 8])
-@pytest.mark.parametrize("m", [0, 1, 3])
-def test_array_builders_equal_the_per_transfer_schedules(algorithm, p, m):
-    from netmodels.algorithms.arrays import build as build_registered
-
-    ref = alltoall.build(algorithm, p, m, nodes=2)
-    got = alltoall.build_arrays(algorithm, p, m, nodes=2)
-    assert got.to_schedule() == ref
-    assert build_registered(f"alltoall.{algorithm}", p, m).to_schedule() == alltoall.build(algorithm, p, m)
-
-
-def test_registry_knows_every_collective():
-    from netmodels.algorithms.arrays import build as build_registered, builders
-
-    names = set(builders())
-    assert {f"alltoall.{a}" for a in alltoall.ALGORITHMS} <= names
-    assert {"allgather.ring", "allgather.k-shift", "allreduce.ring"} <= names
-    assert build_registered("allgather.k-prefix", 6, 2, k=3).nsteps > 0

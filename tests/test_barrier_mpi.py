@@ -41,7 +41,7 @@ def _driver(mode):
 
     comm = MPI.COMM_WORLD
     if mode == "broken":
-        good = barriers.dissemination(comm.Get_size())
+        good = barriers.dissemination(comm.Get_size()).to_schedule()
         broken = Schedule("dissemination-without-last-round", good.nprocs, 0, good.steps[:-1])
         bad = verify(comm, broken, barriers=20, max_delay=2e-3)
         if comm.Get_rank() == 0:
@@ -69,8 +69,8 @@ def test_the_mpi_check_catches_a_broken_barrier():
 def test_front_door_runs_and_rejects_unknown_algorithms():
     res = run_mpi_ok(3, [__file__, "frontdoor"], timeout=60)
     assert "ValueError: algorithm must be one of" in res.stdout
-    assert "ValueError: dissemination takes no options, got ['fan_in']: 'fan_in' is an option of " \
-           "combining_tree" in res.stdout
+    assert "ValueError: barrier.dissemination takes no options, got ['fan_in']: 'fan_in' is an option of " \
+           "barrier.combining_tree" in res.stdout
 
 
 @pytest.mark.mpi

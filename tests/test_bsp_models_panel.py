@@ -49,7 +49,7 @@ def test_reference_machine_comes_from_the_three_benchmarks():
 
 def test_static_figure_frames_equal_the_model_costs():
     fig = mp.models_figure(M, P=16, N=4096)
-    names = list(bsp.ALGORITHMS)
+    names = list(bsp.COMPARED)
     rng = np.random.default_rng(3)
     for _ in range(6):
         ia, iN, iP = (int(rng.integers(n)) for n in (len(names), len(mp.N_VALUES), len(mp.P_AXIS)))
@@ -87,7 +87,7 @@ def test_lop_cost_prices_rounds_as_the_lop_model_does():
 
     rtt, ov = machines.LOP_RDMAW_RTT_MIN, machines.LOP_RDMAW_OS
     for P, n in ((64, 1), (64, 3), (27, 2), (10, 4)):
-        s = barriers.nway_dissemination(P, n)
+        s = barriers.nway_dissemination(P, n=n)
         assert mp.lop_cost(s, rtt, ov) == pytest.approx(lop.nway_barrier_time(P, n, rtt, ov))
     t1 = lop.t_one_to_n(1, rtt, ov)
     assert mp.lop_cost(barriers.central_counter(8), rtt, ov) == pytest.approx(t1 + lop.t_one_to_n(7, rtt, ov))

@@ -5,10 +5,22 @@ import math
 import numpy as np
 import pytest
 
-from netmodels.algorithms import combining as C
+from netmodels.algorithms import combining as C, registry
 from netmodels.simulate.cost import NBLModel, cost, step_costs
 from netmodels.algorithms.schedule import Schedule, Transfer
-from netmodels.algorithms.semantics import active_links, combining_errors, contributions, link_conflicts, timeline
+from netmodels.algorithms.semantics import active_links, combining_errors, contributions, timeline
+from netmodels.topology.mesh import link_conflicts
+
+ALLREDUCES = registry.algorithms("allreduce")
+
+
+def build(algorithm, nprocs, nelems, block=None, mesh=None):
+    """The registered allreduce ``algorithm`` per transfer (None: the option's default; a
+    block size is passed to the pipelined algorithms only)."""
+    alg = registry.get(algorithm, "allreduce")
+    block = block if alg.takes("block") else None
+    return alg.build(nprocs, nelems, block=block, mesh=mesh).to_schedule()
+
 
 MESHES = {p: [None] + [(w, p // w) for w in (1, p) if (w, p // w) != C.default_mesh(p)] for p in range(1, 17)}
 
@@ -21,20 +33,21 @@ def sizes(p):
 @pytest.mark.parametrize("p", range(1, 17))
 def test_every_contribution_combined_exactly_once_everywhere(p):
     for n in sizes(p):
-        for algorithm in C.ALGORITHMS:
-            meshes = MESHES[p] if algorithm in C.MESH_ALGORITHMS else [None]
-            blocks = [None, 1, 7] if algorithm in C.PIPELINED else [None]
-            if n > 100:
+        for alg in ALLREDUCES:
+            algorithm = alg.short
+            meshes = MESHES[p] if alg.takes("mesh") else [None]
+            blocks = [None, 1, 7] if alg.takes("block") else [None]
+            if n > 100 and alg.takes("block"):
                 blocks = [None, 97]                    # 1001 = 10 * 97 + 31: a short last block
             for mesh in meshes:
                 for block in blocks:
-                    s = C.build(algorithm, p, n, block, mesh)
+                    s = build(algorithm, p, n, block, mesh)
                     assert s.nprocs == p and s.nelems == n
                     assert combining_errors(s) == [], (algorithm, p, n, block, mesh)
 
 
 def test_the_semantics_check_can_fail():
-    s = C.build("ring", 4, 8)
+    s = build("ring", 4, 8)
     broken = Schedule("broken", 4, 8, [step for t, step in enumerate(s.steps) if t != 1])
     assert combining_errors(broken)
     doubled = Schedule("doubled", 4, 8, s.steps[:1] + s.steps)       # step 0 applied twice
@@ -53,7 +66,7 @@ def test_step_sends_values_from_the_start_of_the_step():
 def test_littlefield_algorithms_are_link_conflict_free(algorithm, mesh):
     p = mesh[0] * mesh[1]
     for n, block in ((1, None), (50, 4), (37, 5)):
-        assert link_conflicts(C.build(algorithm, p, n, block, mesh)) == []
+        assert link_conflicts(build(algorithm, p, n, block, mesh)) == []
 
 
 def test_conflict_check_finds_a_shared_link():
@@ -79,7 +92,7 @@ def runs(rows):
 @pytest.mark.parametrize("w, h, b", [(4, 4, 10), (3, 5, 3), (8, 2, 7), (16, 2, 25)])
 def test_snake_timeline_is_the_papers(w, h, b):
     p = w * h
-    s = C.build("snake", p, b * 11, 11, (w, h))
+    s = build("snake", p, b * 11, 11, (w, h))
     assert s.nsteps == b + 2 * p - 3
     assert timeline(s) == runs([(1, 1), (p - 2, 2), (1, 3), (b - 3, 4), (1, 3), (p - 2, 2), (1, 1)])
     assert active_links(s).max() == (4 if b > 3 else 3)
@@ -87,7 +100,7 @@ def test_snake_timeline_is_the_papers(w, h, b):
 
 @pytest.mark.parametrize("w, h, b", [(4, 4, 10), (3, 5, 4), (8, 2, 7), (16, 2, 25)])
 def test_fence_timeline_is_the_papers(w, h, b):
-    s = C.build("fence", w * h, b * 13, 13, (w, h))
+    s = build("fence", w * h, b * 13, 13, (w, h))
     assert s.nsteps == b + 2 * w + 2 * h - 5
     assert timeline(s) == runs([(1, 1), (h - 1, 2), (w - 2, 3), (1, 4), (b - 3, 6), (1, 4), (w - 2, 3),
                                 (h - 1, 2), (1, 1)])
@@ -102,7 +115,7 @@ def test_fence_timeline_is_the_papers(w, h, b):
 
 def test_fence_combines_three_ways_along_the_bottom_row():
     w, h = 4, 3
-    s = C.build("fence", w * h, 40, 4, (w, h))
+    s = build("fence", w * h, 40, 4, (w, h))
     t = w + h                                       # mid-pipeline
     arrivals = {}
     for tr in s.steps[t]:
@@ -115,7 +128,7 @@ def test_fence_combines_three_ways_along_the_bottom_row():
 @pytest.mark.parametrize("mesh", [(4, 4), (8, 2), (5, 3), (1, 6)])
 def test_tree_step_count_and_one_link_per_node(mesh):
     w, h = mesh
-    s = C.build("tree", w * h, 100, None, mesh)
+    s = build("tree", w * h, 100, None, mesh)
     assert s.nsteps == 2 * (math.ceil(math.log2(w)) + math.ceil(math.log2(h)))
     assert active_links(s).max() == 1
 
@@ -124,20 +137,20 @@ def test_tree_step_count_and_one_link_per_node(mesh):
 def test_mpi_algorithms_step_counts(p):
     log2 = p.bit_length() - 1
     extra = 2 if p & (p - 1) else 0                 # fold in / out for non-powers of two
-    assert C.build("ring", p, 100).nsteps == 2 * (p - 1)
-    assert C.build("recursive_doubling", p, 100).nsteps == log2 + extra
-    assert C.build("rabenseifner", p, 100).nsteps == 2 * log2 + extra
-    assert C.build("binomial", p, 100).nsteps == 2 * math.ceil(math.log2(p))
+    assert build("ring", p, 100).nsteps == 2 * (p - 1)
+    assert build("recursive_doubling", p, 100).nsteps == log2 + extra
+    assert build("rabenseifner", p, 100).nsteps == 2 * log2 + extra
+    assert build("binomial", p, 100).nsteps == 2 * math.ceil(math.log2(p))
     # Rabenseifner moves less data than recursive doubling: 2 (P'-1)/P' N per core rank
     if p == 8:
-        sent = sum(tr.count for st in C.build("rabenseifner", p, 800).steps for tr in st if tr.src == 0)
+        sent = sum(tr.count for st in build("rabenseifner", p, 800).steps for tr in st if tr.src == 0)
         assert sent == 2 * 7 * 100
 
 
 def test_zero_length_and_one_rank_need_no_messages():
-    for algorithm in C.ALGORITHMS:
-        assert C.build(algorithm, 5, 0).nsteps == 0
-        assert C.build(algorithm, 1, 10).nsteps == 0
+    for alg in ALLREDUCES:
+        assert alg.build(5, 0).nsteps == 0
+        assert alg.build(1, 10).nsteps == 0
 
 
 # ----------------------------------------------------------------------------- errors and block size
@@ -154,7 +167,7 @@ def test_zero_length_and_one_rank_need_no_messages():
 def test_bad_arguments_name_the_parameter(kwargs, words):
     args = dict(algorithm="snake", nprocs=4, nelems=10) | kwargs
     with pytest.raises(ValueError, match=words.replace("*", r"\*")):
-        C.build(**args)
+        build(**args)
 
 
 @pytest.mark.parametrize("algorithm, p, n", [("snake", 4, 50_000), ("snake", 16, 200_000), ("fence", 16, 100_000),
@@ -164,9 +177,9 @@ def test_default_block_is_near_the_cost_minimum(algorithm, p, n):
     # OVERHEAD_ELEMS element-times of overhead plus S element-times: default_block's assumption
     beta = 1e-9
     model = NBLModel.standard(C.OVERHEAD_ELEMS * beta / (4 if algorithm == "snake" else 6), beta)
-    t_default = cost(C.build(algorithm, p, n), model)
+    t_default = cost(build(algorithm, p, n), model)
     grid = np.unique(np.geomspace(n / 300, n, 40).astype(int))
-    t_best = min(cost(C.build(algorithm, p, n, int(s)), model) for s in grid)
+    t_best = min(cost(build(algorithm, p, n, int(s)), model) for s in grid)
     assert t_default <= 1.05 * t_best
 
 
@@ -195,27 +208,27 @@ def fence_appendix(w, h, b, s):
 @pytest.mark.parametrize("w, h, b, s", [(4, 4, 10, 60), (16, 16, 50, 20), (16, 32, 4, 600), (3, 5, 7, 11)])
 def test_cost_reproduces_the_appendix_closed_forms(w, h, b, s):
     p, n = w * h, b * s
-    assert cost(C.build("snake", p, n, s, (w, h)), MODEL) == pytest.approx(snake_appendix(p, b, s), rel=1e-12)
+    assert cost(build("snake", p, n, s, (w, h)), MODEL) == pytest.approx(snake_appendix(p, b, s), rel=1e-12)
     # Fence: one step (H-1) does a 3-way combine the appendix books as 2-way
-    assert cost(C.build("fence", p, n, s, (w, h)), MODEL) == \
+    assert cost(build("fence", p, n, s, (w, h)), MODEL) == \
         pytest.approx(fence_appendix(w, h, b, s) + (C3 - C2) * s, rel=1e-12)
     tree = (math.ceil(math.log2(w)) + math.ceil(math.log2(h))) * (2 * (A + B * n) + C2 * n)
-    assert cost(C.build("tree", p, n, None, (w, h)), MODEL) == pytest.approx(tree, rel=1e-12)
+    assert cost(build("tree", p, n, None, (w, h)), MODEL) == pytest.approx(tree, rel=1e-12)
 
 
 def test_cost_by_hand_for_an_exchange_and_a_chain():
     n = 1000
-    rd = C.build("recursive_doubling", 2, n)         # one exchange: L = 2 at both nodes
+    rd = build("recursive_doubling", 2, n)         # one exchange: L = 2 at both nodes
     assert cost(rd, MODEL) == pytest.approx(2 * A + F[2] * B * n + C2 * n)
     assert cost(rd, NBLModel.standard(A, B, C2)) == pytest.approx(2 * A + B * n + C2 * n)
     assert cost(rd, NBLModel.nominal(A, B, C2)) == pytest.approx(2 * A + 2 * B * n + C2 * n)
     (st,) = step_costs(rd, MODEL)
     assert (st.L, st.S) == (2, n)
-    assert cost(C.build("snake", 1, n), MODEL) == 0.0
+    assert cost(build("snake", 1, n), MODEL) == 0.0
 
 
 def test_nominal_model_is_slower_and_missing_f_values_are_named():
-    s = C.build("fence", 16, 10**4, 100, (4, 4))
+    s = build("fence", 16, 10**4, 100, (4, 4))
     assert cost(s, NBLModel.nominal(A, B, C2, C3)) > cost(s, NBLModel.standard(A, B, C2, C3))
     with pytest.raises(ValueError, match="no value for L = 6"):
         cost(s, NBLModel(A, B, {2: 1.1, 3: 1.3, 4: 3.9}))
@@ -235,7 +248,7 @@ def test_draw_step_draws_one_arrow_per_message_and_marks_conflicts_red():
 
     from netmodels.figures.draw import draw_step
 
-    s = C.build("fence", 12, 40, 4, (4, 3))
+    s = build("fence", 12, 40, 4, (4, 3))
     ax = draw_step(s, 8)
     arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
     assert len(arrows) == len(s.steps[8])

@@ -35,7 +35,7 @@ def test_fit_recovers_the_f_table_of_lockstep_times():
 def test_self_timed_snake_without_noise_is_close_to_lockstep():
     from netmodels.algorithms import combining
 
-    sched = combining.snake(16, 1200, block=120, mesh=(4, 4))
+    sched = combining.snake(16, 1200, block=120, mesh=(4, 4)).to_schedule()
     t, _ = desync.simulate_fluid(sched, DELTA)
     lock = nbl.time("Snake", 1200, 4, 4, 120, DELTA, nbl.NOMINAL)
     # a rank never waits longer than in lockstep, and fill and drain save little

@@ -10,32 +10,37 @@ import math
 import numpy as np
 import pytest
 
-from netmodels.algorithms import barriers
+from netmodels.algorithms import barriers, registry
 from netmodels.models import logp
 from netmodels.models.machines import HOEFLER2005_BARRIER_TIMES
 from netmodels.algorithms.schedule import Schedule
 
-VARIANTS = [(name, {}) for name in barriers.BUILDERS] + [
+VARIANTS = [(name, {}) for name in registry.names("barrier", short=True)] + [
     ("combining_tree", {"fan_in": 2}), ("combining_tree", {"fan_in": 3}),
     ("nway_dissemination", {"n": 1}), ("nway_dissemination", {"n": 3}),
     ("tournament", {"release": "flat"})]
 
 
+def build(name, P, **options):
+    """The registered barrier ``name`` on ``P`` ranks."""
+    return registry.get(name, "barrier").build(P, **options)
+
+
 @pytest.mark.parametrize("name,opts", VARIANTS)
 def test_every_schedule_is_a_barrier_for_P_1_to_70(name, opts):
     for P in range(1, 71):
-        s = barriers.build(name, P, **opts)
+        s = build(name, P, **opts).to_schedule()
         assert s.nprocs == P and s.nelems == 0
         assert all(tr.count == 0 for step in s.steps for tr in step)
         assert barriers.is_barrier(s), (name, opts, P)
 
 
 def test_the_correctness_check_can_fail():
-    d = barriers.dissemination(12)
+    d = barriers.dissemination(12).to_schedule()
     for drop in range(d.nsteps):  # without any one of its rounds it is no barrier
         broken = Schedule("broken", 12, 0, d.steps[:drop] + d.steps[drop + 1:])
         assert not barriers.is_barrier(broken)
-    k = barriers.entered_sets(Schedule("gather", 3, 0, [tuple(barriers.central_counter(3).steps[0])]))
+    k = barriers.entered_sets(Schedule("gather", 3, 0, [tuple(barriers.central_counter(3).to_schedule().steps[0])]))
     assert k[0].all() and not k[1].all()
 
 
@@ -45,11 +50,11 @@ def test_step_counts_follow_the_complexity_classes():
         assert barriers.dissemination(P).nsteps == R
         assert barriers.butterfly(P).nsteps == R
         assert barriers.tournament(P).nsteps == 2 * R
-        assert barriers.nway_dissemination(P, 3).nsteps == math.ceil(round(math.log(P, 4), 9))
+        assert barriers.nway_dissemination(P, n=3).nsteps == math.ceil(round(math.log(P, 4), 9))
         assert barriers.pairwise_exchange(P).nsteps == (R if P & (P - 1) == 0 else int(math.log2(P)) + 2)
     assert barriers.central_counter(50).nsteps == 2
     assert sum(len(s) for s in barriers.central_counter(50).steps) == 2 * 49
-    assert barriers.tournament(8).steps == barriers.binomial(8).steps  # same messages
+    assert barriers.tournament(8).to_schedule().steps == barriers.binomial(8).to_schedule().steps  # same messages
 
 
 def _regular(name, P, opts):
@@ -83,7 +88,7 @@ def test_closed_forms_equal_the_simulation_when_regular_and_bound_it_otherwise(r
                 continue
             for P in Ps:
                 m = logp.LogP(L, o, g, P, o_r=o_r)
-                sim = logp.simulate(barriers.build(name, P, **opts), m).max()
+                sim = logp.simulate(build(name, P, **opts), m).max()
                 closed = logp.barrier_time(name, m, **opts)
                 assert sim <= closed * (1 + 1e-12) + 1e-12, (name, opts, P)
                 if _regular(name, P, opts):
@@ -125,7 +130,7 @@ def test_knowledge_bound_is_below_every_algorithm_and_tight_for_small_P():
         for P in (2, 3, 5, 8, 17, 64):
             m = logp.LogP(L, o, rng.uniform(0, o), P)
             bound = logp.knowledge_bound(m)
-            best = min(logp.simulate(barriers.build(n, P, **opts), m).max() for n, opts in VARIANTS)
+            best = min(logp.simulate(build(n, P, **opts), m).max() for n, opts in VARIANTS)
             assert bound <= best + 1e-9
     m = logp.LogP(L=10.0, o=1.0, g=0.0, P=3)
     assert logp.knowledge_bound(m) == 13.0  # two receives after one latency: 11, 12, 13
@@ -228,12 +233,12 @@ def test_loggp_message_time_and_prtt_model_share_the_s_minus_1_convention():
 
 def test_an_option_the_algorithm_does_not_take_is_a_valueerror_naming_who_takes_it():
     with pytest.raises(ValueError, match=r"dissemination takes no options.*'fan_in'.*combining_tree"):
-        barriers.build("dissemination", 8, fan_in=3)
-    with pytest.raises(ValueError, match=r"'n' is an option of nway_dissemination"):
-        barriers.build("combining_tree", 8, n=2)
+        build("dissemination", 8, fan_in=3)
+    with pytest.raises(ValueError, match=r"'n' is an option of barrier.nway_dissemination"):
+        build("combining_tree", 8, n=2)
     with pytest.raises(ValueError, match=r"'fan_in' is an option of combining_tree"):
         logp.barrier_time("dissemination", logp.LogP(1, 1, 1, 8), fan_in=3)
-    assert barriers.build("tournament", 8, release="flat").nsteps == 4
+    assert build("tournament", 8, release="flat").nsteps == 4
 
 
 def test_barrier_table_fit_recovers_synthetic_parameters():
@@ -272,8 +277,8 @@ def test_plogp_and_loggp_agree_with_their_definitions():
     lambda: logp.barrier_time("combining_tree", logp.LogP(1, 1, 1, 2), fan_in=1),
     lambda: logp.barrier_time("dissemination", (1, 1, 1, 2)),
     lambda: logp.PLogP(1, (0, 1), (1,), (1, 1), (1, 1)),
-    lambda: barriers.build("bogus", 4), lambda: barriers.dissemination(0),
-    lambda: barriers.nway_dissemination(4, 0), lambda: barriers.tournament(4, release="x"),
+    lambda: build("bogus", 4), lambda: barriers.dissemination(0),
+    lambda: barriers.nway_dissemination(4, n=0), lambda: barriers.tournament(4, release="x"),
     lambda: logp.fit_barrier_times([("dissemination", 8, 1e-3)]),
 ])
 def test_bad_parameters_raise_valueerror(call):

@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 from scipy.optimize import minimize_scalar
 
-from netmodels.algorithms import combining
+from netmodels.algorithms import registry
 from netmodels.models import nbl
 from netmodels.models import nbl_derivation as d
 from netmodels.models.machines import (DELTA, DELTA_BLOCK_RANGE, DELTA_MESHES, DELTA_TABLE1,
@@ -56,7 +56,7 @@ def test_executable_schedules_have_the_papers_link_counts(name, meshes):
     for W, H in meshes:
         for B in (3, 5):
             S = 2
-            sched = combining.build(name, W * H, B * S, block=S, mesh=(W, H))
+            sched = registry.build("allreduce." + name.lower(), W * H, B * S, block=S, mesh=(W, H)).to_schedule()
             L, k, _ = d.schedule_timeline(sched)
             Lp, kp = phase_arrays(name.capitalize(), W, H, B)
             np.testing.assert_array_equal(L, Lp)
@@ -66,7 +66,7 @@ def test_executable_schedules_have_the_papers_link_counts(name, meshes):
 @pytest.mark.parametrize("W,H", [(4, 4), (3, 5), (8, 2)])
 def test_tree_closed_form_is_the_cost_of_the_executable_tree(W, H):
     N = 1000
-    sched = combining.build("tree", W * H, N, mesh=(W, H))
+    sched = registry.build("allreduce.tree", W * H, N, mesh=(W, H)).to_schedule()
     L, k, _ = d.schedule_timeline(sched)
     assert set(L.tolist()) == {1}
     m = DELTA
@@ -77,10 +77,10 @@ def test_tree_closed_form_is_the_cost_of_the_executable_tree(W, H):
 @pytest.mark.parametrize("fname", list(F_TABLES))
 @pytest.mark.parametrize("name,W,H", [("Snake", 4, 4), ("Snake", 5, 3), ("Fence", 4, 4), ("Fence", 6, 3)])
 def test_closed_forms_equal_the_sum_over_the_executable_schedule(fname, name, W, H):
-    """Section 2's step cost L α + f(L) β S + c S summed over combining.build's steps
+    """Section 2's step cost L α + f(L) β S + c S summed over the registered schedule's steps
     (combine charged as the paper does: one c2 step more than the schedule shows in Fence)."""
     f, m, S, B = F_TABLES[fname], DELTA, 7, 6
-    sched = combining.build(name.lower(), W * H, S * B, block=S, mesh=(W, H))
+    sched = registry.build("allreduce." + name.lower(), W * H, S * B, block=S, mesh=(W, H)).to_schedule()
     L, k, _ = d.schedule_timeline(sched)
     _, kp = phase_arrays(name, W, H, B)
     cost = {0: 0.0, 2: m.c2, 3: m.c3}
@@ -317,7 +317,7 @@ def test_fastest_on_tiny_vectors_is_tree():
 def test_general_timeline_is_the_executable_schedules(name, W, H, B):
     """Any mesh, any block count: the timeline used for costs is the schedule's, step by step."""
     S = 3
-    sched = combining.build(name.lower(), W * H, B * S, block=S, mesh=(W, H))
+    sched = registry.build("allreduce." + name.lower(), W * H, B * S, block=S, mesh=(W, H)).to_schedule()
     L, k, _ = d.schedule_timeline(sched)
     Lt, kt = d.expand(nbl.timeline(name, W, H, B))
     np.testing.assert_array_equal(L, Lt)
@@ -375,13 +375,14 @@ def test_static_twins_cover_standard_and_nominal():
                                         ("Snake", 2, 1, 4), ("Fence", 4, 4, 6), ("Fence", 6, 3, 9),
                                         ("Fence", 2, 2, 5), ("Fence", 2, 2, 1), ("Snake", 3, 3, 2)])
 def test_closed_forms_are_the_cost_of_the_executable_schedules(fname, name, W, H, B):
-    """netmodels.simulate.cost costs combining.build's schedules step by step (busiest node, widest
+    """netmodels.simulate.cost costs the registered schedules step by step (busiest node, widest
     combine); the closed forms agree except for the paper's c2 at Fence's step H."""
     from netmodels.simulate.cost import NBLModel, cost
 
     f, m, S = F_TABLES[fname], DELTA, 7
     model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
-    sched = combining.build(name.lower(), W * H, S * B, block=S, mesh=(W, H))
+    block = None if name == "Tree" else S           # Tree sends whole vectors
+    sched = registry.build("allreduce." + name.lower(), W * H, S * B, block=block, mesh=(W, H)).to_schedule()
     by_steps = cost(sched, model)
     assert cost(sched, m, f) == by_steps  # the same model given as nbl takes it
     closed = nbl.time(name, S * B, W, H, S, m, f, paper_charges=True)
@@ -399,14 +400,14 @@ def test_fence_time_has_no_jump_where_the_closed_form_takes_over(W, H):
     S, m, f = 5, DELTA, NOMINAL
     model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
     for B in range(1, 6):
-        sched = combining.build("fence", W * H, S * B, block=S, mesh=(W, H))
+        sched = registry.build("allreduce.fence", W * H, S * B, block=S, mesh=(W, H)).to_schedule()
         assert nbl.fence_time(S * B, W, H, S, m, f) == pytest.approx(cost(sched, model), rel=1e-12)
 
 
 def test_cost_takes_an_nbl_machine_and_its_f_table_or_a_model_only():
     from netmodels.simulate.cost import NBLModel, cost
 
-    sched = combining.build("snake", 4, 12, block=3, mesh=(2, 2))
+    sched = registry.build("allreduce.snake", 4, 12, block=3, mesh=(2, 2)).to_schedule()
     with pytest.raises(ValueError, match="NBLMachine only"):
         cost(sched, NBLModel.from_machine(DELTA, NOMINAL), NOMINAL)
     with pytest.raises(ValueError, match="model must be"):

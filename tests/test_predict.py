@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mpi_exercises.bench import predict
-from netmodels.algorithms import barriers, combining
+from netmodels.algorithms import registry
 from netmodels.models.logp import LogGP
 from tests.mpirun import run_mpi, run_mpi_ok
 
@@ -22,14 +22,14 @@ def cal(**kw):
 def test_alpha_beta_of_recursive_doubling_on_two_ranks_is_one_exchange():
     # one step: both ranks send N doubles and combine N elements
     N = 1000
-    sched = combining.build("recursive_doubling", 2, N)
+    sched = registry.build("allreduce.recursive_doubling", 2, N).to_schedule()
     assert predict.alpha_beta_time(sched, ALPHA, BETA, 8, C2) == pytest.approx(ALPHA + BETA * 8 * N + C2 * N)
 
 
 def test_alpha_beta_of_ring_on_four_ranks_is_2_p_minus_1_steps_of_n_over_p():
     # reduce-scatter (P-1 steps, combining N/P) then allgather (P-1 steps, copying N/P)
     N, P = 4000, 4
-    sched = combining.build("ring", P, N)
+    sched = registry.build("allreduce.ring", P, N).to_schedule()
     step = ALPHA + BETA * 8 * N / P
     want = 2 * (P - 1) * step + (P - 1) * C2 * N / P
     assert predict.alpha_beta_time(sched, ALPHA, BETA, 8, C2) == pytest.approx(want)
@@ -38,15 +38,16 @@ def test_alpha_beta_of_ring_on_four_ranks_is_2_p_minus_1_steps_of_n_over_p():
 def test_alpha_beta_of_barriers_counts_messages_in_sequence():
     P = 8
     # dissemination: ceil(log2 8) = 3 rounds of one empty message
-    assert predict.alpha_beta_time(barriers.build("dissemination", P), ALPHA, BETA) == pytest.approx(3 * ALPHA)
+    d = registry.build("barrier.dissemination", P).to_schedule()
+    assert predict.alpha_beta_time(d, ALPHA, BETA) == pytest.approx(3 * ALPHA)
     # central counter: a gather then a release, each a step of empty messages
-    cc = barriers.build("central_counter", P)
+    cc = registry.build("barrier.central_counter", P).to_schedule()
     assert predict.alpha_beta_time(cc, ALPHA, BETA) == pytest.approx(cc.nsteps * ALPHA)
 
 
 def test_predict_times_nbl_charges_alpha_per_link_and_loggp_per_message():
     N = 1000
-    sched = combining.build("recursive_doubling", 2, N)
+    sched = registry.build("allreduce.recursive_doubling", 2, N).to_schedule()
     t = predict.predict_times(sched, cal())
     # NBL: each rank sends and receives (L = 2): 2 alpha + f(2) beta S with f = 1, plus c2 S
     assert t["nbl"] == pytest.approx(2 * ALPHA + BETA * 8 * N + C2 * N)
@@ -87,7 +88,7 @@ def test_predict_under_mpiexec_writes_the_report(tmp_path):
     assert data["command"].startswith("mpiexec -n 2 python -m mpi_exercises predict")
     c = data["calibration"]
     assert set(c) >= {"alpha_s", "beta_s_per_byte", "loggp", "c2_s_per_elem"}
-    algorithms = {"allreduce": set(combining.ALGORITHMS) | {"mpi"}, "barrier": set(barriers.BUILDERS) | {"mpi"}}
+    algorithms = {c: set(registry.names(c, short=True)) | {"mpi"} for c in ("allreduce", "barrier")}
     seen = {(r["collective"], r["algorithm"], r["nelems"]) for r in data["rows"]}
     assert seen == {("allreduce", a, n) for a in algorithms["allreduce"] for n in (1, 100)} | {
         ("barrier", a, 0) for a in algorithms["barrier"]}

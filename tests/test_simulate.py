@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from netmodels.algorithms import arrays, barriers, broadcast, combining
+from netmodels.algorithms import arrays, barriers, broadcast, combining, registry
 from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
 from netmodels.algorithms.schedule import Schedule, Transfer
 from netmodels.models import logp, nbl
@@ -33,12 +33,13 @@ SIZES = list(range(1, 21)) + [31, 32, 33, 47, 63, 64]
 
 
 def kit_schedules(p):
-    """Every schedule of the kit on p ranks: barriers (with options) and allreduces."""
-    out = [barriers.build(name, p) for name in barriers.BUILDERS]
-    out += [barriers.combining_tree(p, 2), barriers.nway_dissemination(p, 3), barriers.tournament(p, "flat")]
-    out += [combining.build(name, p, n) for name in combining.ALGORITHMS for n in (1, 2 * p + 3)]
+    """Every schedule of the kit on p ranks, per transfer: barriers (with options), allreduces, a broadcast."""
+    out = [a.build(p) for a in registry.algorithms("barrier")]
+    out += [barriers.combining_tree(p, fan_in=2), barriers.nway_dissemination(p, n=3),
+            barriers.tournament(p, release="flat")]
+    out += [a.build(p, n) for a in registry.algorithms("allreduce") for n in (1, 2 * p + 3)]
     out += [broadcast.binomial(p, 5, p // 2)]
-    return out
+    return [a.to_schedule() for a in out]
 
 
 def rel(a, b):
@@ -80,13 +81,13 @@ def test_sync_nbl_equals_the_papers_closed_forms(mesh):
     f = nbl.FITTED_DELTA | {5: 4.5}
     for n, S in ((100, 20), (1200, 60), (999, 333), (40, 40)):   # N a multiple of S, as the closed forms assume
         for alg in ("tree", "snake", "fence"):
-            s = combining.build(alg, w * h, n, S, mesh)
+            s = registry.build(f"allreduce.{alg}", w * h, n, block=None if alg == "tree" else S, mesh=mesh)
             want = nbl.time(alg, n, w, h, S, DELTA, f)
             assert rel(simulate(s, NBLModel.from_machine(DELTA, f)).time, want) <= 1e-9, (alg, mesh, n, S)
 
 
 def test_either_form_gives_the_same_result():
-    s = combining.rabenseifner(13, 40)
+    s = combining.rabenseifner(13, 40).to_schedule()
     for m in LOGP + NBL + [AB]:
         for sem in ("sync", "dataflow"):
             a, b = simulate(s, m, semantics=sem), simulate(ArraySchedule.from_schedule(s), m, semantics=sem)
@@ -122,7 +123,7 @@ BIG = [3, 1000, 12345, 2**17 + 1, 2**20]
 @pytest.mark.parametrize("p", BIG)
 def test_dissemination_under_logp_equals_the_closed_form(p):
     """logp.barrier_time: one_way + (R - 1) max(g, one_way), R = ceil(log2 P), any P."""
-    a = barriers.dissemination_arrays(p)
+    a = barriers.dissemination(p)
     for m in (LOGP if p < 2**20 else LOGP[1:]):       # at 2^20 the binding gap only (fast tests)
         want = logp.barrier_time("dissemination", m.with_P(p))
         for sem in ("sync", "dataflow"):
@@ -132,7 +133,7 @@ def test_dissemination_under_logp_equals_the_closed_form(p):
 def test_dissemination_at_2_20_is_R_times_one_way_when_g_is_small():
     """g <= o_s + L + o_r: every round costs one message end to end, 20 (L + o_s + o_r)."""
     m = LOGP[0]
-    r = simulate(barriers.dissemination_arrays(2**20), m)
+    r = simulate(barriers.dissemination(2**20), m)
     assert rel(r.time, 20 * (m.L + m.o_s + m.o_r)) <= 1e-12
     assert r.messages == 20 * 2**20 and r.bytes == 0 and r.steps == 20
 
@@ -143,7 +144,7 @@ def test_binomial_broadcast_closed_forms(p):
     (both semantics: a rank sends as soon as it has received), and R (o_s + L + o_r) under
     sync LogP when g <= o_s + L + o_r (the root's sends are one round apart)."""
     n = 1000
-    a = broadcast.binomial_arrays(p, n, root=p // 3)
+    a = broadcast.binomial(p, n, root=p // 3)
     R = math.ceil(math.log2(p))
     for sem in ("sync", "dataflow"):
         assert rel(simulate(a, AB, semantics=sem).time, R * (AB.alpha + AB.beta * 8 * n)) <= 1e-12
@@ -158,7 +159,7 @@ def test_recursive_doubling_under_alphabeta(p):
     n = 64
     steps = (p.bit_length() - 1) + (2 if p & (p - 1) else 0)
     want = steps * (AB.alpha + AB.beta * 8 * n)
-    got = simulate(combining.recursive_doubling_arrays(p, n), AB)
+    got = simulate(combining.recursive_doubling(p, n), AB)
     assert rel(got.time, want) <= 1e-12 and got.steps == steps
 
 
@@ -168,8 +169,8 @@ def test_ring_under_alphabeta(p):
     2 (P - 1) (α + β 8 ceil(N/P)); for N divisible by P the textbook 2(P-1)α + 2(P-1)/P β m."""
     for n in (p, 5 * p + 1):
         want = 2 * (p - 1) * (AB.alpha + AB.beta * 8 * -(-n // p))
-        assert rel(simulate(combining.ring_arrays(p, n), AB).time, want) <= 1e-12
-        assert rel(simulate(combining.ring_arrays(p, n), AB, semantics="dataflow").time, want) <= 1e-12
+        assert rel(simulate(combining.ring(p, n), AB).time, want) <= 1e-12
+        assert rel(simulate(combining.ring(p, n), AB, semantics="dataflow").time, want) <= 1e-12
 
 
 def test_loggp_round_trip_equals_the_prtt_forward_model():
@@ -230,7 +231,7 @@ def test_contention_on_a_ring_of_links():
 
 def test_contention_on_a_bus_and_none_without_topology():
     p, n = 8, 10
-    a = combining.recursive_doubling_arrays(p, n)
+    a = combining.recursive_doubling(p, n)
     plain = simulate(a, AB).time
     assert rel(plain, 3 * (AB.alpha + AB.beta * 8 * n)) <= 1e-12
     assert rel(simulate(a, AB, topology=Bus(p)).time, 3 * (AB.alpha + p * AB.beta * 8 * n)) <= 1e-12
@@ -240,7 +241,7 @@ def test_contention_on_a_bus_and_none_without_topology():
 
 # ----------------------------------------------------------------------------- skew, noise, local work
 def test_sync_skew_delays_the_first_step_only():
-    a = barriers.dissemination_arrays(10)
+    a = barriers.dissemination(10)
     skew = np.zeros(10)
     skew[3] = 7 * US
     base = simulate(a, LOGP[0]).time
@@ -253,7 +254,7 @@ def test_noise_is_seeded_and_adds_the_drawn_latency():
     assert rel(simulate(s, AB, noise=3 * US, seed=42).time, AB.alpha + AB.beta * 32 + draw) <= 1e-12
     m = LOGP[0]
     assert rel(simulate(s, m, noise=3 * US, seed=42).time, m.one_way + draw) <= 1e-12
-    a = barriers.dissemination_arrays(64)
+    a = barriers.dissemination(64)
     r1, r2 = (simulate(a, m, noise=1 * US, seed=7, semantics="dataflow") for _ in range(2))
     assert np.array_equal(r1.finish, r2.finish)
     assert r1.time > simulate(a, m).time
@@ -279,19 +280,19 @@ def test_local_transfers_cost_nothing():
 ])
 def test_bad_arguments_raise_valueerror(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        simulate(barriers.dissemination_arrays(4), LOGP[0], **kwargs)
+        simulate(barriers.dissemination(4), LOGP[0], **kwargs)
 
 
 def test_bad_model_and_schedule():
     with pytest.raises(ValueError, match="model must be"):
-        simulate(barriers.dissemination_arrays(4), object())
+        simulate(barriers.dissemination(4), object())
     with pytest.raises(ValueError, match="Schedule or an ArraySchedule"):
         simulate([(0, 1)], AB)
 
 
 def test_array_builders_simulate_like_their_twins():
-    for name in sorted(arrays.builders()):
+    for name in registry.names():
         n = 0 if name.startswith("barrier.") else 50
-        a = arrays.build(name, 21, n)
+        a = registry.build(name, 21, n)
         t = arrays.as_transfers(a)
         assert simulate(a, LOGP[1], semantics="dataflow").time == logp.simulate(t, LOGP[1]).max()

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from netmodels.__main__ import main
+from netmodels.algorithms import registry
 from netmodels.models import logp
 from netmodels.models.machines import KIT_VM_LOGGP
 from tests.mpirun import ROOT
@@ -49,6 +50,42 @@ def test_help_lists_algorithms_parameters_units_and_defaults():
     for word in ("barrier.dissemination", "allreduce.ring", "broadcast.binomial", "o_s", "s/B", "s/element",
                  "f4", "KIT_VM_LOGGP", "DELTA", "LSDYNA_100MBIT"):
         assert word in res.stdout, word
+
+
+def test_help_lists_every_registered_algorithm_and_option():
+    res = run("--help")
+    assert res.returncode == 0
+    for alg in registry.algorithms():
+        assert alg.name in res.stdout
+        for option in alg.options:
+            assert option in res.stdout
+
+
+#: f(L) for the links the DELTA's measured table lacks (L = 5 and 7..10 at P = 6), as in the
+#: nominal model f(L) = L: schedules where a rank has more than 6 links need them
+F_BEYOND_DELTA = [f"f{L}={L}" for L in (5, 7, 8, 9, 10)]
+
+
+@pytest.mark.parametrize("model", ["alphabeta", "logp", "loggp", "nbl"])
+@pytest.mark.parametrize("name", registry.names())
+def test_every_registered_algorithm_runs_under_every_model(name, model, capsys):
+    params = [x for f in F_BEYOND_DELTA for x in ("--param", f)] if model == "nbl" else []
+    assert main(["simulate", name, "-P", "6", "--model", model, *params]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert out.startswith(f"{name} on P = 6 ranks") and "predicted time" in out
+
+
+def test_snake_on_16_ranks_under_nbl(capsys):
+    assert main(["simulate", "snake", "-P", "16", "--model", "nbl"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("allreduce.snake on P = 16 ranks") and "steps           30" in out
+
+
+def test_mesh_and_nodes_options_are_read_as_tuples(capsys):
+    assert main(["simulate", "fence", "-P", "8", "-N", "16", "--model", "alphabeta",
+                 "--option", "mesh=4x2", "--option", "block=4"]) == 0
+    assert main(["simulate", "alltoall.multilevel", "-P", "8", "--model", "loggp", "--option", "nodes=2,2"]) == 0
+    assert main(["simulate", "fence", "-P", "8", "--model", "alphabeta", "--option", "mesh=3x3"]) == 2
 
 
 @pytest.mark.parametrize("args, message", [

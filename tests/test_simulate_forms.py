@@ -8,8 +8,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from netmodels.algorithms import arrays, barriers, combining  # noqa: E402
-from netmodels.algorithms.arrays import ArraySchedule  # noqa: E402
+from netmodels.algorithms import arrays, registry  # noqa: E402
 from netmodels.figures.draw import draw_step  # noqa: E402
 from netmodels.models import logp  # noqa: E402
 from netmodels.simulate.cost import NBLModel, cost, step_costs  # noqa: E402
@@ -21,18 +20,18 @@ MODEL = NBLModel(54e-6, 1.54e-6, {2: 1.1, 3: 1.3, 4: 3.9, 6: 5.1}, {2: 0.25e-6, 
 @pytest.mark.parametrize("p", [1, 4, 7, 12])
 def test_cost_and_logp_simulate_take_either_form(p):
     for name in ("tree", "snake", "fence", "ring", "rabenseifner"):
-        s = combining.build(name, p, 3 * p + 1)
-        a = ArraySchedule.from_schedule(s)
+        a = registry.build("allreduce." + name, p, 3 * p + 1)
+        s = a.to_schedule()
         assert cost(a, MODEL) == cost(s, MODEL) and step_costs(a, MODEL) == step_costs(s, MODEL)
     m = logp.LogP(5e-6, 1e-6, 2e-6, p)
-    for name in barriers.ARRAY_BUILDERS:
-        a = barriers.build_arrays(name, p)
-        assert np.array_equal(logp.simulate(a, m), logp.simulate(barriers.build(name, p), m))
+    for alg in registry.algorithms("barrier"):
+        a = alg.build(p)
+        assert np.array_equal(logp.simulate(a, m), logp.simulate(a.to_schedule(), m))
 
 
 def test_draw_step_takes_either_form():
-    s = combining.build("fence", 12, 24, 4, (4, 3))
-    a = ArraySchedule.from_schedule(s)
+    a = registry.build("allreduce.fence", 12, 24, block=4, mesh=(4, 3))
+    s = a.to_schedule()
     for t in (0, s.nsteps // 2):
         ax1, ax2 = draw_step(s, t), draw_step(a, t)
         assert len(ax1.patches) == len(ax2.patches) > 12          # nodes plus one arrow per message
@@ -44,19 +43,19 @@ SCRIPT = """
 import numpy as np
 from mpi4py import MPI
 from mpi_exercises.executor import Executor
-from netmodels.algorithms import arrays
+from netmodels.algorithms import registry
 comm = MPI.COMM_WORLD
 p, r = comm.Get_size(), comm.Get_rank()
 for name in ("allreduce.ring", "allreduce.rabenseifner", "allreduce.recursive_doubling", "allreduce.binomial"):
     for n in (0, 1, p + 2, 37):
-        a = arrays.build(name, p, n)
+        a = registry.build(name, p, n)
         x = np.random.default_rng(r + 10 * n).random(n)
         want = np.empty_like(x)
         comm.Allreduce(x, want, MPI.SUM)
         with Executor(comm, a, np.float64, MPI.SUM) as ex:
             ex.run(x)
         assert np.allclose(x, want, rtol=1e-12, atol=0), (name, n)
-with Executor(comm, arrays.build("barrier.dissemination", p), np.float64) as ex:
+with Executor(comm, registry.build("barrier.dissemination", p), np.float64) as ex:
     ex.run(np.empty(0))
 if r == 0:
     print("FORMS OK")
@@ -82,16 +81,15 @@ def test_executor_refuses_other_objects():
 
     with pytest.raises(ValueError, match="Schedule or an ArraySchedule"):
         Executor(FakeComm(), [(0, 1)], np.float64)
-    assert arrays.as_transfers(arrays.build("allreduce.ring", 2, 4)).nprocs == 2
+    assert arrays.as_transfers(registry.build("allreduce.ring", 2, 4)).nprocs == 2
 
 
 def test_local_copies_cost_no_link_under_nbl():
     # the multilevel alltoall packs at its leaders with local copies: they are not messages
-    from netmodels.algorithms import alltoall
     from netmodels.simulate import simulate
     from netmodels.simulate.cost import NBLModel, cost
 
-    s = alltoall.build("multilevel", 8, 3, nodes=4)
+    s = registry.build("alltoall.multilevel", 8, 3, nodes=4).to_schedule()
     assert any(not tr.is_message for step in s.steps for tr in step)
     m = NBLModel.nominal(1e-6, 1e-8, 2e-9, 3e-9)
     without = type(s)(s.name, s.nprocs, s.nelems,

@@ -6,8 +6,7 @@ from collections import Counter, deque
 import numpy as np
 import pytest
 
-from netmodels.algorithms import allgather as AG
-from netmodels.algorithms.semantics import route as mesh_route
+from netmodels.algorithms import allgather as AG, registry
 from netmodels.models.machines import KUMAR2004_COST
 from netmodels.topology import KaryNTree, Mesh2D, Torus2D
 from netmodels.topology import contention as C
@@ -82,10 +81,13 @@ def test_every_route_is_a_shortest_connected_path(topo):
                 assert all(y in adj[x] for x, y in path)
 
 
-def test_mesh_routes_are_those_of_the_delta_semantics():
+def test_mesh_routes_go_along_x_first_then_along_y_as_on_the_delta():
     m = Mesh2D(5, 3)
     for a, b in itertools.product(range(15), repeat=2):
-        assert m.route(a, b) == mesh_route((a % 5, a // 5), (b % 5, b // 5))
+        path = m.route(a, b)
+        dx, dy = abs(b % 5 - a % 5), abs(b // 5 - a // 5)
+        assert len(path) == dx + dy
+        assert all(u[1] == v[1] for u, v in path[:dx]) and all(u[0] == v[0] for u, v in path[dx:])
     assert Torus2D(6, 1).route(0, 4) == [((0, 0), (5, 0)), ((5, 0), (4, 0))]       # the shorter way round
 
 
@@ -156,14 +158,19 @@ def test_missing_leaves():
     assert max(C.survey(KaryNTree(4, 3, np.arange(60)), "shift").values()) == 2
 
 
+def build(algorithm, nprocs, nelems, k=None):
+    """The registered allgather ``algorithm`` per transfer."""
+    return registry.get(algorithm, "allgather").build(nprocs, nelems, k=k).to_schedule()
+
+
 def test_schedule_steps_of_kumar_strategies():
     t = KaryNTree(4, 3)
     for a in ("prefix", "k-prefix", "k-shift", "ring", "direct"):
-        s = AG.build(a, 64, 1, {"k-prefix": 16, "k-shift": 8}.get(a))
+        s = build(a, 64, 1, {"k-prefix": 16, "k-shift": 8}.get(a))
         assert all(load <= deg for load, deg in C.schedule_loads(t, s)), a
     tm = KaryNTree.missing(4, 3, [5])
-    ks = AG.build("k-shift", 63, 1, 8)
-    kp = AG.build("k-prefix", 63, 1, 16)
+    ks = build("k-shift", 63, 1, 8)
+    kp = build("k-prefix", 63, 1, 16)
     worst = lambda s: max(load / deg for load, deg in C.schedule_loads(tm, s))
     assert worst(ks) < worst(kp)
 
@@ -173,11 +180,11 @@ def test_costs():
     m = 1000
     t = KaryNTree(4, 2)
     for alg in ("direct", "ring", "prefix", "k-shift", "k-prefix"):
-        s = AG.build(alg, 16, m, 4 if alg in AG.TAKES_K else None)
+        s = build(alg, 16, m, 4 if registry.get(alg, "allgather").takes("k") else None)
         want = 15 * (a + 8 * m * b)                                  # (P-1)(α + m β), 8-byte elements
         assert cost.schedule_time(s, a, b) == pytest.approx(want)
         assert cost.schedule_time(s, a, b, t) == pytest.approx(want)  # contention-free: no change
-    s = AG.build("prefix", 15, m)
+    s = build("prefix", 15, m)
     tm = KaryNTree.missing(4, 2, [3])
     times = cost.step_times(s, a, b, tm)
     loads = [C.max_load(tm, *C.step_pairs(s, i)) for i in range(s.nsteps)]

@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from netmodels.algorithms import alltoall
+from netmodels.algorithms import registry
 from netmodels.models import machines, twolevel
 from netmodels.models.alphabeta import AlphaBeta
 
@@ -19,14 +19,16 @@ def test_closed_forms_equal_the_costed_schedules(shared_channel, pack):
     model = twolevel.origin2000(pack=pack, shared_channel=shared_channel)
     for n, c, m in itertools.product(range(1, 5), range(1, 5), (0, 1, 1266, 10**5)):
         std, ml = twolevel.alltoall_times(n, c, m, model)
-        assert std == pytest.approx(twolevel.schedule_time(alltoall.build("direct", n * c, m, c), model))
-        assert ml == pytest.approx(twolevel.schedule_time(alltoall.build("multilevel", n * c, m, c), model))
+        direct, multilevel = (registry.build(f"alltoall.{a}", n * c, m, nodes=c).to_schedule()
+                              for a in ("direct", "multilevel"))
+        assert std == pytest.approx(twolevel.schedule_time(direct, model))
+        assert ml == pytest.approx(twolevel.schedule_time(multilevel, model))
 
 
 def test_one_message_costs_its_alpha_beta_time():
     model = twolevel.origin2000()
-    two_nodes = alltoall.build("pairwise", 2, 1000, 1)
-    one_node = alltoall.build("pairwise", 2, 1000, 2)
+    two_nodes = registry.build("alltoall.pairwise", 2, 1000, nodes=1).to_schedule()
+    one_node = registry.build("alltoall.pairwise", 2, 1000, nodes=2).to_schedule()
     assert twolevel.schedule_time(two_nodes, model) == pytest.approx(300 * US + 1000 / (2.5 * MB))
     assert twolevel.schedule_time(one_node, model) == pytest.approx(12.5 * US + 1000 / (15 * MB))
     assert twolevel.schedule_time(one_node, model, elem_bytes=8) == pytest.approx(
@@ -71,7 +73,8 @@ def test_table3_as_printed():
     (lambda: twolevel.alltoall_times(2, 2, -1, twolevel.origin2000()), "nbytes"),
     (lambda: twolevel.TwoLevel(machines.ORIGIN2000_INTRA, machines.ORIGIN2000_INTER, pack=-1), "pack"),
     (lambda: twolevel.TwoLevel(machines.ORIGIN2000_INTRA, 3.0), "inter"),
-    (lambda: twolevel.schedule_time(alltoall.build("direct", 2, 1), twolevel.origin2000(), 0),
+    (lambda: twolevel.schedule_time(registry.build("alltoall.direct", 2, 1).to_schedule(), twolevel.origin2000(),
+                                    0),
      "elem_bytes"),
 ])
 def test_bad_input_is_refused(call, message):
@@ -106,9 +109,9 @@ def test_panel_draws_and_builds():
 def test_emulated_nodes_add_the_delay_per_message_between_nodes():
     here = AlphaBeta(5 * US, 1e-9)
     model = twolevel.emulated(here, 500 * US)
-    one = alltoall.build("direct", 2, 100, 1)              # two nodes of one rank
+    one = registry.build("alltoall.direct", 2, 100, nodes=1).to_schedule()   # two nodes of one rank
     assert twolevel.schedule_time(one, model, elem_bytes=8) == pytest.approx(505 * US + 800e-9)
-    four = alltoall.build("direct", 4, 1, 2)               # a rank sends 2 messages out, 1 inside
+    four = registry.build("alltoall.direct", 4, 1, nodes=2).to_schedule()    # 2 messages out, 1 inside
     assert twolevel.schedule_time(four, model, 8) == pytest.approx(2 * 505 * US + 5 * US + 3 * 8e-9)
     with pytest.raises(ValueError, match="delay"):
         twolevel.emulated(here, -1)

@@ -1,7 +1,13 @@
 """Allgather (all-to-all multicast) schedules: direct, ring, and Kumar's fat-tree strategies.
 
 Every rank ``r`` contributes the block ``[r m, (r+1) m)`` of a working vector of
-``P m`` elements (``m = nelems_per_rank``); at the end every rank holds every block.
+``P m`` elements (``m``, the builders' ``nelems``); at the end every rank holds every
+block.  Every builder is registered as ``allgather.NAME`` in
+:mod:`netmodels.algorithms.registry` and returns an
+:class:`~netmodels.algorithms.arrays.ArraySchedule`; the three that take the partition
+or window size have the option ``k``.  ``meta`` holds ``algorithm``,
+``nelems_per_rank``, ``k`` and ``barrier_steps`` (indices of the zero-count barrier
+steps of k-prefix-lb).
 All transfers are copies (``combine=False``).  The strategies are those of Kumar's
 "Scaling collective multicast on fat-tree networks" (ICPADS 2004, seed 004):
 
@@ -57,19 +63,16 @@ import numpy as np
 
 from .._check import positive_int
 from . import barriers
-from . import arrays as _arrays
 from .arrays import ArraySchedule, ArrayStep
-from .schedule import Schedule
-
-#: the allgather algorithms, in the order of the slides
-ALGORITHMS = ("direct", "ring", "prefix", "k-prefix", "k-prefix-lb", "k-shift")
-
-#: algorithms that take the partition / window size k
-TAKES_K = ("k-prefix", "k-prefix-lb", "k-shift")
+from .registry import get, register
 
 
 def _pow2_at_least(n: int) -> int:
     return 1 << max(n - 1, 0).bit_length()
+
+
+def _takes_k(algorithm: str) -> bool:
+    return "k" in get(algorithm, "allgather").options
 
 
 def default_k(algorithm: str, nprocs: int) -> int | None:
@@ -79,9 +82,9 @@ def default_k(algorithm: str, nprocs: int) -> int | None:
     tree, as on the Quadrics network of the slides); k-shift: k = 8 as on slide 29,
     lowered to the largest even k <= P; None when P = 1 (nothing to send).
     """
-    if algorithm not in TAKES_K:
+    if not _takes_k(algorithm):
         return None
-    if algorithm == "k-shift":
+    if get(algorithm, "allgather").short == "k-shift":
         return None if nprocs < 2 else min(8, nprocs - nprocs % 2)
     k = 1
     while 4 * k <= min(nprocs, 16):
@@ -89,48 +92,82 @@ def default_k(algorithm: str, nprocs: int) -> int | None:
     return k
 
 
-def check_algorithm(algorithm) -> str:
-    """ValueError unless ``algorithm`` is one of :data:`ALGORITHMS`."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
-    return algorithm
-
-
 def check_k(algorithm: str, nprocs: int, k) -> int | None:
     """The k to use for ``algorithm`` on ``nprocs`` ranks, or ValueError.
 
-    k is taken only by k-prefix, k-prefix-lb and k-shift; it must be an integer with
-    1 <= k <= P, and even (>= 2) for k-shift.  ``k=None`` gives :func:`default_k`.
+    k is taken only by the algorithms with the option ``k`` (k-prefix, k-prefix-lb and
+    k-shift); it must be an integer with 1 <= k <= P, and even (>= 2) for k-shift.
+    ``k=None`` gives :func:`default_k`.
     """
-    check_algorithm(algorithm)
+    name = get(algorithm, "allgather").short
     p = positive_int("nprocs", nprocs)
     if k is None:
-        return default_k(algorithm, p)
-    if algorithm not in TAKES_K:
-        raise ValueError(f"k is an option of {', '.join(TAKES_K)} only, not of {algorithm}; got k={k!r}")
+        return default_k(name, p)
+    if not _takes_k(name):
+        takers = [a.short for a in _algorithms() if "k" in a.options]
+        raise ValueError(f"k is an option of {', '.join(takers)} only, not of {name}; got k={k!r}")
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= p:
         raise ValueError(f"k must be an integer with 1 <= k <= nprocs = {p}, got {k!r}")
-    if algorithm == "k-shift" and (k < 2 or k % 2):
+    if name == "k-shift" and (k < 2 or k % 2):
         raise ValueError(f"k of k-shift must be even and >= 2 (and <= nprocs = {p}), got {k!r}")
     return int(k)
 
 
-# --- message pattern of each algorithm: per step, (src, dst) of own-block messages -----
+def _algorithms():
+    from .registry import algorithms
+    return algorithms("allgather")
 
-def _direct_pairs(p: int):
+
+def _schedule(algorithm: str, p: int, nelems: int, k, msg, forward=False, barrier=False) -> ArraySchedule:
+    """The allgather of the message pattern ``msg`` (per step, ``(src, dst)`` arrays of
+    own-block messages, None for a step left out; ``forward``: step t forwards block
+    ``(src - t) mod P`` instead, as the ring; ``barrier``: a dissemination barrier after
+    every step but the last of ``msg``)."""
+    m = positive_int("nelems", nelems, minimum=0)
+    steps, barrier_steps = [], []
+    bar = barriers.dissemination(p).steps if barrier else []
+    for t, pair in enumerate(msg):
+        if pair is None:
+            continue
+        src, dst = pair
+        start = ((src - t) % p) * m if forward else src * m
+        steps.append(ArrayStep.of(src, dst, start, m, False))
+        if barrier and t < len(msg) - 1:
+            barrier_steps.extend(range(len(steps), len(steps) + len(bar)))
+            steps.extend(bar)
+    meta = {"algorithm": algorithm, "nelems_per_rank": m, "k": k, "barrier_steps": barrier_steps}
+    return ArraySchedule(f"allgather-{algorithm}", p, p * m, steps, meta)
+
+
+@register("allgather.direct")
+def direct(nprocs: int, nelems: int) -> ArraySchedule:
+    """Direct: every rank sends its block to every rank in one step, cyclic shifts 1 .. P-1."""
+    p = positive_int("nprocs", nprocs)
     i = np.arange(p)
-    return [(np.tile(i, p - 1), (np.tile(i, p - 1) + np.repeat(np.arange(1, p), p)) % p)] if p > 1 else []
+    msg = [(np.tile(i, p - 1), (np.tile(i, p - 1) + np.repeat(np.arange(1, p), p)) % p)] if p > 1 else []
+    return _schedule("direct", p, nelems, None, msg)
 
 
-def _prefix_pairs(p: int):
+@register("allgather.ring")
+def ring(nprocs: int, nelems: int) -> ArraySchedule:
+    """Ring: P - 1 cyclic shifts by one, each rank forwarding the block it received last."""
+    p = positive_int("nprocs", nprocs)
     i = np.arange(p)
-    steps = []
+    return _schedule("ring", p, nelems, None, [(i, (i + 1) % p)] * (p - 1), forward=True)
+
+
+@register("allgather.prefix")
+def prefix(nprocs: int, nelems: int) -> ArraySchedule:
+    """Prefix send: step j is the permutation i <-> i XOR j (absent partners skipped)."""
+    p = positive_int("nprocs", nprocs)
+    i = np.arange(p)
+    msg = []
     for j in range(1, _pow2_at_least(p)):
         d = i ^ j
         keep = d < p
         if keep.any():
-            steps.append((i[keep], d[keep]))
-    return steps
+            msg.append((i[keep], d[keep]))
+    return _schedule("prefix", p, nelems, None, msg)
 
 
 def _kprefix_pairs(p: int, k: int):
@@ -138,7 +175,7 @@ def _kprefix_pairs(p: int, k: int):
     i = np.arange(p)
     nparts, kk = -(-p // k), _pow2_at_least(k)
     steps = []
-    for s in range(nparts):
+    for s in range(nparts if p > 1 else 0):
         part = ((i // k) + s) % nparts
         srcs, dsts = [], []
         for j in range(kk):
@@ -150,6 +187,22 @@ def _kprefix_pairs(p: int, k: int):
         if src.size:
             steps.append((src, dst))
     return steps
+
+
+@register("allgather.k-prefix")
+def k_prefix(nprocs: int, nelems: int, k=None) -> ArraySchedule:
+    """k-prefix: prefix send inside partitions of k ranks, a ring across partitions."""
+    p = positive_int("nprocs", nprocs)
+    k = check_k("k-prefix", p, k)
+    return _schedule("k-prefix", p, nelems, k, _kprefix_pairs(p, k))
+
+
+@register("allgather.k-prefix-lb")
+def k_prefix_lb(nprocs: int, nelems: int, k=None) -> ArraySchedule:
+    """k-prefix with a dissemination barrier between consecutive stages."""
+    p = positive_int("nprocs", nprocs)
+    k = check_k("k-prefix-lb", p, k)
+    return _schedule("k-prefix-lb", p, nelems, k, _kprefix_pairs(p, k), barrier=True)
 
 
 def shift_offsets(nprocs: int, k: int) -> list[list[int]]:
@@ -167,66 +220,19 @@ def shift_offsets(nprocs: int, k: int) -> list[list[int]]:
     return [o for o in stages if o]
 
 
-def _kshift_pairs(p: int, k: int):
+@register("allgather.k-shift")
+def k_shift(nprocs: int, nelems: int, k=None) -> ArraySchedule:
+    """k-shift: stage s sends every block to the window of k ranks around i + s k."""
+    p = positive_int("nprocs", nprocs)
+    k = check_k("k-shift", p, k)
     i = np.arange(p)
-    return [(np.tile(i, len(offs)), (np.tile(i, len(offs)) + np.repeat(offs, p)) % p)
-            for offs in shift_offsets(p, k)]
+    msg = [(np.tile(i, len(offs)), (np.tile(i, len(offs)) + np.repeat(offs, p)) % p)
+           for offs in shift_offsets(p, k)] if p > 1 else []
+    return _schedule("k-shift", p, nelems, k, msg)
 
 
-def pairs(algorithm: str, nprocs: int, k=None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per step, the ``(src, dst)`` arrays of the messages (no barrier steps, no blocks).
-
-    For every algorithm except ring each message carries the sender's own block.
-    """
-    k = check_k(algorithm, nprocs, k)
-    p = nprocs
-    if algorithm == "direct":
-        return _direct_pairs(p)
-    if algorithm == "ring":
-        i = np.arange(p)
-        return [(i, (i + 1) % p)] * (p - 1)
-    if algorithm == "prefix":
-        return _prefix_pairs(p)
-    if algorithm in ("k-prefix", "k-prefix-lb"):
-        return _kprefix_pairs(p, k) if p > 1 else []
-    return _kshift_pairs(p, k) if p > 1 else []
-
-
-def build_arrays(algorithm: str, nprocs: int, nelems_per_rank: int, k=None) -> ArraySchedule:
-    """The schedule of ``algorithm`` in columnar form (see :func:`build`)."""
-    k = check_k(algorithm, nprocs, k)
-    p = nprocs
-    m = positive_int("nelems_per_rank", nelems_per_rank, minimum=0)
-    steps, barrier_steps = [], []
-    msg = pairs(algorithm, p, k)
-    bar = [ArrayStep.of(np.array([t.src for t in st]), np.array([t.dst for t in st]))
-           for st in barriers.dissemination(p).steps]
-    for t, (src, dst) in enumerate(msg):
-        if algorithm == "ring":
-            start = ((src - t) % p) * m
-        else:
-            start = src * m
-        steps.append(ArrayStep.of(src, dst, start, m, False))
-        if algorithm == "k-prefix-lb" and t < len(msg) - 1:
-            barrier_steps.extend(range(len(steps), len(steps) + len(bar)))
-            steps.extend(bar)
-    meta = {"algorithm": algorithm, "nelems_per_rank": m, "k": k, "barrier_steps": barrier_steps}
-    return ArraySchedule(f"allgather-{algorithm}", p, p * m, steps, meta)
-
-
-def build(algorithm: str, nprocs: int, nelems_per_rank: int, k=None) -> Schedule:
-    """The allgather schedule of ``algorithm`` (one of :data:`ALGORITHMS`) on ``nprocs`` ranks.
-
-    Rank r's block is ``[r m, (r+1) m)`` with ``m = nelems_per_rank`` (elements, >= 0);
-    ``k`` only for k-prefix, k-prefix-lb and k-shift (see :func:`check_k`).  ``meta``
-    holds ``algorithm``, ``nelems_per_rank``, ``k`` and ``barrier_steps`` (indices of
-    the zero-count barrier steps of k-prefix-lb).
-    """
-    return build_arrays(algorithm, nprocs, nelems_per_rank, k).to_schedule()
-
-
-def on_leaves(algorithm: str, leaves, nleaves: int, nelems_per_rank: int, k=None) -> Schedule:
-    """``algorithm`` run in *leaf* numbering with the absent leaves skipped.
+def on_leaves(algorithm: str, leaves, nleaves: int, nelems_per_rank: int, k=None):
+    """``algorithm`` run in *leaf* numbering with the absent leaves skipped (per-transfer form).
 
     The schedule is built for ``nleaves`` virtual ranks (a full fat tree), messages
     from or to a leaf not in ``leaves`` are dropped and the present leaves are
@@ -235,45 +241,22 @@ def on_leaves(algorithm: str, leaves, nleaves: int, nelems_per_rank: int, k=None
     once); ring forwards blocks and is refused.  Use it to compare "prefix send in
     leaf numbering" with prefix send in rank numbering on a tree with missing nodes.
     """
-    check_algorithm(algorithm)
-    if algorithm == "ring":
+    alg = get(algorithm, "allgather")
+    if alg.short == "ring":
         raise ValueError("algorithm must be a direct strategy for on_leaves (ring forwards blocks)")
     n = positive_int("nleaves", nleaves)
     leaves = np.unique(np.asarray(leaves, dtype=np.int64))
     if leaves.size == 0 or leaves[0] < 0 or leaves[-1] >= n:
         raise ValueError(f"leaves must be a non-empty set of integers in 0..{n - 1}")
     m = positive_int("nelems_per_rank", nelems_per_rank, minimum=0)
-    k = check_k(algorithm, n, k)
+    full = alg.build(n, 1, k=k)
+    msg = [(s.src, s.dst) for t, s in enumerate(full.steps) if t not in full.meta["barrier_steps"]]
     rank = np.full(n, -1)
     rank[leaves] = np.arange(leaves.size)
-    p = leaves.size
-    steps, barrier_steps = [], []
-    bar = [ArrayStep.of(np.array([t.src for t in st]), np.array([t.dst for t in st]))
-           for st in barriers.dissemination(p).steps]
-    msg = pairs(algorithm, n, k)
-    for t, (src, dst) in enumerate(msg):
+    kept = []
+    for src, dst in msg:
         keep = (rank[src] >= 0) & (rank[dst] >= 0)
-        if not keep.any():
-            continue
-        s, d = rank[src[keep]], rank[dst[keep]]
-        steps.append(ArrayStep.of(s, d, s * m, m, False))
-        if algorithm == "k-prefix-lb" and t < len(msg) - 1:
-            barrier_steps.extend(range(len(steps), len(steps) + len(bar)))
-            steps.extend(bar)
-    meta = {"algorithm": algorithm, "nelems_per_rank": m, "k": k, "barrier_steps": barrier_steps,
-            "leaves": leaves.tolist(), "nleaves": n}
-    return ArraySchedule(f"allgather-{algorithm}", p, p * m, steps, meta).to_schedule()
-
-
-from .registry import register  # noqa: E402
-
-
-def _registered(name: str):
-    def builder(nprocs: int, nelems: int, k=None) -> ArraySchedule:
-        return build_arrays(name, nprocs, nelems, k)
-    builder.__doc__ = f"Kumar's {name} allgather (every rank's block of nelems elements to every rank)."
-    return builder
-
-
-for _name in ALGORITHMS:
-    register("allgather." + _name)(_registered(_name))
+        kept.append((rank[src[keep]], rank[dst[keep]]) if keep.any() else None)
+    s = _schedule(alg.short, leaves.size, m, full.meta["k"], kept, barrier=alg.short == "k-prefix-lb")
+    s.meta.update(leaves=leaves.tolist(), nleaves=n)
+    return s.to_schedule()

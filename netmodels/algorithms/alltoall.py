@@ -66,11 +66,8 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from .._check import positive_int
-from . import arrays as _arrays
-from .arrays import ELEM, RANK, ArraySchedule, ArrayStep
-from .schedule import Schedule, Transfer
-
-ALGORITHMS = ("direct", "pairwise", "multilevel")
+from .arrays import ELEM, RANK, ArraySchedule, ArrayStep, as_transfers
+from .registry import get, register
 
 
 def group_ids(nprocs: int, nodes=None) -> np.ndarray:
@@ -228,47 +225,75 @@ class _Builder:
             self.walk(c)
 
 
-def build(algorithm: str, nprocs: int, nelems_per_pair: int, nodes=None) -> Schedule:
-    """The alltoall schedule of ``algorithm`` (one of :data:`ALGORITHMS`).
+def _meta(algorithm, p, m, sigma, g):
+    return {"algorithm": algorithm, "nelems_per_pair": m, "order": tuple(int(r) for r in sigma),
+            "group_ids": tuple(tuple(int(x) for x in row) for row in g)}
 
-    ``nelems_per_pair``: elements each rank sends each rank (>= 0).  ``nodes``: the
-    hierarchy (module docstring); ``direct`` and ``pairwise`` ignore it for the
-    schedule but keep it in ``meta`` for :func:`message_counts`.
-    """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+
+def _check(nprocs, nelems, nodes):
     p = positive_int("nprocs", nprocs)
-    m = positive_int("nelems_per_pair", nelems_per_pair, minimum=0)
-    g = group_ids(p, nodes)
-    sigma = order(p, nodes) if algorithm == "multilevel" else np.arange(p)
+    m = positive_int("nelems_per_pair", nelems, minimum=0)
+    return p, m, group_ids(p, nodes)
+
+
+@register("alltoall.direct")
+def direct(nprocs: int, nelems: int, nodes=None) -> ArraySchedule:
+    """Direct: every rank sends every other rank its row, all at once (one step).
+
+    ``nelems``: elements each rank sends each rank.  ``nodes`` (the hierarchy, module
+    docstring) does not change the schedule; it is kept in ``meta`` for
+    :func:`message_counts`.  Built as columns: ``P(P - 1)`` messages at P = 4096 is 1.7e7.
+    """
+    p, m, g = _check(nprocs, nelems, nodes)
+    ranks = np.arange(p, dtype=RANK)
+    src = np.repeat(ranks, p - 1)                 # i-major, j ascending, j != i
+    k = np.tile(np.arange(p - 1, dtype=RANK), p)
+    dst = k + (k >= src)                          # skip the diagonal
+    steps = [ArrayStep.of(src, dst, dst.astype(ELEM) * m, m, False, (p + src.astype(ELEM)) * m)]
+    return ArraySchedule("alltoall-direct", p, 2 * p * m, steps, _meta("direct", p, m, ranks, g))
+
+
+@register("alltoall.pairwise")
+def pairwise(nprocs: int, nelems: int, nodes=None) -> ArraySchedule:
+    """Pairwise: in step k rank i sends to (i + k) mod P and receives from (i - k) mod P.
+
+    ``P - 1`` steps; ``nodes`` as for :func:`direct`.
+    """
+    p, m, g = _check(nprocs, nelems, nodes)
+    ranks = np.arange(p, dtype=RANK)
+    steps = []
+    for k in range(1, p):
+        dst = (ranks + k) % p
+        steps.append(ArrayStep.of(ranks, dst, dst.astype(ELEM) * m, m, False, (p + ranks.astype(ELEM)) * m))
+    return ArraySchedule("alltoall-pairwise", p, 2 * p * m, steps, _meta("pairwise", p, m, ranks, g))
+
+
+@register("alltoall.multilevel")
+def multilevel(nprocs: int, nelems: int, nodes=None) -> ArraySchedule:
+    """Multilevel (Wainscott & Wang): leaders gather, exchange one message per pair of
+    sibling groups, and scatter, at every level of ``nodes`` (module docstring)."""
+    p, m, g = _check(nprocs, nelems, nodes)
+    sigma = order(p, nodes)
     pos = np.empty(p, dtype=np.int64)
     pos[sigma] = np.arange(p)
-    pos = pos.tolist()
-    rows = 2 * p
-    if algorithm == "direct":
-        steps = [[(i, j, pos[j], 1, p + pos[i]) for i in range(p) for j in range(p) if i != j]]
-    elif algorithm == "pairwise":
-        steps = [[(i, (i + k) % p, pos[(i + k) % p], 1, p + pos[i]) for i in range(p)]
-                 for k in range(1, p)]
-    else:
-        b = _Builder(p, pos, _tree(np.asarray(sigma), g, g.shape[0] - 1))
-        b.walk(b.tree)
-        last = b.last
-        steps = [[] for _ in range(last + 1)]
-        for step, items in b.steps.items():
-            steps[last if step is None else step].extend(items)
-        rows = max(b.free)
-    if m == 0:                      # nothing to copy: local copies vanish, messages stay
-        steps = [[t for t in step if t[0] != t[1]] for step in steps]
-    transfers = [tuple(Transfer(src, dst, row * m, n * m, False, dst_row * m)
-                       for src, dst, row, n, dst_row in step) for step in steps]
-    meta = {"algorithm": algorithm, "nelems_per_pair": m, "order": tuple(int(r) for r in sigma),
-            "group_ids": tuple(tuple(int(x) for x in row) for row in g)}
-    return Schedule(f"alltoall-{algorithm}", p, rows * m, transfers, meta)
+    b = _Builder(p, pos.tolist(), _tree(np.asarray(sigma), g, g.shape[0] - 1))
+    b.walk(b.tree)
+    rows = [[] for _ in range(b.last + 1)]
+    for step, items in b.steps.items():
+        rows[b.last if step is None else step].extend(items)
+    steps = []
+    for step in rows:
+        if m == 0:                  # nothing to copy: local copies vanish, messages stay
+            step = [t for t in step if t[0] != t[1]]
+        src, dst, row, n, dst_row = (np.array(c, dtype=np.int64).reshape(-1) for c in zip(*step)) \
+            if step else (np.zeros(0, dtype=np.int64),) * 5
+        moved = bool(np.any(dst_row * m != row * m))
+        steps.append(ArrayStep.of(src, dst, row * m, n * m, False, dst_row * m if moved else None))
+    return ArraySchedule("alltoall-multilevel", p, max(b.free) * m, steps, _meta("multilevel", p, m, sigma, g))
 
 
-def layout(schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
-    """``(send_offsets, recv_offsets)``, both ``(P, P)`` arrays of element offsets.
+def layout(schedule) -> tuple[np.ndarray, np.ndarray]:
+    """``(send_offsets, recv_offsets)``, both ``(P, P)`` arrays of element offsets (either form).
 
     Before the schedule, rank ``r``'s row for rank ``j`` (``nelems_per_pair`` elements)
     starts at ``send_offsets[r, j]`` of its working vector; after it, the row from rank
@@ -283,14 +308,15 @@ def layout(schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
     return send, recv
 
 
-def delivery_errors(schedule: Schedule, limit: int = 5) -> list[str]:
+def delivery_errors(schedule, limit: int = 5) -> list[str]:
     """Why ``schedule`` is not an alltoall (empty list: it is one).
 
     Runs the schedule on labels (element ``e`` of the row from ``i`` to ``j`` is
     labelled ``(i, j, e)``) following the step semantics, and checks that every rank
     ends with every row at its :func:`layout` place and that every row is delivered to
-    its destination rank exactly once.  Needs ``nelems_per_pair >= 1``.
+    its destination rank exactly once.  Needs ``nelems_per_pair >= 1``.  Either form.
     """
+    schedule = as_transfers(schedule)
     p, m = schedule.nprocs, schedule.meta["nelems_per_pair"]
     if m < 1:
         raise ValueError("delivery_errors needs nelems_per_pair >= 1")
@@ -326,8 +352,9 @@ def delivery_errors(schedule: Schedule, limit: int = 5) -> list[str]:
     return errors[:limit]
 
 
-def message_counts(schedule: Schedule) -> dict[int, int]:
-    """``{level: messages}`` of a schedule built by :func:`build` (local copies not counted).
+def message_counts(schedule) -> dict[int, int]:
+    """``{level: messages}`` of an alltoall schedule of this module, either form (local
+    copies not counted).
 
     Level 1: both ends in the same node; 2: in different nodes of one level-2 group;
     ...; the highest level: different groups of the last level given.
@@ -335,7 +362,7 @@ def message_counts(schedule: Schedule) -> dict[int, int]:
     g = np.asarray(schedule.meta["group_ids"], dtype=np.int64).reshape(-1, schedule.nprocs)
     nlevels = g.shape[0] + 1
     counts = dict.fromkeys(range(1, nlevels + 1), 0)
-    for step in schedule.steps:
+    for step in as_transfers(schedule).steps:
         for tr in step:
             if tr.is_message:
                 same = [k for k in range(g.shape[0]) if g[k, tr.src] == g[k, tr.dst]]
@@ -348,7 +375,7 @@ def counts_closed(algorithm: str, sizes) -> dict[int, int]:
 
     ``sizes = (c1, c2, ..., cK)``, innermost first: nodes of ``c1`` ranks, groups of
     ``c2`` nodes, ..., ``cK`` groups at the top; ``P = c1 c2 ... cK``, and the schedule
-    is ``build(algorithm, P, m, nodes=(c1, ..., c_{K-1}))``.  With ``s_k = c1 ... ck``
+    is the registered ``alltoall.ALGORITHM`` on P ranks with ``nodes=(c1, ..., c_{K-1})``.  With ``s_k = c1 ... ck``
     (``s_0 = 1``):
 
     - direct and pairwise: every rank sends to the ``s_l - s_{l-1}`` ranks of its
@@ -362,8 +389,7 @@ def counts_closed(algorithm: str, sizes) -> dict[int, int]:
     Two levels, ``n`` nodes of ``c``: standard ``{1: n c (c - 1), 2: n (n - 1) c^2}``,
     multilevel ``{1: n c (c - 1) + 2 n (n - 1)(c - 1), 2: n (n - 1)}``.
     """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    algorithm = get(algorithm, "alltoall").short
     if isinstance(sizes, (int, np.integer)) or not sizes:
         raise ValueError(f"sizes must be a non-empty sequence of integers >= 1, got {sizes!r}")
     c = [positive_int("sizes[i]", x) for x in sizes]
@@ -377,46 +403,3 @@ def counts_closed(algorithm: str, sizes) -> dict[int, int]:
         else:
             out[lev] = p * (s[lev] - s[lev - 1])
     return out
-
-
-# --------------------------------------------------------------------------- columnar form
-def build_arrays(algorithm: str, nprocs: int, nelems_per_pair: int, nodes=None) -> ArraySchedule:
-    """:func:`build` in columnar form; ``direct`` and ``pairwise`` are built as arrays
-    directly (no object per message: ``P(P - 1)`` messages at P = 4096 is 1.7e7),
-    ``multilevel`` is converted from its per-transfer schedule."""
-    if algorithm == "multilevel":
-        return ArraySchedule.from_schedule(build(algorithm, nprocs, nelems_per_pair, nodes))
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-    p = positive_int("nprocs", nprocs)
-    m = positive_int("nelems_per_pair", nelems_per_pair, minimum=0)
-    ranks = np.arange(p, dtype=RANK)
-    if algorithm == "direct":          # i-major, j ascending, j != i: build()'s order
-        src = np.repeat(ranks, p - 1)
-        k = np.tile(np.arange(p - 1, dtype=RANK), p)
-        dst = k + (k >= src)           # skip the diagonal
-        steps = [ArrayStep.of(src, dst, dst.astype(ELEM) * m, m, False, (p + src.astype(ELEM)) * m)]
-    else:
-        steps = []
-        for k in range(1, p):
-            dst = (ranks + k) % p
-            steps.append(ArrayStep.of(ranks, dst, dst.astype(ELEM) * m, m, False,
-                                      (p + ranks.astype(ELEM)) * m))
-    g = group_ids(p, nodes)
-    meta = {"algorithm": algorithm, "nelems_per_pair": m, "order": tuple(range(p)),
-            "group_ids": tuple(tuple(int(x) for x in row) for row in g)}
-    return ArraySchedule(f"alltoall-{algorithm}", p, 2 * p * m, steps, meta)
-
-
-from .registry import register  # noqa: E402
-
-
-def _registered(name: str):
-    def builder(nprocs: int, nelems: int, nodes=None) -> ArraySchedule:
-        return build_arrays(name, nprocs, nelems, nodes)
-    builder.__doc__ = f"The {name} alltoall (nelems elements from every rank to every rank)."
-    return builder
-
-
-for _name in ALGORITHMS:
-    register("alltoall." + _name)(_registered(_name))

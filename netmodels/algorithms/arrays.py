@@ -20,11 +20,14 @@ Columns that are the same for every transfer of a step (a barrier's ``count = 0`
 (:func:`numpy.broadcast_to`), so they cost no memory.  Ranks are ``int32`` (so
 ``nprocs < 2**31``), blocks ``int64``, in vector *elements*.
 
+Every algorithm's builder returns this form (:mod:`netmodels.algorithms.registry`);
+``to_schedule`` and ``from_schedule`` convert exactly:
+
     >>> from netmodels.algorithms import barriers
-    >>> a = ArraySchedule.from_schedule(barriers.dissemination(5))
+    >>> a = barriers.dissemination(5)
     >>> a.nsteps, a.ntransfers
     (3, 15)
-    >>> a.to_schedule() == barriers.dissemination(5)
+    >>> ArraySchedule.from_schedule(a.to_schedule()).to_schedule() == a.to_schedule()
     True
 """
 
@@ -206,27 +209,7 @@ def as_transfers(schedule) -> Schedule:
     raise ValueError(f"schedule must be a Schedule or an ArraySchedule, got {type(schedule).__name__}")
 
 
-# --------------------------------------------------------------------------- builders
-# The builders are registered in netmodels.algorithms.registry; these names stay for the
-# callers that used them.
-def builders() -> dict:
-    """Every registered builder by its full name (:mod:`netmodels.algorithms.registry`)."""
-    from .registry import algorithms
-    return {a.name: a.build for a in algorithms()}
-
-
-def resolve(name: str) -> str:
-    """The full registered name meant by ``name`` (see :func:`netmodels.algorithms.registry.get`)."""
-    from .registry import get
-    return get(name).name
-
-
-def build(name: str, nprocs: int, nelems: int = 0, **options) -> ArraySchedule:
-    """The array schedule of ``name`` (see :func:`netmodels.algorithms.registry.build`)."""
-    from .registry import build as build_registered
-    return build_registered(name, nprocs, nelems, **options)
-
-
+# --------------------------------------------------------------------------- for the builders
 def nonzero_step(src, dst, start, count, combine) -> ArrayStep:
     """An :class:`ArrayStep` without its transfers of zero elements (``count`` an array or scalar)."""
     count = np.asarray(count)

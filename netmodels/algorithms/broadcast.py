@@ -1,16 +1,25 @@
-"""Broadcast as a schedule: the binomial tree (per-transfer and array form).
+"""Broadcast as schedules: the binomial tree, the flat tree and BSP's two-phase broadcast.
 
-The root's vector of ``N`` elements ends on every rank.  ``binomial`` works on ranks
-relative to the root, ``v = (r - root) mod P``: in step k (k = 0 .. R-1, R = ⌈log2 P⌉,
-``d = 2^(R-1-k)``) every ``v`` that is a multiple of ``2d`` and has ``v + d < P``
-sends the whole vector to ``v + d``; the root feeds its largest subtree first, as the
-fan-out of :func:`netmodels.algorithms.barriers.binomial`.  Any P >= 1 works; as in
-:mod:`netmodels.algorithms.combining`, transfers of zero elements are left out, so
+The root's vector of ``N`` elements ends on every rank.  Every builder is registered as
+``broadcast.NAME`` in :mod:`netmodels.algorithms.registry`, takes the ``root`` (default 0)
+and returns an :class:`~netmodels.algorithms.arrays.ArraySchedule`; any P >= 1 works.  As
+in :mod:`netmodels.algorithms.combining`, transfers of zero elements are left out, so
 ``N = 0`` gives a schedule without steps.
 
-Closed forms (R steps, one message per rank and step): ``R (α + β m)`` under α-β
-for ``m = N · elem_bytes`` bytes, and under loosely synchronous LogP ``R (o_s + L + o_r)``
-when ``g <= o_s + L + o_r`` (the root's sends are one round apart).
+- ``binomial`` works on ranks relative to the root, ``v = (r - root) mod P``: in step k
+  (k = 0 .. R-1, R = ⌈log2 P⌉, ``d = 2^(R-1-k)``) every ``v`` that is a multiple of
+  ``2d`` and has ``v + d < P`` sends the whole vector to ``v + d``; the root feeds its
+  largest subtree first, as the fan-out of :func:`netmodels.algorithms.barriers.binomial`
+  and the second half of :func:`netmodels.algorithms.combining.binomial`.
+- ``flat``: the root sends the whole vector to every other rank in one step (in rank
+  order).
+- ``two_phase``: BSP's broadcast: the root scatters block ``v`` (of ``P`` nearly equal
+  blocks, :func:`netmodels.algorithms.combining.split`) to relative rank ``v``, then every
+  rank sends its block to all others (a total exchange).  2 steps.
+
+Closed forms of ``binomial`` (R steps, one message per rank and step): ``R (α + β m)``
+under α-β for ``m = N · elem_bytes`` bytes, and under loosely synchronous LogP
+``R (o_s + L + o_r)`` when ``g <= o_s + L + o_r`` (the root's sends are one round apart).
 """
 
 from __future__ import annotations
@@ -18,9 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._check import positive_int
-from . import arrays as _arrays
+from .arrays import ArraySchedule, nonzero_step, schedule_of
 from .barriers import ceil_log
-from .schedule import Schedule, Transfer
+from .combining import split_arrays
+from .registry import register
 
 
 def _check(nprocs, nelems, root):
@@ -32,34 +42,37 @@ def _check(nprocs, nelems, root):
     return p, n, root
 
 
-def binomial(nprocs: int, nelems: int, root: int = 0) -> Schedule:
-    """Binomial-tree broadcast of ``nelems`` elements from ``root`` (see the module docstring)."""
-    p, n, root = _check(nprocs, nelems, root)
-    R = ceil_log(2, p)
-    steps = []
-    for k in range(R):
-        d = 2 ** (R - 1 - k)
-        steps.append(tuple(Transfer((v + root) % p, (v + d + root) % p, 0, n, False)
-                           for v in range(0, p - d, 2 * d)))
-    return Schedule("binomial_broadcast", p, n, [s for s in steps if s and n > 0], {"root": root, "block": n})
-
-
-def binomial_arrays(nprocs: int, nelems: int, root: int = 0) -> _arrays.ArraySchedule:
-    """:func:`binomial` in array form."""
+@register("broadcast.binomial")
+def binomial(nprocs: int, nelems: int, root: int = 0) -> ArraySchedule:
+    """Binomial-tree broadcast from ``root``, the largest subtree fed first."""
     p, n, root = _check(nprocs, nelems, root)
     R = ceil_log(2, p)
     steps = []
     for k in range(R):
         d = 2 ** (R - 1 - k)
         v = np.arange(0, p - d, 2 * d, dtype=np.int64)
-        steps.append(_arrays.nonzero_step((v + root) % p, (v + d + root) % p, 0, n, False))
-    return _arrays.schedule_of("binomial_broadcast", p, n, steps, {"root": root, "block": n})
+        steps.append(nonzero_step((v + root) % p, (v + d + root) % p, 0, n, False))
+    return schedule_of("binomial_broadcast", p, n, steps, {"root": root, "block": n})
 
 
-from .registry import register  # noqa: E402
+@register("broadcast.flat")
+def flat(nprocs: int, nelems: int, root: int = 0) -> ArraySchedule:
+    """Flat tree: the root sends the whole vector to every other rank in one step."""
+    p, n, root = _check(nprocs, nelems, root)
+    others = (root + np.arange(1, p)) % p
+    return schedule_of("flat_broadcast", p, n, [nonzero_step(np.full(p - 1, root), np.sort(others), 0, n, False)],
+                       {"root": root, "block": n})
 
 
-@register("broadcast.binomial")
-def _binomial(nprocs: int, nelems: int, root: int = 0) -> _arrays.ArraySchedule:
-    """Binomial-tree broadcast from ``root``, the largest subtree fed first."""
-    return binomial_arrays(nprocs, nelems, root)
+@register("broadcast.two_phase")
+def two_phase(nprocs: int, nelems: int, root: int = 0) -> ArraySchedule:
+    """BSP's two-phase broadcast: the root scatters P blocks, then a total exchange of them."""
+    p, n, root = _check(nprocs, nelems, root)
+    start, count = split_arrays(n, p)
+    owner = (root + np.arange(p)) % p                     # relative rank v holds block v
+    scatter = nonzero_step(np.full(p - 1, root), owner[1:], start[1:], count[1:], False)
+    v, d = np.divmod(np.arange(p * p), p)                 # block v from owner[v] to every other rank d
+    keep = owner[v] != d
+    exchange = nonzero_step(owner[v][keep], d[keep], start[v][keep], count[v][keep], False)
+    return schedule_of("two_phase_broadcast", p, n, [scatter, exchange],
+                       {"root": root, "block": int(count.max())})

@@ -60,14 +60,23 @@ class Algorithm:
         return self.name.split(".", 1)[1]
 
     def check_options(self, options) -> None:
-        """ValueError unless every key of ``options`` is an option of this algorithm."""
-        bad = sorted(set(options) - set(self.options))
-        if bad:
-            takes = f"only {', '.join(self.options)}" if self.options else "no options"
-            raise ValueError(f"{self.name} takes {takes}; got {', '.join(bad)}")
+        """ValueError unless every key of ``options`` is an option of this algorithm; the
+        message names the algorithms that take each rejected option."""
+        check_options(self.name, options)
+
+    def takes(self, option: str) -> bool:
+        """True if the builder has the keyword option ``option`` (``"block"``: pipelined,
+        ``"mesh"``: laid out on a mesh, ``"k"``, ``"root"``, ...)."""
+        return option in self.options
 
     def build(self, nprocs: int, nelems: int = 0, **options):
-        """The schedule on ``nprocs`` ranks with ``nelems`` (see :data:`SIZE_MEANING`)."""
+        """The schedule on ``nprocs`` ranks with ``nelems`` (see :data:`SIZE_MEANING`).
+
+        An option given as None that this algorithm does not take is ignored (None means
+        "not given"), so one call can pass the same keywords to every algorithm of a
+        collective; any other option it does not take raises ValueError.
+        """
+        options = {k: v for k, v in options.items() if v is not None or k in self.options}
         self.check_options(options)
         if self.collective == "barrier" and nelems != 0:
             raise ValueError(f"a barrier carries no data: nelems must be 0, got {nelems!r}")
@@ -97,8 +106,27 @@ def register(name: str):
     return add
 
 
+def check_options(name: str, options, accepted: dict | None = None) -> None:
+    """ValueError unless every key of ``options`` is an option of algorithm ``name``.
+
+    ``accepted`` maps algorithm names to the option names they take (default: the
+    registered algorithms and their builders' options); the message names each rejected
+    option and the algorithms that do take it.
+    """
+    if accepted is None:
+        accepted = {a.name: tuple(a.options) for a in algorithms()}
+    mine = list(accepted.get(name, ()))
+    bad = sorted(set(options) - set(mine))
+    if bad:
+        takers = {o: sorted(a for a, opts in accepted.items() if o in opts) for o in bad}
+        where = "; ".join(f"{o!r} is an option of {', '.join(t) if t else 'no algorithm'}"
+                          for o, t in takers.items())
+        raise ValueError(f"{name} takes {f'only {mine}' if mine else 'no options'}, got {bad}: {where}")
+
+
 def _loaded() -> dict[str, Algorithm]:
-    import netmodels.algorithms  # noqa: F401  (its __init__ imports every builder module)
+    # Importing this module imports its package first, whose __init__ imports every
+    # builder module: the registry is complete once an import of it has returned.
     return _REGISTRY
 
 

@@ -1,4 +1,4 @@
-"""Checks on schedules without MPI: what every rank holds at the end, and link conflicts.
+"""Checks on schedules without MPI: what every rank holds at the end, and the links a rank uses.
 
 :func:`contributions` runs a schedule on *counts* instead of numbers: rank ``r``
 starts with ``c[r, e, q] = (q == r)`` (element ``e`` of rank ``r`` holds one copy of
@@ -8,25 +8,21 @@ semantics of :mod:`netmodels.algorithms.schedule`.  An allreduce is correct exac
 count ends at 1: every rank's contribution combined exactly once into every result
 element on every rank.  A transfer with a receive offset lands at
 ``[recv_start, recv_stop)``; local copies (``src == dst``) move counts inside a rank.
-
-:func:`link_conflicts` routes every message of a step over the mesh with
-dimension-order routing (first along the row, then along the column) and reports
-the links that carry more than one message in the same step.  A mesh link is a
-pair of neighbouring nodes and a direction, as on the Touchstone DELTA, whose
-routers have independent links in both directions.
+Which mesh links a schedule's messages share is a question of the topology:
+:func:`netmodels.topology.mesh.link_conflicts`.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 
+from .arrays import as_transfers
 from .schedule import Schedule
 
 
 def contributions(schedule: Schedule) -> np.ndarray:
-    """Counts ``c[rank, element, contributor]`` after running ``schedule`` (int32)."""
+    """Counts ``c[rank, element, contributor]`` after running ``schedule`` (either form; int32)."""
+    schedule = as_transfers(schedule)
     p, n = schedule.nprocs, schedule.nelems
     c = np.zeros((p, n, p), dtype=np.int32)
     c[np.arange(p), :, np.arange(p)] = 1
@@ -41,46 +37,11 @@ def contributions(schedule: Schedule) -> np.ndarray:
 
 
 def combining_errors(schedule: Schedule, limit: int = 5) -> list[str]:
-    """Human-readable reasons why ``schedule`` is not an allreduce (empty list: it is one)."""
+    """Human-readable reasons why ``schedule`` (either form) is not an allreduce (empty list: it is one)."""
     c = contributions(schedule)
     bad = np.argwhere(c != 1)
     return [f"rank {r} element {e}: contribution of rank {q} combined {c[r, e, q]} times (expected 1)"
             for r, e, q in bad[:limit]]
-
-
-def route(src: tuple[int, int], dst: tuple[int, int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Directed links from mesh node ``src`` to ``dst`` (both ``(x, y)``), along x first, then y."""
-    (x, y), (x1, y1) = src, dst
-    links = []
-    while x != x1:
-        nx = x + (1 if x1 > x else -1)
-        links.append(((x, y), (nx, y)))
-        x = nx
-    while y != y1:
-        ny = y + (1 if y1 > y else -1)
-        links.append(((x, y), (x, ny)))
-        y = ny
-    return links
-
-
-def link_loads(schedule: Schedule, step: int, mesh=None) -> dict:
-    """``{link: [transfers]}`` for step ``step`` on ``mesh=(W, H)`` (default: the schedule's)."""
-    w, _ = mesh or schedule.meta["mesh"]
-    loads = defaultdict(list)
-    for tr in schedule.steps[step]:
-        for link in route((tr.src % w, tr.src // w), (tr.dst % w, tr.dst // w)):
-            loads[link].append(tr)
-    return dict(loads)
-
-
-def link_conflicts(schedule: Schedule, mesh=None) -> list[tuple[int, tuple, list]]:
-    """``(step, link, transfers)`` for every link carrying more than one message in a step."""
-    out = []
-    for t in range(schedule.nsteps):
-        for link, trs in link_loads(schedule, t, mesh).items():
-            if len(trs) > 1:
-                out.append((t, link, trs))
-    return out
 
 
 def active_links(schedule: Schedule) -> np.ndarray:
@@ -89,8 +50,9 @@ def active_links(schedule: Schedule) -> np.ndarray:
     This is the paper's L, "the number of communication links that are nominally
     active at the same time" at a node: its f(L) test jig counts a node that only
     receives from one neighbour as L = 1 and one exchanging with one, two, three
-    neighbours as L = 2, 4, 6 (section 4.2, Table 1).  Local copies are no links.
+    neighbours as L = 2, 4, 6 (section 4.2, Table 1).  Local copies are no links.  Either form.
     """
+    schedule = as_transfers(schedule)
     L = np.zeros((schedule.nsteps, schedule.nprocs), dtype=int)
     for t, step in enumerate(schedule.steps):
         for tr in step:
@@ -121,8 +83,9 @@ def deliveries(schedule: Schedule, owned: np.ndarray) -> tuple[np.ndarray, np.nd
     element e at the end (-1: nothing valid), and ``arrivals[r, e]``, how many messages
     wrote element e of rank r with valid data.  Copies follow the step semantics of
     :mod:`netmodels.algorithms.schedule` (data as at the beginning of the step); a
-    combining transfer raises ValueError (use :func:`contributions`).
+    combining transfer raises ValueError (use :func:`contributions`).  Either form.
     """
+    schedule = as_transfers(schedule)
     p, n = schedule.nprocs, schedule.nelems
     owned = np.asarray(owned, dtype=bool)
     if owned.shape != (p, n):
@@ -146,7 +109,7 @@ def allgather_errors(schedule: Schedule, limit: int = 5) -> list[str]:
 
     Rank r owns the block ``[r m, (r+1) m)`` with ``m = nelems / nprocs``; an allgather
     ends with element e of every rank holding element e of its owner, and delivers every
-    block exactly once to every other rank (its owner never receives it).
+    block exactly once to every other rank (its owner never receives it).  Either form.
     """
     p, n = schedule.nprocs, schedule.nelems
     if n % p:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..algorithms.arrays import ArraySchedule, as_transfers
 from ..algorithms.schedule import Schedule
-from ..algorithms.semantics import link_loads
+from ..topology.mesh import step_link_loads
 
 COMBINE, COPY, CONFLICT = "tab:blue", "tab:green", "red"
 
@@ -41,7 +41,7 @@ def draw_step(schedule: Schedule | ArraySchedule, t: int, ax=None, mesh=None, *,
         raise ValueError(f"mesh {w}x{h} does not have the schedule's {schedule.nprocs} nodes")
     if ax is None:
         _, ax = plt.subplots(figsize=(1.1 * w + 1, 1.1 * h + 0.8))
-    loads = link_loads(schedule, t, mesh)
+    loads = step_link_loads(schedule, t, mesh)
     hot = {link for link, trs in loads.items() if len(trs) > 1}
     bad = {id(tr) for link in hot for tr in loads[link]}
     for (a, b) in hot:                                   # overloaded links: thick red segments

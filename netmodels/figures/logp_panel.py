@@ -117,7 +117,10 @@ def barrier_figure(L_us: float = 240.0, o_us: float = 10.0, g_us: float = 1.0, P
 
 def draw_schedule(ax, schedule, title: str | None = None) -> None:
     """Space-time diagram of a schedule: ranks on the y axis, steps on the x axis, one
-    arrow per message from (step, src) to (step + 1, dst)."""
+    arrow per message from (step, src) to (step + 1, dst).  Either schedule form."""
+    from ..algorithms.arrays import as_transfers
+
+    schedule = as_transfers(schedule)
     P = schedule.nprocs
     for t, step in enumerate(schedule.steps):
         for tr in step:

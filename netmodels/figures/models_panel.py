@@ -1,6 +1,6 @@
 """Figures of the chapter "Models compared": one algorithm costed under PRAM, BSP, LogP and α-β.
 
-:func:`model_costs` prices one schedule of :data:`netmodels.models.bsp.ALGORITHMS` in every
+:func:`model_costs` prices one schedule of :data:`netmodels.models.bsp.COMPARED` in every
 model with the kit's own simulators: :func:`netmodels.models.bsp.cost` (BSP),
 :func:`netmodels.models.logp.simulate` (LogP: the last rank's exit; every message is a small
 message, sizes are ignored) and :func:`netmodels.simulate.cost.cost` with
@@ -54,7 +54,7 @@ def model_costs(algorithm: str, P: int, N: int, machine: Machine) -> dict:
     ``N`` elements (steps; seconds) on ``machine``."""
     if not isinstance(machine, Machine):
         raise ValueError(f"machine must be a models_panel.Machine, got {type(machine).__name__}")
-    s = bsp.build(algorithm, P, N)
+    s = bsp.compared(algorithm, P, N)
     ab = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
     return {"PRAM steps": bsp.pram_steps(s), "BSP": bsp.cost(s, machine.bsp),
             "LogP": float(logp.simulate(s, machine.logp).max(initial=0.0)), "α-β": cost(s, ab)}
@@ -113,7 +113,7 @@ def models_panel(machine: Machine, algorithm: str = "dissemination barrier", P: 
 
     from .widgets import png
 
-    alg = w.Dropdown(options=list(bsp.ALGORITHMS), value=algorithm, description="algorithm")
+    alg = w.Dropdown(options=list(bsp.COMPARED), value=algorithm, description="algorithm")
     p = w.SelectionSlider(options=[int(v) for v in P_AXIS], value=positive_int("P", P), description="P")
     n = w.FloatLogSlider(value=N, base=10, min=0, max=6, step=0.25, description="N (elems)",
                          readout_format=".0f")
@@ -135,11 +135,11 @@ def models_panel(machine: Machine, algorithm: str = "dissemination barrier", P: 
 def models_figure(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16,
                   N: int = 4096):
     """The static twin of :func:`models_panel`: curves precomputed for every algorithm of
-    :data:`netmodels.models.bsp.ALGORITHMS` (slider by number, named in the readout), every N
+    :data:`netmodels.models.bsp.COMPARED` (slider by number, named in the readout), every N
     of :data:`N_VALUES` and every P of :data:`P_AXIS`."""
     from . import interactive as ia
 
-    names = list(bsp.ALGORITHMS)
+    names = list(bsp.COMPARED)
     cache = {}
 
     def curves_of(a, n):

@@ -1,7 +1,7 @@
 """Barrier and allreduce algorithms from P = 2 to 2^20 under α-β, LogGP and NBL: the
 sweep behind the chapter "Simulating at scale" and its static figures.
 
-:func:`sweep` simulates every algorithm of :data:`ALGORITHMS` at every P of
+:func:`sweep` simulates every algorithm of :data:`SWEPT` at every P of
 :data:`NPROCS` under the three machines of :func:`machines` (one set of numbers, so
 that the models differ in their rules, not in their parameters) and returns rows that
 ``benchmarks/scale_sweep.py`` stores in ``book/data/scale_reference.json``;
@@ -15,7 +15,7 @@ import time as _time
 
 import numpy as np
 
-from ..algorithms import arrays
+from ..algorithms import registry
 from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP
 from ..simulate import simulate
@@ -28,11 +28,11 @@ NPROCS = (2, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 2**18, 2**20)
 #: elements of the allreduce vector (8 MiB of doubles)
 NELEMS = 2**20
 ELEM_BYTES = 8
-#: collective -> algorithms swept (the ring only up to RING_MAX: 2(P - 1) steps)
-ALGORITHMS = {
-    "barrier": ("dissemination", "binomial", "butterfly"),
-    "allreduce": ("ring", "recursive_doubling", "rabenseifner", "binomial"),
-}
+#: the algorithms swept, by registered name (the ring only up to RING_MAX: 2(P - 1) steps)
+SWEPT = ("barrier.dissemination", "barrier.binomial", "barrier.butterfly",
+         "allreduce.ring", "allreduce.recursive_doubling", "allreduce.rabenseifner", "allreduce.binomial")
+#: the collectives of :data:`SWEPT`, in its order
+COLLECTIVES = tuple(dict.fromkeys(name.split(".", 1)[0] for name in SWEPT))
 RING_MAX = 1024
 #: model name -> semantics used for it
 SEMANTICS = {"α-β": "sync", "LogGP": "dataflow", "NBL f(L) = L": "sync"}
@@ -49,15 +49,21 @@ def machines(P: int) -> dict:
     }
 
 
+def swept(collective: str) -> tuple[str, ...]:
+    """The short names of the algorithms of ``collective`` in :data:`SWEPT`, in its order."""
+    algs = [registry.get(name) for name in SWEPT]
+    return tuple(a.short for a in algs if a.collective == collective)
+
+
 def sweep(nprocs=NPROCS, progress=None) -> list[dict]:
     """Rows ``{collective, algorithm, P, model, semantics, time_s, steps, messages, wall_s}``."""
     rows = []
     for P in nprocs:
-        for coll, algs in ALGORITHMS.items():
-            for alg in algs:
+        for coll in COLLECTIVES:
+            for alg in swept(coll):
                 if alg == "ring" and P > RING_MAX:
                     continue
-                sched = arrays.build(f"{coll}.{alg}", P, 0 if coll == "barrier" else NELEMS)
+                sched = registry.build(f"{coll}.{alg}", P, 0 if coll == "barrier" else NELEMS)
                 for name, model in machines(P).items():
                     t0 = _time.perf_counter()
                     r = simulate(sched, model, semantics=SEMANTICS[name], elem_bytes=ELEM_BYTES)
@@ -71,7 +77,7 @@ def sweep(nprocs=NPROCS, progress=None) -> list[dict]:
 
 def winners(rows, collective: str) -> dict:
     """``{model: [(P, fastest algorithm, its time s), ...]}`` from sweep rows (of algorithms
-    within 1e-9 of each other, the first of :data:`ALGORITHMS`)."""
+    within 1e-9 of each other, the first of :data:`SWEPT`)."""
     out = {}
     for model in SEMANTICS:
         best = {}
@@ -88,14 +94,14 @@ def scale_spec(rows, collective: str = "barrier") -> PanelSpec:
 
     Controls: the collective (live only: the static book has one figure per collective)
     and the model (both views)."""
-    if collective not in ALGORITHMS:
-        raise ValueError(f"collective must be one of {list(ALGORITHMS)}, got {collective!r}")
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective must be one of {list(COLLECTIVES)}, got {collective!r}")
     Ps = np.array(sorted({r["P"] for r in rows}), dtype=float)
     table = {(r["collective"], r["algorithm"], r["P"], r["model"]): r["time_s"] for r in rows}
 
     def times(x, collective, model):
         return {alg: np.array([table.get((collective, alg, int(P), model), np.nan) for P in x])
-                for alg in ALGORITHMS[collective]}
+                for alg in swept(collective)}
 
     def readout(collective, model):
         return f"{model}, {SEMANTICS[model]} semantics"
@@ -106,7 +112,7 @@ def scale_spec(rows, collective: str = "barrier") -> PanelSpec:
 
     return PanelSpec(
         title=title, data=times, x=Ps,
-        controls=(Control("collective", "collective", collective, options=list(ALGORITHMS), widget="toggle"),
+        controls=(Control("collective", "collective", collective, options=list(COLLECTIVES), widget="toggle"),
                   Control("model", "model", next(iter(SEMANTICS)), options=list(SEMANTICS),
                           values=list(SEMANTICS), widget="toggle")),
         rows=(("collective",), ("model",)), figsize=(7, 4),

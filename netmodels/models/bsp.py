@@ -48,9 +48,12 @@ import numpy as np
 import sympy as sp
 
 from .._check import positive, positive_int
-from ..algorithms import barriers, combining
+from ..algorithms import registry
 from ..algorithms.arrays import ArraySchedule, as_arrays
-from ..algorithms.schedule import Schedule, Transfer
+from ..algorithms.broadcast import binomial as binomial_broadcast  # noqa: F401  (BSP's broadcasts)
+from ..algorithms.broadcast import flat as flat_broadcast  # noqa: F401
+from ..algorithms.broadcast import two_phase as two_phase_broadcast  # noqa: F401
+from ..algorithms.schedule import Schedule
 
 UNITS = ("words", "messages")
 
@@ -178,58 +181,31 @@ def pram_steps(schedule) -> int:
     return schedule.nsteps
 
 
-# ---------------------------------------------------------------- broadcasts
-def _checked(nprocs, nelems):
-    return positive_int("nprocs", nprocs), positive_int("nelems", nelems, minimum=0)
-
-
-def binomial_broadcast(nprocs: int, nelems: int) -> Schedule:
-    """Binomial-tree broadcast from rank 0: ⌈log2 P⌉ steps of the whole vector (the second
-    half of :func:`netmodels.algorithms.combining.binomial`)."""
-    p, n = _checked(nprocs, nelems)
-    full = combining.binomial(p, n)
-    return Schedule("binomial_broadcast", p, n, full.steps[full.nsteps // 2:])
-
-
-def flat_broadcast(nprocs: int, nelems: int) -> Schedule:
-    """Rank 0 sends the whole vector to every other rank in one step."""
-    p, n = _checked(nprocs, nelems)
-    step = tuple(Transfer(0, r, 0, n) for r in range(1, p)) if n else ()
-    return Schedule("flat_broadcast", p, n, [step] if step else [])
-
-
-def two_phase_broadcast(nprocs: int, nelems: int) -> Schedule:
-    """BSP's broadcast: rank 0 scatters block r to rank r, then every rank sends its block to
-    all others (a total exchange).  2 steps; blocks of :func:`combining.split` (nearly equal)."""
-    p, n = _checked(nprocs, nelems)
-    parts = combining.split(n, p)
-    scatter = tuple(Transfer(0, r, s, c) for r, (s, c) in enumerate(parts) if r and c)
-    exchange = tuple(Transfer(r, d, s, c) for r, (s, c) in enumerate(parts) if c
-                     for d in range(p) if d != r)
-    return Schedule("two_phase_broadcast", p, n, [st for st in (scatter, exchange) if st])
-
-
-#: name -> (kind, builder(P, N)): the algorithms the chapter "Models compared" costs in every model
-ALGORITHMS = {
-    "dissemination barrier": ("barrier", lambda p, n: barriers.dissemination(p)),
-    "binomial barrier": ("barrier", lambda p, n: barriers.binomial(p)),
-    "central counter barrier": ("barrier", lambda p, n: barriers.central_counter(p)),
-    "binomial broadcast": ("broadcast", binomial_broadcast),
-    "flat broadcast": ("broadcast", flat_broadcast),
-    "two-phase broadcast": ("broadcast", two_phase_broadcast),
-    "recursive doubling allreduce": ("allreduce", combining.recursive_doubling),
-    "rabenseifner allreduce": ("allreduce", combining.rabenseifner),
-    "ring allreduce": ("allreduce", combining.ring),
-    "binomial allreduce": ("allreduce", combining.binomial),
+# ---------------------------------------------------------------- the chapter's algorithms
+#: the algorithms the chapter "Models compared" costs in every model: its label -> the
+#: registered name (:mod:`netmodels.algorithms.registry`), in the chapter's order
+COMPARED = {
+    "dissemination barrier": "barrier.dissemination",
+    "binomial barrier": "barrier.binomial",
+    "central counter barrier": "barrier.central_counter",
+    "binomial broadcast": "broadcast.binomial",
+    "flat broadcast": "broadcast.flat",
+    "two-phase broadcast": "broadcast.two_phase",
+    "recursive doubling allreduce": "allreduce.recursive_doubling",
+    "rabenseifner allreduce": "allreduce.rabenseifner",
+    "ring allreduce": "allreduce.ring",
+    "binomial allreduce": "allreduce.binomial",
 }
 
 
-def build(algorithm: str, nprocs: int, nelems: int = 0) -> Schedule:
-    """The schedule of ``algorithm`` (a key of :data:`ALGORITHMS`) on ``nprocs`` ranks, ``nelems`` elements."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}")
-    p, n = _checked(nprocs, nelems)
-    return ALGORITHMS[algorithm][1](p, n)
+def compared(label: str, nprocs: int, nelems: int = 0) -> ArraySchedule:
+    """The registered schedule of the chapter's ``label`` (a key of :data:`COMPARED`) on
+    ``nprocs`` ranks and ``nelems`` elements (ignored by the barriers, which carry none)."""
+    if label not in COMPARED:
+        raise ValueError(f"algorithm must be one of {list(COMPARED)}, got {label!r}")
+    alg = registry.get(COMPARED[label])
+    nelems = positive_int("nelems", nelems, minimum=0)
+    return alg.build(positive_int("nprocs", nprocs), 0 if alg.collective == "barrier" else nelems)
 
 
 # ---------------------------------------------------------------- closed forms

@@ -24,7 +24,8 @@ import numpy as np
 
 from .._check import positive, positive_int
 from ..algorithms.arrays import as_transfers
-from ..algorithms.barriers import ceil_log, check_options
+from ..algorithms.barriers import ceil_log
+from ..algorithms.registry import check_options
 
 #: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.algorithms.barriers`)
 ALGORITHMS = ("central_counter", "combining_tree", "tournament", "binomial", "dissemination",

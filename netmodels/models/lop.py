@@ -148,8 +148,8 @@ def round_sizes(P: int, n: int) -> tuple[int, ...]:
 def _round_sizes(P: int, n: int) -> tuple[int, ...]:
     from ..algorithms.barriers import nway_dissemination
 
-    sched = nway_dissemination(P, n)
-    return tuple(int(np.bincount([t.src for t in step], minlength=P).max()) for step in sched.steps)
+    sched = nway_dissemination(P, n=n)
+    return tuple(int(np.bincount(step.src, minlength=P).max()) for step in sched.steps)
 
 
 def nway_barrier_time(P: int, n: int, rtt, overhead, *, post_list: bool = False) -> float:

@@ -96,7 +96,7 @@ def alltoall_times(n: int, c: int, nbytes, model: TwoLevel):
     """``(standard, multilevel)`` alltoall times (s) on ``n`` nodes of ``c`` ranks.
 
     ``nbytes``: bytes each rank sends each rank (scalar or array).  Closed forms of
-    :func:`schedule_time` for ``alltoall.build("direct" | "multilevel", n*c, nbytes, c)``,
+    :func:`schedule_time` for the registered ``alltoall.direct`` or ``alltoall.multilevel`` on ``n*c`` ranks, ``nbytes``, ``nodes=c``,
     with ``Ti(x)``, ``Te(x)`` the α-β times inside and between nodes and ``g = pack``:
 
     - standard (one step): ``max(S, C)``, a rank's port ``S = (c-1) Ti(m) + c(n-1) Te(m)``,

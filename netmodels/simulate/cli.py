@@ -1,6 +1,6 @@
 """``python -m netmodels simulate ALGORITHM -P RANKS --model MODEL``: predict a collective's time.
 
-Builds the algorithm's array schedule (:data:`netmodels.algorithms.arrays.BUILDERS`) and
+Builds the algorithm's schedule (:mod:`netmodels.algorithms.registry`) and
 runs :func:`netmodels.simulate.simulate` on it; prints the predicted time, steps,
 messages, bytes and the wall time of the simulation, and optionally writes them as JSON.
 Bad input exits with status 2 and one line on stderr.
@@ -14,7 +14,7 @@ import math
 import sys
 import time
 
-from ..algorithms import arrays
+from ..algorithms import registry
 from ..models import nbl
 from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP, LogP
@@ -83,14 +83,18 @@ def _pair(text: str) -> tuple[str, str]:
 
 def _epilog() -> str:
     lines = ["algorithms (collective.algorithm; the algorithm alone when unambiguous):",
-             "  " + ", ".join(sorted(arrays.builders())), "",
+             "  " + ", ".join(sorted(registry.names())), "",
              "model parameters (--param NAME=VALUE, SI units; defaults):"]
     for model, params in PARAMETERS.items():
         lines.append(f"  {model}: {SOURCES[model]}")
         for name, (default, unit, meaning) in params.items():
             lines.append(f"    {name:<6} = {default:<12.6g} {unit:<10} {meaning}")
-    lines += ["", "algorithm options (--option NAME=VALUE): n (barrier.nway_dissemination), "
-              "release=tree|flat (barrier.tournament), root (broadcast.binomial)"]
+    takes = {}
+    for a in registry.algorithms():
+        for option in a.options:
+            takes.setdefault(option, []).append(a.name)
+    lines += ["", "algorithm options (--option NAME=VALUE):"]
+    lines += [f"  {option:<8} {', '.join(names)}" for option, names in sorted(takes.items())]
     return "\n".join(lines)
 
 
@@ -137,8 +141,14 @@ def build_model(model: str, overrides):
 
 
 def _option(text: str):
+    """An option's value: an integer, a tuple of integers (``4x2`` or ``4,2``: a mesh, a
+    hierarchy of nodes), else the text."""
     try:
         return int(text)
+    except ValueError:
+        pass
+    try:
+        return tuple(int(v) for v in text.replace("x", ",").split(","))
     except ValueError:
         return text
 
@@ -153,12 +163,13 @@ def format_time(seconds: float) -> str:
 
 def run(args) -> int:
     try:
-        name = arrays.resolve(args.algorithm)
+        algorithm = registry.get(args.algorithm)
+        name = algorithm.name
         model = build_model(args.model, args.param)
         n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
         options = {k: _option(v) for k, v in args.option}
         t0 = time.perf_counter()
-        schedule = arrays.builders()[name](args.ranks, n, **options)
+        schedule = algorithm.build(args.ranks, n, **options)
         t1 = time.perf_counter()
         result = simulate(schedule, model, semantics=args.semantics)
         t2 = time.perf_counter()

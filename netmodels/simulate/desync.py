@@ -37,7 +37,7 @@ from collections import defaultdict
 import numpy as np
 
 from .._check import positive
-from ..algorithms import combining
+from ..algorithms import registry
 from ..algorithms.arrays import as_transfers
 from ..models import nbl
 
@@ -184,8 +184,7 @@ def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: f
                 if N % S or N // S < 3:
                     continue
                 for algorithm in ("Snake", "Fence"):
-                    build = combining.snake if algorithm == "Snake" else combining.fence
-                    sched = build(W * H, N, block=S, mesh=(W, H))
+                    sched = registry.build(f"allreduce.{algorithm.lower()}", W * H, N, block=S, mesh=(W, H))
                     t, _ = simulate_fluid(sched, machine, noise=noise, seed=seed)
                     rows.append((algorithm, W, H, N, S, t,
                                  model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
@@ -209,8 +208,7 @@ def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, n
                 if N % S or N // S < 3:
                     continue
                 for algorithm in ("Snake", "Fence"):
-                    build = combining.snake if algorithm == "Snake" else combining.fence
-                    sched = build(W * H, N, block=S, mesh=(W, H))
+                    sched = registry.build(f"allreduce.{algorithm.lower()}", W * H, N, block=S, mesh=(W, H))
                     r = simulate(sched, model, semantics=semantics, noise=noise, seed=seed)
                     rows.append((algorithm, W, H, N, S, r.time,
                                  model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))

@@ -27,22 +27,23 @@ time can be compared with the kit's simulation of the very same schedule.
 
 from __future__ import annotations
 
-from ..algorithms import barriers, broadcast, combining
-from ..algorithms.arrays import as_arrays, as_transfers
+from ..algorithms import registry
+from ..algorithms.arrays import as_transfers
 from ..algorithms.schedule import Schedule
 from .._check import positive_int
 
 #: LogGOPSim's time unit used here (s): parameters and results are integers of it
 TIME_UNIT = 1e-12
 
-#: algorithm -> vector length (elements) of the validation cases, as a function of P
+#: validation case (the name LogGOPSim's stored data uses) -> (registered algorithm, its
+#: options, vector length in elements as a function of P)
 ALGORITHMS = {
-    "dissemination": lambda p: 0,        # a barrier: empty messages
-    "binomial_bcast": lambda p: 1024,    # 8 KiB from rank 0 to everyone (broadcast.binomial)
-    "ring": lambda p: 2**20,             # 8 MiB allreduce, blocks of 2^20 / P elements
-    "nway_dissemination": lambda p: 0,   # n = 3: three messages out and in per round
-    "fence": lambda p: 4096,             # 32 KiB in 8 blocks of 512 elements, default mesh
-    "rabenseifner": lambda p: 2**20,     # 8 MiB allreduce: messages halve, then double
+    "dissemination": ("barrier.dissemination", {}, lambda p: 0),          # empty messages
+    "binomial_bcast": ("broadcast.binomial", {}, lambda p: 1024),         # 8 KiB from rank 0
+    "ring": ("allreduce.ring", {}, lambda p: 2**20),                      # 8 MiB, blocks of 2^20 / P
+    "nway_dissemination": ("barrier.nway_dissemination", {"n": 3}, lambda p: 0),  # 3 out, 3 in a round
+    "fence": ("allreduce.fence", {"block": 512}, lambda p: 4096),         # 8 blocks of 512, default mesh
+    "rabenseifner": ("allreduce.rabenseifner", {}, lambda p: 2**20),      # messages halve, then double
 }
 
 #: (algorithm, P) of the validation: the first three algorithms at P = 8, 64, 1024, where
@@ -56,23 +57,12 @@ CASES = ([(a, p) for a in ("dissemination", "binomial_bcast", "ring") for p in (
 
 
 def case_schedule(algorithm: str, nprocs: int, nelems: int | None = None) -> Schedule:
-    """The schedule of a validation case: ``algorithm`` a key of :data:`ALGORITHMS`,
-    ``nelems`` its vector length (default: the case's)."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
+    """The per-transfer schedule of a validation case: ``algorithm`` a key of
+    :data:`ALGORITHMS`, ``nelems`` its vector length (default: the case's)."""
     p = positive_int("nprocs", nprocs)
-    n = ALGORITHMS[algorithm](p) if nelems is None else positive_int("nelems", nelems, minimum=0)
-    if algorithm == "dissemination":
-        return barriers.dissemination(p)
-    if algorithm == "nway_dissemination":
-        return barriers.nway_dissemination(p, 3)
-    if algorithm == "binomial_bcast":
-        return broadcast.binomial(p, n)
-    if algorithm == "fence":
-        return combining.fence(p, n, block=512)
-    if algorithm == "rabenseifner":
-        return combining.rabenseifner(p, n)
-    return combining.ring(p, n)
+    if nelems is not None:
+        nelems = positive_int("nelems", nelems, minimum=0)
+    return case_arrays(algorithm, p, nelems).to_schedule()
 
 
 def to_goal(schedule, elem_bytes: int = 8) -> str:
@@ -116,19 +106,14 @@ def to_goal(schedule, elem_bytes: int = 8) -> str:
     return "".join(parts)
 
 
-def case_arrays(algorithm: str, nprocs: int):
-    """:func:`case_schedule` in columnar form (what the vectorised simulator takes), built
-    directly by the array builders where there is one (the same transfers, in order)."""
+def case_arrays(algorithm: str, nprocs: int, nelems: int | None = None):
+    """:func:`case_schedule` in columnar form (what the vectorised simulator takes), as the
+    registry builds it."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
     p = positive_int("nprocs", nprocs)
-    if algorithm == "dissemination":
-        return barriers.dissemination_arrays(p)
-    if algorithm == "binomial_bcast":
-        return broadcast.binomial_arrays(p, ALGORITHMS[algorithm](p))
-    if algorithm == "ring":
-        return combining.ring_arrays(p, ALGORITHMS[algorithm](p))
-    if algorithm == "rabenseifner":
-        return combining.rabenseifner_arrays(p, ALGORITHMS[algorithm](p))
-    return as_arrays(case_schedule(algorithm, p))
+    name, options, length = ALGORITHMS[algorithm]
+    return registry.build(name, p, length(p) if nelems is None else nelems, **options)
 
 
 def compare(data: dict) -> list[dict]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms import allgather
+from ..algorithms import registry
 from ..models.machines import KUMAR2004_COST
 from .contention import max_degree, step_pairs
 from .cost import kumar_time, node_bandwidth, schedule_time
@@ -46,7 +46,7 @@ def contention_bandwidth(algorithm: str, tree: KaryNTree, nbytes: int, k: int | 
     """
     a = KUMAR2004_COST["alpha"] if alpha is None else alpha
     b = KUMAR2004_COST["beta_em"] if beta is None else beta
-    s = allgather.build(algorithm, tree.nprocs, 1, k)
+    s = registry.get(algorithm, "allgather").build(tree.nprocs, 1, k=k).to_schedule()
     free = schedule_time(s, a, b, None, elem_bytes=nbytes)
     loaded = schedule_time(s, a, b, tree, elem_bytes=nbytes)
     p = tree.nprocs
@@ -55,7 +55,7 @@ def contention_bandwidth(algorithm: str, tree: KaryNTree, nbytes: int, k: int | 
 
 def worst_step_ratio(algorithm: str, tree: KaryNTree, k: int | None = None) -> float:
     """Largest (link load / rank degree) over the steps: 1 means contention-free."""
-    s = allgather.build(algorithm, tree.nprocs, 1, k)
+    s = registry.get(algorithm, "allgather").build(tree.nprocs, 1, k=k).to_schedule()
     out = 1.0
     for t in range(s.nsteps):
         src, dst = step_pairs(s, t)
@@ -87,7 +87,7 @@ def far_away(tree: KaryNTree) -> dict:
 
 def step_levels(algorithm: str, tree: KaryNTree, k: int | None = None) -> list[int]:
     """Per data step, the highest lowest-common-ancestor level any message climbs to."""
-    s = allgather.build(algorithm, tree.nprocs, 1, k)
+    s = registry.get(algorithm, "allgather").build(tree.nprocs, 1, k=k).to_schedule()
     out = []
     for t in range(s.nsteps):
         src, dst = step_pairs(s, t)

@@ -5,15 +5,19 @@ Rank r sits at ``(x, y) = (r % W, r // W)`` (the numbering of
 on a torus each dimension takes the shorter way round (the + direction on a tie).
 Every node has four outgoing directed links, id ``4 r + d`` with d = 0 (+x), 1 (-x),
 2 (+y), 3 (-y); on a mesh the border links that lead nowhere are never used
-(``nlinks = 4 P`` is the size of the id space).  The route of a mesh is the same list
-of links as :func:`netmodels.algorithms.semantics.route`.
+(``nlinks = 4 P`` is the size of the id space).  This is the kit's one mesh router;
+:func:`step_link_loads` and :func:`link_conflicts` route a schedule's messages with it,
+as on the Touchstone DELTA, whose routers have independent links in both directions.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import numpy as np
 
 from .._check import positive_int
+from ..algorithms.arrays import as_transfers
 from .base import Topology
 
 _STEP = ((1, 0), (-1, 0), (0, 1), (0, -1))
@@ -78,3 +82,25 @@ class Torus2D(Mesh2D):
     """W x H torus: a mesh with wrap-around links, shorter way round in each dimension."""
 
     wrap = True
+
+
+def step_link_loads(schedule, step: int, mesh=None) -> dict:
+    """``{link: [transfers]}`` of step ``step`` of ``schedule`` (either form) on ``mesh=(W, H)``
+    (default: the schedule's ``meta["mesh"]``), routed by :class:`Mesh2D`; a link is
+    ``((x, y), (x', y'))``, its transfers in step order."""
+    schedule = as_transfers(schedule)
+    topo = Mesh2D(*(mesh or schedule.meta["mesh"]))
+    transfers = schedule.steps[step]
+    idx, links = topo.routes([tr.src for tr in transfers], [tr.dst for tr in transfers])
+    loads = defaultdict(list)
+    for i, link in zip(idx.tolist(), links.tolist()):
+        loads[topo.link_name(link)].append(transfers[i])
+    return dict(loads)
+
+
+def link_conflicts(schedule, mesh=None) -> list[tuple[int, tuple, list]]:
+    """``(step, link, transfers)`` for every mesh link carrying more than one message in a
+    step (see :func:`step_link_loads`)."""
+    schedule = as_transfers(schedule)
+    return [(t, link, trs) for t in range(schedule.nsteps)
+            for link, trs in step_link_loads(schedule, t, mesh).items() if len(trs) > 1]
