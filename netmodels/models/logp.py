@@ -10,9 +10,10 @@ Units are SI: seconds, bytes.  LogP's parameters:
   processor, ``1/g`` its message rate;
 * ``P``: the number of processors.
 
-:func:`simulate` costs a :class:`~netmodels.algorithms.schedule.Schedule` message by message under
-these rules; :func:`barrier_time` gives the closed forms derived in the chapter, which
-the tests check against :func:`simulate`.
+Each class carries its step rule (:meth:`LogP.step_rule`, :class:`LogPClock`), the one the
+simulator (:func:`netmodels.simulate.simulate`) asks; :func:`simulate` is that simulator
+under its *dataflow* semantics.  :func:`barrier_time` gives the closed forms derived in
+the chapter, which the tests check against the simulator.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._check import positive, positive_int
-from ..algorithms.arrays import as_transfers
 from ..algorithms.barriers import ceil_log, check_options
+from .step import Step
 
 #: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.algorithms.barriers`)
 ALGORITHMS = ("central_counter", "combining_tree", "tournament", "binomial", "dissemination",
@@ -37,6 +38,8 @@ class LogP:
 
     ``o`` is the send overhead and, unless ``o_r`` is given, also the receive overhead
     (the slides' assumption ``o_s = o_r``).  ``L`` and ``g`` may be 0, ``o`` must be > 0.
+    ``combine`` (s per element, >= 0; default 0): the receiver's CPU time per element of
+    a combining message (e.g. a measured c2), after the receive overhead.
     """
 
     L: float
@@ -46,6 +49,7 @@ class LogP:
     o_r: float | None = None
     name: str = ""
     source: str = ""
+    combine: float = 0.0
 
     def __post_init__(self):
         object.__setattr__(self, "L", positive("L", self.L, allow_zero=True))
@@ -54,6 +58,7 @@ class LogP:
         object.__setattr__(self, "P", positive_int("P", self.P))
         o_r = self.o if self.o_r is None else positive("o_r", self.o_r)
         object.__setattr__(self, "o_r", o_r)
+        object.__setattr__(self, "combine", positive("combine", self.combine, allow_zero=True))
 
     # the slides' base equations -------------------------------------------------
     @property
@@ -84,6 +89,29 @@ class LogP:
     def with_P(self, P: int) -> "LogP":
         """The same machine with ``P`` processors."""
         return replace(self, P=P)
+
+    # the step rule ----------------------------------------------------------------
+    G = 0.0   #: LogP has no per-byte term (LogGP's field overrides it)
+
+    def step_rule(self, schedule) -> "LogPClock":
+        """Per-rank clocks under the rules of :class:`LogPClock` (with ``G``: LogGP)."""
+        return LogPClock(self, schedule.nprocs)
+
+    def message_terms(self, step: Step):
+        """Per message of ``step`` (scalars where all are equal): ``(send_busy, send_gap,
+        transit, recv_busy, recv_gap)`` in s, as :class:`LogPClock` uses them (``transit``:
+        from the end of the send overhead to the arrival)."""
+        wire = None
+        if self.G:
+            wire = np.maximum(step.nbytes - 1.0, 0.0) * self.G
+            if step.load is not None:
+                wire *= step.load
+        recv_busy = self.o_r
+        if self.combine:
+            recv_busy = self.o_r + np.where(step.combine, step.count, 0) * self.combine
+        if wire is None:
+            return self.o_s, self.g, self.L, recv_busy, self.g
+        return self.o_s, self.g + wire, wire + self.L, recv_busy, self.g
 
 
 @dataclass(frozen=True)
@@ -175,6 +203,20 @@ class PLogP:
         """End-to-end time ``L + g(m)`` of one m-byte message (s)."""
         return self.L + self.gap(nbytes)
 
+    def step_rule(self, schedule) -> "LogPClock":
+        """Per-rank clocks (:class:`LogPClock`) with size-dependent terms: a send keeps the
+        CPU ``o_s(m)`` and the next send waits ``g(m)``; the message can be received from
+        ``L + g(m) - o_r(m)`` after its send started (one message alone takes ``L + g(m)``),
+        its receive keeps the CPU ``o_r(m)`` and the next receive waits ``g(m)``.  Link
+        loads play no part (PLogP has no per-byte term to slow down)."""
+        return LogPClock(self, schedule.nprocs)
+
+    def message_terms(self, step: Step):
+        """As :meth:`LogP.message_terms`, from the interpolated curves at each message's size."""
+        m = step.nbytes
+        os_, or_, g = self.send_overhead(m), self.recv_overhead(m), self.gap(m)
+        return os_, g, self.L + g - or_ - os_, or_, g
+
     def to_logp(self, nbytes: float = 0) -> LogP:
         """The LogP machine seen by messages of ``nbytes``: same end-to-end time ``L + g(m)``.
 
@@ -186,57 +228,109 @@ class PLogP:
                     name=self.name, source=self.source)
 
 
-# ---------------------------------------------------------------- simulation of a schedule
+# ---------------------------------------------------------------- the step rule
+def _at(x, idx):
+    return x if np.ndim(x) == 0 else x[idx]
+
+
+def _positions(keys: np.ndarray, nkeys: int, order=None):
+    """Slices of message indices, the i-th holding every key's i-th message (in ``order``,
+    default column order): at most one message per key in each slice."""
+    if order is None:
+        order = np.argsort(keys, kind="stable")
+    else:
+        order = order[np.argsort(keys[order], kind="stable")]
+    counts = np.bincount(keys, minlength=nkeys)
+    pos = np.arange(keys.size) - (np.cumsum(counts) - counts)[keys[order]]
+    top = int(pos.max(initial=-1)) + 1
+    if top <= 8:                                    # few per key: one mask per position
+        return [order[pos == j] for j in range(top)]
+    by = np.argsort(pos, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(pos))))
+    ordered = order[by]
+    return [ordered[bounds[j]:bounds[j + 1]] for j in range(bounds.size - 1)]
+
+
+class LogPClock:
+    """The LogP family's step rule: per-rank clocks, CPU and NIC gaps (``clocked``).
+
+    In a step, a rank first sends its messages, in the step's column order: a send starts
+    at the earliest when the CPU is free and when the NIC allows (``g + (m - 1) G`` after
+    the start of the rank's previous send, of ``m`` bytes), keeps the CPU busy ``o_s``,
+    and the message arrives ``o_s + (m - 1) G + L`` after the send started (plus the
+    step's extra latency, if any).  Then the rank receives the step's messages in order
+    of arrival (ties: column order), each receive starting no earlier than the arrival
+    (of its last byte), the end of the previous CPU activity, and ``g`` after the start
+    of the previous receive, keeping the CPU busy ``o_r`` (plus ``combine`` per element of
+    a combining message).  The NIC gaps carry over from step to step.  With G = 0 a
+    message's size plays no part (LogP).  With a topology, ``(m - 1) G`` is multiplied by
+    the message's link load.
+    """
+
+    clocked = True
+
+    def __init__(self, model, nprocs: int):
+        self.model, self.p = model, nprocs
+        self.next_send = np.full(nprocs, -np.inf)
+        self.next_recv = np.full(nprocs, -np.inf)
+
+    def advance(self, cpu: np.ndarray, step: Step, extra=None) -> None:
+        """Run one step from per-rank CPU times ``cpu`` (s, updated in place); ``extra``
+        (s per message) delays arrivals.  Where a gap cannot bind (it is no longer than the
+        CPU's busy time) its clock is not kept; the times are the same."""
+        src, dst, n = step.src, step.dst, step.src.size
+        send_busy, send_gap, transit, recv_busy, recv_gap = self.model.message_terms(step)
+        send_binds = bool(np.any(np.asarray(send_gap) > send_busy))
+        recv_binds = bool(np.any(np.asarray(recv_gap) > recv_busy))
+        arrival = np.empty(n)
+        unique = n <= 1 or np.bincount(src, minlength=self.p).max() <= 1
+        sends = [slice(None)] if unique else _positions(src, self.p)
+        for idx in sends:
+            s = src[idx]
+            start = np.maximum(cpu[s], self.next_send[s]) if send_binds else cpu[s]
+            busy = start + _at(send_busy, idx)
+            cpu[s] = busy
+            if send_binds:
+                self.next_send[s] = start + _at(send_gap, idx)
+            a = busy + _at(transit, idx)
+            arrival[idx] = a if extra is None else a + extra[idx]
+        unique = n <= 1 or np.bincount(dst, minlength=self.p).max() <= 1
+        recvs = [slice(None)] if unique else _positions(dst, self.p, np.argsort(arrival, kind="stable"))
+        for idx in recvs:
+            d = dst[idx]
+            start = np.maximum(cpu[d], arrival[idx])
+            if recv_binds:
+                np.maximum(start, self.next_recv[d], out=start)
+                self.next_recv[d] = start + _at(recv_gap, idx)
+            cpu[d] = start + _at(recv_busy, idx)
+
+
 def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
              combine_s_per_elem: float = 0.0) -> np.ndarray:
-    """Exit time (s) of every rank when ``schedule`` runs on the LogP machine ``params``.
+    """Exit time (s) of every rank when ``schedule`` runs on ``params``: the simulator
+    :func:`netmodels.simulate.simulate` under its *dataflow* semantics with this model's
+    step rule (:class:`LogPClock`).
 
-    Rules (one processor, one step): the rank starts the step when it has finished the
-    previous one; it sends its messages of the step in order, each send starting at
-    least ``g`` after its previous send and keeping the CPU busy ``o_s``; a message
-    arrives ``o_s + L`` after its send started; then the rank receives the step's
-    messages in order of arrival, each receive starting no earlier than the arrival, the
-    end of the previous CPU activity, and ``g`` after the previous receive, and keeping
-    the CPU busy ``o_r``.  ``entry`` (s, one per rank) delays each rank's start; default 0.
-    ``params.P`` is not used: the schedule says how many ranks there are.  ``schedule``
-    may be in either form (one Python step per transfer: small P;
-    :func:`netmodels.simulate.simulate` is the vectorised twin).
-
-    LogGP (``params`` a :class:`LogGP` and ``elem_bytes`` > 0, the bytes of one vector
-    element): a message of m = count x elem_bytes bytes arrives ``(m - 1) G`` later, and the
-    sender's next message starts no earlier than ``g + (m - 1) G`` after it (the interface
-    is busy with its bytes).  ``combine_s_per_elem`` (s per element, e.g. a measured c2)
-    keeps the receiver's CPU busy ``count x combine_s_per_elem`` more after a combining
-    receive.  Both default to 0: plain LogP.
+    ``entry`` (s, >= 0, one per rank) delays each rank's start; default 0.  ``elem_bytes``
+    (bytes per element): 0, the default, takes every message as a small one (LogP, G
+    ignored); > 0 charges a LogGP's ``(m - 1) G``.  ``combine_s_per_elem`` (s per element)
+    sets the model's ``combine``.
     """
-    schedule = as_transfers(schedule)
-    p = schedule.nprocs
-    ready = np.zeros(p) if entry is None else np.array(entry, dtype=float)
-    if ready.shape != (p,) or np.any(~np.isfinite(ready)):
-        raise ValueError(f"entry must hold {p} finite times")
+    from dataclasses import replace as _replace
+
+    from ..simulate.engine import simulate as _simulate
+
+    _check_params(params)
     if isinstance(elem_bytes, bool) or not isinstance(elem_bytes, (int, np.integer)) or elem_bytes < 0:
         raise ValueError(f"elem_bytes must be an integer >= 0, got {elem_bytes!r}")
-    combine = positive("combine_s_per_elem", combine_s_per_elem, allow_zero=True)
-    G = getattr(params, "G", 0.0) if elem_bytes else 0.0
-    os_, or_, L, g = params.o_s, params.o_r, params.L, params.g
-    last_send = np.full(p, -math.inf)     # earliest start of the next send
-    last_recv = np.full(p, -math.inf)
-    for step in schedule.steps:
-        cpu = ready.copy()
-        inbox: dict[int, list] = {}
-        for order, tr in enumerate(step):
-            wire = max(tr.count * elem_bytes - 1, 0) * G
-            start = max(cpu[tr.src], last_send[tr.src])
-            last_send[tr.src] = start + g + wire
-            cpu[tr.src] = start + os_
-            inbox.setdefault(tr.dst, []).append((start + os_ + L + wire, order, tr))
-        for dst, msgs in inbox.items():
-            for arrival, _, tr in sorted(msgs, key=lambda m: m[:2]):
-                start = max(cpu[dst], arrival, last_recv[dst] + g)
-                last_recv[dst] = start
-                cpu[dst] = start + or_ + (tr.count * combine if tr.combine else 0.0)
-        ready = cpu
-    return ready
+    model = params
+    if not elem_bytes and isinstance(params, LogGP):
+        model = LogP(params.L, params.o, params.g, params.P, params.o_r, params.name, params.source,
+                     params.combine)
+    if combine_s_per_elem:
+        model = _replace(model, combine=positive("combine_s_per_elem", combine_s_per_elem, allow_zero=True))
+    return _simulate(schedule, model, semantics="dataflow", skew=entry,
+                     elem_bytes=elem_bytes or 1).finish
 
 
 # ---------------------------------------------------------------- closed forms
