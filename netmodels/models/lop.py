@@ -27,6 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._check import positive_int
+from .step import SyncRule
 
 
 def peers(name: str, p) -> np.ndarray:
@@ -223,13 +224,12 @@ class LoP:
         return LoPRule(self, schedule.nprocs)
 
 
-class LoPRule:
+class LoPRule(SyncRule):
     """Per rank ``t_1:m``, m the messages it sends in the step (0 if none); no combining."""
 
-    clocked = False
-
     def __init__(self, model: LoP, nprocs: int):
-        self.model, self.nprocs, self.table = model, nprocs, {0: 0.0}
+        super().__init__(model, nprocs)
+        self.table = {0: 0.0}
 
     def costs(self, step):
         sends = np.bincount(step.src, minlength=self.nprocs)
