@@ -273,6 +273,23 @@ class LogPClock:
         self.model, self.p = model, nprocs
         self.next_send = np.full(nprocs, -np.inf)
         self.next_recv = np.full(nprocs, -np.inf)
+        self._seen = {}                     # id(rank column) -> (column, identity, unique)
+        self._arange = np.arange(nprocs)
+
+    def _ranks(self, keys: np.ndarray):
+        """``(index, unique)``: ``slice(None)`` for the column ``0, 1, ..., P-1`` (no gather
+        needed) else the column, and whether no rank repeats in it.  Remembered per column
+        array: builders share columns between steps."""
+        hit = self._seen.get(id(keys))
+        if hit is not None and hit[0] is keys:
+            return hit[1], hit[2]
+        identity = keys.size == self.p and bool(np.array_equal(keys, self._arange))
+        unique = identity or keys.size <= 1 or bool(np.bincount(keys, minlength=self.p).max() <= 1)
+        out = (slice(None) if identity else keys, unique)
+        if len(self._seen) > 4096:
+            self._seen.clear()
+        self._seen[id(keys)] = (keys, *out)
+        return out
 
     def advance(self, cpu: np.ndarray, step: Step, extra=None) -> None:
         """Run one step from per-rank CPU times ``cpu`` (s, updated in place); ``extra``
@@ -280,13 +297,12 @@ class LogPClock:
         CPU's busy time) its clock is not kept; the times are the same."""
         src, dst, n = step.src, step.dst, step.src.size
         send_busy, send_gap, transit, recv_busy, recv_gap = self.model.message_terms(step)
-        send_binds = bool(np.any(np.asarray(send_gap) > send_busy))
-        recv_binds = bool(np.any(np.asarray(recv_gap) > recv_busy))
+        send_binds = np.ndim(send_gap) > 0 or np.ndim(send_busy) > 0 or send_gap > send_busy
+        recv_binds = np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
         arrival = np.empty(n)
-        unique = n <= 1 or np.bincount(src, minlength=self.p).max() <= 1
-        sends = [slice(None)] if unique else _positions(src, self.p)
-        for idx in sends:
-            s = src[idx]
+        index, unique = self._ranks(src)
+        sends = [(slice(None), index)] if unique else [(i, src[i]) for i in _positions(src, self.p)]
+        for idx, s in sends:
             start = np.maximum(cpu[s], self.next_send[s]) if send_binds else cpu[s]
             busy = start + _at(send_busy, idx)
             cpu[s] = busy
@@ -294,10 +310,10 @@ class LogPClock:
                 self.next_send[s] = start + _at(send_gap, idx)
             a = busy + _at(transit, idx)
             arrival[idx] = a if extra is None else a + extra[idx]
-        unique = n <= 1 or np.bincount(dst, minlength=self.p).max() <= 1
-        recvs = [slice(None)] if unique else _positions(dst, self.p, np.argsort(arrival, kind="stable"))
-        for idx in recvs:
-            d = dst[idx]
+        index, unique = self._ranks(dst)
+        recvs = ([(slice(None), index)] if unique else
+                 [(i, dst[i]) for i in _positions(dst, self.p, np.argsort(arrival, kind="stable"))])
+        for idx, d in recvs:
             start = np.maximum(cpu[d], arrival[idx])
             if recv_binds:
                 np.maximum(start, self.next_recv[d], out=start)

@@ -60,8 +60,8 @@ def per_rank_sum(step: Step, values) -> tuple[np.ndarray, np.ndarray]:
     """``(sent, received)``: per rank, the sum of ``values`` (one per message) over the
     messages it sends and over those it receives."""
     p = step.nprocs
-    return (np.bincount(step.src, values, minlength=p).astype(float),
-            np.bincount(step.dst, values, minlength=p).astype(float))
+    return (np.bincount(step.src, values, minlength=p).astype(float, copy=False),
+            np.bincount(step.dst, values, minlength=p).astype(float, copy=False))
 
 
 def combined_elements(step: Step) -> np.ndarray:
