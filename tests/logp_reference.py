@@ -35,7 +35,8 @@ def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
     LogGP (``params`` a :class:`LogGP` and ``elem_bytes`` > 0, the bytes of one vector
     element): a message of m = count x elem_bytes bytes arrives ``(m - 1) G`` later, and the
     sender's next message starts no earlier than ``g + (m - 1) G`` after it (the interface
-    is busy with its bytes).  ``combine_s_per_elem`` (s per element, e.g. a measured c2)
+    is busy with its bytes); at the receiver its bytes after the first take ``(m - 1) G``
+    after the CPU and the receive gap let its first byte in.  ``combine_s_per_elem`` (s per element, e.g. a measured c2)
     keeps the receiver's CPU busy ``count x combine_s_per_elem`` more after a combining
     receive.  Both default to 0: plain LogP.
     """
@@ -62,7 +63,9 @@ def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
             inbox.setdefault(tr.dst, []).append((start + os_ + L + wire, order, tr))
         for dst, msgs in inbox.items():
             for arrival, _, tr in sorted(msgs, key=lambda m: m[:2]):
-                start = max(cpu[dst], arrival, last_recv[dst] + g)
+                # the bytes after the first occupy the receiver (m - 1) G from its first byte
+                wire = max(tr.count * elem_bytes - 1, 0) * G
+                start = max(cpu[dst] + wire, arrival, last_recv[dst] + g + wire)
                 last_recv[dst] = start
                 cpu[dst] = start + or_ + (tr.count * combine if tr.combine else 0.0)
         ready = cpu

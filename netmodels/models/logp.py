@@ -99,8 +99,9 @@ class LogP:
 
     def message_terms(self, step: Step):
         """Per message of ``step`` (scalars where all are equal): ``(send_busy, send_gap,
-        transit, recv_busy, recv_gap)`` in s, as :class:`LogPClock` uses them (``transit``:
-        from the end of the send overhead to the arrival)."""
+        transit, recv_wire, recv_busy, recv_gap)`` in s, as :class:`LogPClock` uses them
+        (``transit``: from the end of the send overhead to the arrival of the last byte;
+        ``recv_wire``: the time the message's bytes after the first occupy the receiver)."""
         wire = None
         if self.G:
             wire = np.maximum(step.nbytes - 1.0, 0.0) * self.G
@@ -110,8 +111,8 @@ class LogP:
         if self.combine:
             recv_busy = self.o_r + np.where(step.combine, step.count, 0) * self.combine
         if wire is None:
-            return self.o_s, self.g, self.L, recv_busy, self.g
-        return self.o_s, self.g + wire, wire + self.L, recv_busy, self.g
+            return self.o_s, self.g, self.L, 0.0, recv_busy, self.g
+        return self.o_s, self.g + wire, wire + self.L, wire, recv_busy, self.g
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ class PLogP:
         """As :meth:`LogP.message_terms`, from the interpolated curves at each message's size."""
         m = step.nbytes
         os_, or_, g = self.send_overhead(m), self.recv_overhead(m), self.gap(m)
-        return os_, g, self.L + g - or_ - os_, or_, g
+        return os_, g, self.L + g - or_ - os_, 0.0, or_, g
 
     def to_logp(self, nbytes: float = 0) -> LogP:
         """The LogP machine seen by messages of ``nbytes``: same end-to-end time ``L + g(m)``.
@@ -259,10 +260,13 @@ class LogPClock:
     the start of the rank's previous send, of ``m`` bytes), keeps the CPU busy ``o_s``,
     and the message arrives ``o_s + (m - 1) G + L`` after the send started (plus the
     step's extra latency, if any).  Then the rank receives the step's messages in order
-    of arrival (ties: column order), each receive starting no earlier than the arrival
-    (of its last byte), the end of the previous CPU activity, and ``g`` after the start
-    of the previous receive, keeping the CPU busy ``o_r`` (plus ``combine`` per element of
-    a combining message).  The NIC gaps carry over from step to step.  With G = 0 a
+    of arrival (ties: column order).  A message of m bytes occupies the receiver for
+    ``(m - 1) G`` from its first byte (as LogGOPSim counts it): its first byte is taken no
+    earlier than the end of the previous CPU activity and ``g + (m' - 1) G`` after the
+    first byte of the previous receive (of ``m'`` bytes), so its receive starts no earlier
+    than the arrival of its last byte, ``(m - 1) G`` after the CPU is free, and
+    ``g + (m - 1) G`` after the start of the previous receive; it keeps the CPU busy
+    ``o_r`` (plus ``combine`` per element of a combining message).  The NIC gaps carry over from step to step.  With G = 0 a
     message's size plays no part (LogP).  With a topology, ``(m - 1) G`` is multiplied by
     the message's link load.
     """
@@ -296,9 +300,10 @@ class LogPClock:
         (s per message) delays arrivals.  Where a gap cannot bind (it is no longer than the
         CPU's busy time) its clock is not kept; the times are the same."""
         src, dst, n = step.src, step.dst, step.src.size
-        send_busy, send_gap, transit, recv_busy, recv_gap = self.model.message_terms(step)
+        send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = self.model.message_terms(step)
+        wired = np.ndim(recv_wire) > 0 or recv_wire > 0
         send_binds = np.ndim(send_gap) > 0 or np.ndim(send_busy) > 0 or send_gap > send_busy
-        recv_binds = np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
+        recv_binds = wired or np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
         arrival = np.empty(n)
         index, unique = self._ranks(src)
         sends = [(slice(None), index)] if unique else [(i, src[i]) for i in _positions(src, self.p)]
@@ -314,9 +319,14 @@ class LogPClock:
         recvs = ([(slice(None), index)] if unique else
                  [(i, dst[i]) for i in _positions(dst, self.p, np.argsort(arrival, kind="stable"))])
         for idx, d in recvs:
-            start = np.maximum(cpu[d], arrival[idx])
+            if wired:       # the first byte waits for the CPU and the gap, the rest follows
+                w = _at(recv_wire, idx)
+                start = np.maximum(np.maximum(cpu[d], self.next_recv[d]) + w, arrival[idx])
+            else:
+                start = np.maximum(cpu[d], arrival[idx])
+                if recv_binds:
+                    np.maximum(start, self.next_recv[d], out=start)
             if recv_binds:
-                np.maximum(start, self.next_recv[d], out=start)
                 self.next_recv[d] = start + _at(recv_gap, idx)
             cpu[d] = start + _at(recv_busy, idx)
 
