@@ -351,3 +351,27 @@ def test_loggp_simulation_of_one_message_and_of_two_back_to_back_is_written_out_
     assert t[2] == pytest.approx(0.5e-6 + 799e-9 + 1e-6 + 2e-6 + 799e-9 + 1.5e-6)
     with pytest.raises(ValueError, match="elem_bytes"):
         logp.simulate(one, m, elem_bytes=-1)
+
+
+@pytest.mark.parametrize("o, g", [(1.5e-6, 1e-6), (1e-6, 4e-6)])       # o > g and g > o
+@pytest.mark.parametrize("semantics", ["sync", "dataflow"])
+def test_two_long_messages_into_one_rank_charge_the_receiver_twice(o, g, semantics):
+    """Ranks 0 and 1 send m bytes to rank 2 at once.  Both first bytes arrive at o + L;
+    the receiver takes the first at o + L and is busy o + (m - 1) G with it, the second's
+    first byte waits max(o, g) + (m - 1) G more, and its bytes take (m - 1) G again:
+    T = o + L + max(o, g) + 2 (m - 1) G + o (hand-derived; LogGOPSim's rule)."""
+    from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
+    from netmodels.simulate import simulate
+
+    L, G, m = 2e-6, 1e-9, 1 << 20
+    step = ArrayStep(np.array([0, 1]), np.array([2, 2]), np.zeros(2, np.int64), np.full(2, m // 8),
+                     np.zeros(2, bool))
+    s = ArraySchedule("two into one", 3, m // 8, [step])
+    model = logp.LogGP(L=L, o=o, g=g, P=3, G=G)
+    w = (m - 1) * G
+    want = o + L + max(o, g) + 2 * w + o
+    assert simulate(s, model, semantics=semantics).time == pytest.approx(want, rel=1e-12)
+    # one message alone: o + (m - 1) G + L + o, the wire charged once
+    one = ArraySchedule("one", 3, m // 8, [ArrayStep(np.array([0]), np.array([2]), np.zeros(1, np.int64),
+                                                     np.full(1, m // 8), np.zeros(1, bool))])
+    assert simulate(one, model, semantics=semantics).time == pytest.approx(o + w + L + o, rel=1e-12)

@@ -1,8 +1,8 @@
 """The NBL model of Littlefield (1992): timelines, closed forms, optimal blocks, regimes.
 
-References used here are independent of netmodels.models.nbl's closed forms: messages placed
-step by step (nbl.messages), the executable schedules of netmodels.algorithms.combining costed by
-netmodels.simulate.cost, brute force over every block size, scipy's minimiser, and the paper's Table 1.
+References used here are independent of netmodels.models.nbl's closed forms: the registry's
+schedules (counted by nbl.count_timeline and nbl_derivation.schedule_timeline, costed by the
+simulator), brute force over every block size, scipy's minimiser, and the paper's Table 1.
 """
 
 import math

@@ -40,9 +40,10 @@ def test_alpha_beta_of_barriers_counts_messages_in_sequence():
     # dissemination: ceil(log2 8) = 3 rounds of one empty message
     d = registry.build("barrier.dissemination", P).to_schedule()
     assert predict.alpha_beta_time(d, ALPHA, BETA) == pytest.approx(3 * ALPHA)
-    # central counter: a gather then a release, each a step of empty messages
+    # central counter: a gather then a release; the root receives, then sends, P - 1 empty
+    # messages one after the other (one port)
     cc = registry.build("barrier.central_counter", P).to_schedule()
-    assert predict.alpha_beta_time(cc, ALPHA, BETA) == pytest.approx(cc.nsteps * ALPHA)
+    assert predict.alpha_beta_time(cc, ALPHA, BETA) == pytest.approx(2 * (P - 1) * ALPHA)
 
 
 def test_predict_times_nbl_charges_alpha_per_link_and_loggp_per_message():

@@ -1,7 +1,7 @@
 """The vectorised simulator against independent references.
 
-References: the per-transfer LogP simulation (netmodels.models.logp.simulate), the
-per-transfer NBL cost (netmodels.simulate.cost.cost), the NBL paper's closed forms
+References: the per-transfer LogP simulation (tests/logp_reference.py), the
+per-transfer NBL cost (tests/nbl_reference.py), the NBL paper's closed forms
 (netmodels.models.nbl.time), the LogP barrier closed forms (logp.barrier_time),
 Netgauge's PRTT forward model (logp.prtt_model), and closed forms derived by hand in
 the docstrings below, up to P = 2^20.
@@ -19,7 +19,9 @@ from netmodels.models import logp, nbl
 from netmodels.models.alphabeta import AlphaBeta
 from netmodels.models.machines import DELTA
 from netmodels.simulate import simulate
-from netmodels.simulate.cost import NBLModel, cost
+from netmodels.simulate.cost import NBLModel
+
+from . import logp_reference, nbl_reference
 
 US = 1e-6
 # o > g and o < g, o_s != o_r: the per-step rules differ in each
@@ -51,7 +53,7 @@ def rel(a, b):
 def test_dataflow_logp_equals_the_per_transfer_simulation(p):
     for s in kit_schedules(p):
         for m in LOGP:
-            ref = logp.simulate(s, m)
+            ref = logp_reference.simulate(s, m)
             got = simulate(ArraySchedule.from_schedule(s), m, semantics="dataflow")
             assert np.max(np.abs(got.finish - ref) / np.maximum(ref, 1e-300)) <= 1e-9, (s.name, p)
             assert rel(got.time, ref.max(initial=0.0)) <= 1e-9
@@ -63,7 +65,7 @@ def test_dataflow_loggp_equals_the_per_transfer_simulation(p):
     # the receive gap must start at the first byte in both
     m = logp.LogGP(L=3 * US, o=1 * US, g=2 * US, P=2, o_r=1.5 * US, G=1e-9)
     for s in kit_schedules(p):
-        ref = logp.simulate(s, m, elem_bytes=8)
+        ref = logp_reference.simulate(s, m, elem_bytes=8)
         got = simulate(s, m, semantics="dataflow", elem_bytes=8)
         assert np.max(np.abs(got.finish - ref) / np.maximum(ref, 1e-300)) <= 1e-9, (s.name, p)
 
@@ -72,7 +74,7 @@ def test_dataflow_loggp_equals_the_per_transfer_simulation(p):
 def test_sync_nbl_equals_the_per_transfer_cost(p):
     for s in kit_schedules(p):
         for m in NBL:
-            assert rel(simulate(s, m).time, cost(s, m)) <= 1e-9, (s.name, p)
+            assert rel(simulate(s, m).time, nbl_reference.cost(s, m)) <= 1e-9, (s.name, p)
 
 
 @pytest.mark.parametrize("mesh", [(4, 4), (5, 3), (8, 4), (16, 4), (3, 2), (7, 1)])
@@ -101,7 +103,7 @@ def test_dataflow_with_entry_skew_equals_the_per_transfer_simulation():
     for p in (5, 16, 23):
         skew = rng.uniform(0, 20 * US, p)
         for s in kit_schedules(p):
-            ref = logp.simulate(s, LOGP[0], entry=skew)
+            ref = logp_reference.simulate(s, LOGP[0], entry=skew)
             got = simulate(s, LOGP[0], semantics="dataflow", skew=skew)
             assert np.allclose(got.finish, ref, rtol=1e-12, atol=0)
 
@@ -295,4 +297,4 @@ def test_array_builders_simulate_like_their_twins():
         n = 0 if name.startswith("barrier.") else 50
         a = registry.build(name, 21, n)
         t = arrays.as_transfers(a)
-        assert simulate(a, LOGP[1], semantics="dataflow").time == logp.simulate(t, LOGP[1]).max()
+        assert simulate(a, LOGP[1], semantics="dataflow").time == logp_reference.simulate(t, LOGP[1]).max()

@@ -60,37 +60,41 @@ class Calibration:
 
 def alpha_beta_time(schedule, alpha: float, beta: float, elem_bytes: int = ELEM_BYTES,
                     c2: float = 0.0) -> float:
-    """α-β step sum (s): every step costs its longest message, α + β m (m bytes), plus the
-    largest combine of the step (c2 per element combined at one rank)."""
-    total = 0.0
-    for step in schedule.steps:
-        if not step:
-            continue
-        comm = max(alpha + beta * tr.count * elem_bytes for tr in step)
-        combined: dict[int, int] = {}
-        for tr in step:
-            if tr.combine:
-                combined[tr.dst] = combined.get(tr.dst, 0) + tr.count
-        total += comm + c2 * max(combined.values(), default=0)
-    return total
+    """α-β time (s): the simulator (*sync*) under
+    :class:`~netmodels.models.alphabeta.AlphaBeta` (one port, full duplex: a rank's sends
+    go one after the other, and so do its receives, each α + β m for m bytes), plus, per
+    step, the largest combine (c2 per element combined at one rank)."""
+    from netmodels.models.alphabeta import AlphaBeta
+    from netmodels.models.nbl import NBLModel
+    from netmodels.simulate import simulate
+
+    comm = simulate(schedule, AlphaBeta(alpha, beta), elem_bytes=elem_bytes).step_times
+    if c2:      # the combine of the NBL step rule with f(L) = 0 links: c2 per element
+        comb = simulate(schedule, NBLModel(0.0, 0.0, combine={2: c2}), elem_bytes=elem_bytes).step_times
+        comm = comm + comb
+    return float(comm.sum())
 
 
 def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> dict:
-    """Predicted time (s) of ``schedule`` under each model of :data:`MODELS`:
+    """Predicted time (s) of ``schedule`` under each model of :data:`MODELS`, all by the
+    simulator :func:`netmodels.simulate.simulate` with the model's step rule:
 
     * ``alpha-beta``: :func:`alpha_beta_time`;
     * ``nbl``: Littlefield's step cost L α + f(L) β S + combining, the busiest rank per step
-      (:func:`netmodels.simulate.cost.cost`; f from the test jig, else f(L) = 1);
-    * ``loggp``: message by message (:func:`netmodels.models.logp.simulate` with G per byte
-      and the combine cost), the last rank to finish.
+      (:class:`netmodels.models.nbl.NBLModel`, *sync*; f from the test jig, else f(L) = 1);
+    * ``loggp``: message by message (LogGP with G per byte and the combine cost, *dataflow*),
+      the last rank to finish.
     """
-    from netmodels.models.logp import simulate
-    from netmodels.simulate.cost import NBLModel, cost
+    from dataclasses import replace
+
+    from netmodels.models.nbl import NBLModel
+    from netmodels.simulate import simulate
 
     nbl = NBLModel(cal.alpha, cal.beta * elem_bytes, f=cal.f, combine={2: cal.c2, 3: cal.c3 or cal.c2})
-    end = simulate(schedule, cal.loggp, elem_bytes=elem_bytes, combine_s_per_elem=cal.c2)
+    loggp = replace(cal.loggp, combine=cal.c2)
     return {"alpha-beta": alpha_beta_time(schedule, cal.alpha, cal.beta, elem_bytes, cal.c2),
-            "nbl": cost(schedule, nbl), "loggp": float(np.max(end)) if end.size else 0.0}
+            "nbl": simulate(schedule, nbl).time,
+            "loggp": simulate(schedule, loggp, semantics="dataflow", elem_bytes=elem_bytes).time}
 
 
 def relative_error(predicted: float, measured: float) -> float:

@@ -1,11 +1,12 @@
 """Figures of the chapter "Models compared": one algorithm costed under PRAM, BSP, LogP and α-β.
 
 :func:`model_costs` prices one schedule of :data:`netmodels.models.bsp.COMPARED` in every
-model with the kit's own simulators: :func:`netmodels.models.bsp.cost` (BSP),
-:func:`netmodels.models.logp.simulate` (LogP: the last rank's exit; every message is a small
-message, sizes are ignored) and :func:`netmodels.simulate.cost.cost` with
-``NBLModel.standard`` (α-β, loosely synchronous: a step costs, on its busiest rank,
-``α`` per message sent or received plus ``β`` times its largest message).
+model with the kit's one simulator (:func:`netmodels.simulate.simulate`) and each model's step
+rule: BSP (*sync*: a superstep costs ``g h + l``), LogP (*dataflow*: the last rank's exit;
+every message is a small message, sizes are ignored) and, as α-β, Littlefield's standard
+model ``NBLModel.standard`` (loosely synchronous: a step costs, on its busiest rank, ``α``
+per message sent or received plus ``β`` times its largest message; the chapter's α-β in
+its standard form).  :func:`lop_cost` is the simulator under :class:`netmodels.models.lop.LoP`.
 :func:`models_panel` is the live ipywidgets panel, :func:`models_figure` its precomputed
 twin for the static book (:mod:`netmodels.figures.interactive`).  Units: seconds inside,
 µs on the axes; vectors of float64 elements (8 bytes).
@@ -20,7 +21,8 @@ import numpy as np
 from .._check import positive_int
 from ..models import bsp, logp, lop
 from ..models.alphabeta import AlphaBeta
-from ..simulate.cost import NBLModel, cost
+from ..models.nbl import NBLModel
+from ..simulate.engine import simulate
 
 US = 1e-6
 ELEM_BYTES = 8
@@ -56,20 +58,17 @@ def model_costs(algorithm: str, P: int, N: int, machine: Machine) -> dict:
         raise ValueError(f"machine must be a models_panel.Machine, got {type(machine).__name__}")
     s = bsp.compared(algorithm, P, N)
     ab = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
-    return {"PRAM steps": bsp.pram_steps(s), "BSP": bsp.cost(s, machine.bsp),
-            "LogP": float(logp.simulate(s, machine.logp).max(initial=0.0)), "α-β": cost(s, ab)}
+    return {"PRAM steps": bsp.pram_steps(s), "BSP": simulate(s, machine.bsp).time,
+            "LogP": simulate(s, machine.logp, semantics="dataflow", elem_bytes=ELEM_BYTES).time,
+            "α-β": simulate(s, ab).time}
 
 
 def lop_cost(schedule, rtt, overhead) -> float:
-    """Round-based LoP cost (s) of a schedule of small messages: each step costs ``t_1:m``
-    (:func:`netmodels.models.lop.t_one_to_n`), ``m`` the most messages one rank sends in it,
-    as :func:`netmodels.models.lop.nway_barrier_time` prices its rounds.  LoP prices the
-    sender's side: a rank that receives many messages in a step is charged nothing more."""
-    from ..algorithms.arrays import as_arrays
-
-    a = as_arrays(schedule)
-    sends = [int(np.bincount(st.src, minlength=a.nprocs).max()) for st in a.steps if len(st)]
-    return float(sum(lop.t_one_to_n(m, rtt, overhead) for m in sends))
+    """Round-based LoP cost (s) of a schedule of small messages: the simulator under
+    :class:`netmodels.models.lop.LoP` (a rank sending ``m`` messages in a step is busy
+    ``t_1:m``, as :func:`netmodels.models.lop.nway_barrier_time` prices its rounds; LoP
+    prices the sender's side: a rank that receives many messages is charged nothing more)."""
+    return simulate(schedule, lop.LoP(rtt, overhead)).time
 
 
 def cost_curves(algorithm: str, N: int, machine: Machine, Ps=P_AXIS) -> dict:

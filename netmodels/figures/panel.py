@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import io
 import math
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any

@@ -1,4 +1,21 @@
-"""The Hockney (α-β) model: sending ``n`` bytes takes ``T(n) = α + β n``."""
+"""The Hockney (α-β) model: sending ``n`` bytes takes ``T(n) = α + β n``.
+
+**Step rule** (:meth:`AlphaBeta.step_rule`, what :func:`netmodels.simulate.simulate` asks):
+one port, full duplex.  A rank's sends in a step go one after the other, and so do its
+receives, while sending and receiving overlap: its part of the step takes
+``max(Σ_sends (α + β m), Σ_receives (α + β m))``, so an exchange with one peer costs
+``α + β m``.  With a topology the most loaded link sets a floor: a rank that sends s
+messages cannot finish before ``s α + β b``, b the most bytes one of its messages' links
+carries in the step (likewise for its receives); a contention-free step costs what it
+costs without a topology.  This is the cost of Kumar's all-to-all slides (α + β m per
+message, the busiest link setting the pace).
+
+Littlefield's *standard model* (:meth:`netmodels.models.nbl.NBLModel.standard`,
+``L α + β S`` with L = sends + receives) is the other α-β rule of the book: there an
+exchange costs ``2α + β m`` (a node pays a start-up per link) and a node drives all its
+links at full bandwidth (only its largest message counts).  The chapter "Models compared"
+uses it as its α-β column and the tests compare the two on one table.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._check import positive, sizes
+from .step import Step, SyncRule, per_rank_sum
 
 
 @dataclass(frozen=True)
@@ -64,3 +82,23 @@ class AlphaBeta:
     def latency_share(self, nbytes):
         """Fraction α / T(n) of the time spent in latency, in [0, 1]."""
         return self.alpha / self.time(nbytes)
+
+    def step_rule(self, schedule) -> "AlphaBetaRule":
+        """The step rule of the module docstring (single port, full duplex)."""
+        return AlphaBetaRule(self, schedule.nprocs)
+
+
+class AlphaBetaRule(SyncRule):
+    """``comm = max(Σ sends, Σ receives)`` per rank, each message ``α + β m``; no combining."""
+
+    def costs(self, step: Step):
+        m = self.model
+        sent, received = per_rank_sum(step, m.alpha + m.beta * step.nbytes)
+        if step.link_bytes is not None:            # the busiest link of each message
+            p = step.nprocs
+            floor = m.beta * step.link_bytes
+            for ranks, total in ((step.src, sent), (step.dst, received)):
+                busiest = np.zeros(p)
+                np.maximum.at(busiest, ranks, floor)
+                np.maximum(total, m.alpha * np.bincount(ranks, minlength=p) + busiest, out=total)
+        return np.maximum(sent, received), None

@@ -54,6 +54,7 @@ from ..algorithms.broadcast import binomial as binomial_broadcast  # noqa: F401 
 from ..algorithms.broadcast import flat as flat_broadcast  # noqa: F401
 from ..algorithms.broadcast import two_phase as two_phase_broadcast  # noqa: F401
 from ..algorithms.schedule import Schedule
+from .step import Step, SyncRule, combined_elements
 
 UNITS = ("words", "messages")
 
@@ -76,15 +77,36 @@ class BSP:
     unit: str = "words"
     name: str = ""
     source: str = ""
+    combine: float = 0.0    #: local work per element combined (s), the supersteps' w
 
     def __post_init__(self):
         object.__setattr__(self, "g", positive("g", self.g, allow_zero=True))
         object.__setattr__(self, "l", positive("l", self.l, allow_zero=True))
+        object.__setattr__(self, "combine", positive("combine", self.combine, allow_zero=True))
         _unit(self.unit)
 
     def superstep_time(self, h, w=0.0):
         """``w + g h + l`` (s) of one superstep of an h-relation (scalar or array)."""
         return w + self.g * np.asarray(h, dtype=float) + self.l
+
+    def step_rule(self, schedule) -> "BSPRule":
+        """One superstep per step (:class:`BSPRule`)."""
+        return BSPRule(self, schedule.nprocs)
+
+
+class BSPRule(SyncRule):
+    """A step is a superstep: per rank ``comm = g max(sent, received) + l`` (units of
+    ``unit``; local copies are no communication) and ``comp = combine x`` the elements it
+    combines, so that under the simulator's *sync* semantics the step costs
+    ``max w + g h + l``.  A step of local copies only still costs ``l`` (its barrier)."""
+
+    def costs(self, step: Step):
+        m = self.model
+        weight = np.ones(step.src.size) if m.unit == "messages" else step.count.astype(float)
+        sent = np.bincount(step.src, weight, minlength=step.nprocs)
+        received = np.bincount(step.dst, weight, minlength=step.nprocs)
+        comm = m.g * np.maximum(sent, received) + m.l
+        return comm, (m.combine * combined_elements(step) if m.combine else None)
 
 
 @dataclass(frozen=True)
@@ -134,11 +156,12 @@ def h_relation(step, nprocs: int, unit: str = "words") -> tuple[np.ndarray, np.n
     """Units sent and received by every rank in one step (two int64 arrays of ``nprocs``).
 
     ``step`` is an :class:`~netmodels.algorithms.arrays.ArrayStep`; the step's h is
-    ``max(sent.max(), received.max())``.
+    ``max(sent.max(), received.max())``.  Local copies (``src == dst``) count nothing.
     """
     p = positive_int("nprocs", nprocs)
+    message = np.asarray(step.src) != np.asarray(step.dst)      # a local copy is no communication
     weight = (np.ones(len(step), dtype=np.int64) if _unit(unit) == "messages"
-              else np.asarray(step.count, dtype=np.int64))
+              else np.asarray(step.count, dtype=np.int64)) * message
     sent = np.bincount(step.src, weights=weight, minlength=p).astype(np.int64)
     received = np.bincount(step.dst, weights=weight, minlength=p).astype(np.int64)
     return sent, received
@@ -167,11 +190,18 @@ def program(schedule, unit: str = "words", combine_time: float = 0.0) -> BSPProg
 
 
 def cost(schedule, params: BSP, combine_time: float = 0.0) -> float:
-    """BSP cost (s) of a schedule or a :class:`BSPProgram` under ``params``."""
+    """BSP cost (s) of a schedule (the simulator under *sync* with :class:`BSPRule`;
+    ``combine_time`` s per element sets ``params.combine``) or of a :class:`BSPProgram`."""
     if not isinstance(params, BSP):
         raise ValueError(f"params must be a netmodels.models.bsp.BSP, got {type(params).__name__}")
-    prog = schedule if isinstance(schedule, BSPProgram) else program(schedule, params.unit, combine_time)
-    return prog.cost(params)
+    if isinstance(schedule, BSPProgram):
+        return schedule.cost(params)
+    from dataclasses import replace
+
+    from ..simulate.engine import simulate
+
+    c = positive("combine_time", combine_time, allow_zero=True)
+    return simulate(schedule, replace(params, combine=c) if c else params).time
 
 
 def pram_steps(schedule) -> int:

@@ -10,9 +10,10 @@ Units are SI: seconds, bytes.  LogP's parameters:
   processor, ``1/g`` its message rate;
 * ``P``: the number of processors.
 
-:func:`simulate` costs a :class:`~netmodels.algorithms.schedule.Schedule` message by message under
-these rules; :func:`barrier_time` gives the closed forms derived in the chapter, which
-the tests check against :func:`simulate`.
+Each class carries its step rule (:meth:`LogP.step_rule`, :class:`LogPClock`), the one the
+simulator (:func:`netmodels.simulate.simulate`) asks; :func:`simulate` is that simulator
+under its *dataflow* semantics.  :func:`barrier_time` gives the closed forms derived in
+the chapter, which the tests check against the simulator.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._check import positive, positive_int
-from ..algorithms.arrays import as_transfers
 from ..algorithms.barriers import ceil_log
 from ..algorithms.registry import check_options
+from .step import Step
 
 #: the barrier algorithms :func:`barrier_time` knows (those of :mod:`netmodels.algorithms.barriers`)
 ALGORITHMS = ("central_counter", "combining_tree", "tournament", "binomial", "dissemination",
@@ -38,6 +39,8 @@ class LogP:
 
     ``o`` is the send overhead and, unless ``o_r`` is given, also the receive overhead
     (the slides' assumption ``o_s = o_r``).  ``L`` and ``g`` may be 0, ``o`` must be > 0.
+    ``combine`` (s per element, >= 0; default 0): the receiver's CPU time per element of
+    a combining message (e.g. a measured c2), after the receive overhead.
     """
 
     L: float
@@ -47,6 +50,7 @@ class LogP:
     o_r: float | None = None
     name: str = ""
     source: str = ""
+    combine: float = 0.0
 
     def __post_init__(self):
         object.__setattr__(self, "L", positive("L", self.L, allow_zero=True))
@@ -55,6 +59,7 @@ class LogP:
         object.__setattr__(self, "P", positive_int("P", self.P))
         o_r = self.o if self.o_r is None else positive("o_r", self.o_r)
         object.__setattr__(self, "o_r", o_r)
+        object.__setattr__(self, "combine", positive("combine", self.combine, allow_zero=True))
 
     # the slides' base equations -------------------------------------------------
     @property
@@ -85,6 +90,30 @@ class LogP:
     def with_P(self, P: int) -> "LogP":
         """The same machine with ``P`` processors."""
         return replace(self, P=P)
+
+    # the step rule ----------------------------------------------------------------
+    G = 0.0   #: LogP has no per-byte term (LogGP's field overrides it)
+
+    def step_rule(self, schedule) -> "LogPClock":
+        """Per-rank clocks under the rules of :class:`LogPClock` (with ``G``: LogGP)."""
+        return LogPClock(self, schedule.nprocs)
+
+    def message_terms(self, step: Step):
+        """Per message of ``step`` (scalars where all are equal): ``(send_busy, send_gap,
+        transit, recv_wire, recv_busy, recv_gap)`` in s, as :class:`LogPClock` uses them
+        (``transit``: from the end of the send overhead to the arrival of the last byte;
+        ``recv_wire``: the time the message's bytes after the first occupy the receiver)."""
+        wire = None
+        if self.G:
+            wire = np.maximum(step.nbytes - 1.0, 0.0) * self.G
+            if step.load is not None:
+                wire *= step.load
+        recv_busy = self.o_r
+        if self.combine:
+            recv_busy = self.o_r + np.where(step.combine, step.count, 0) * self.combine
+        if wire is None:
+            return self.o_s, self.g, self.L, 0.0, recv_busy, self.g
+        return self.o_s, self.g + wire, wire + self.L, wire, recv_busy, self.g
 
 
 @dataclass(frozen=True)
@@ -176,6 +205,20 @@ class PLogP:
         """End-to-end time ``L + g(m)`` of one m-byte message (s)."""
         return self.L + self.gap(nbytes)
 
+    def step_rule(self, schedule) -> "LogPClock":
+        """Per-rank clocks (:class:`LogPClock`) with size-dependent terms: a send keeps the
+        CPU ``o_s(m)`` and the next send waits ``g(m)``; the message can be received from
+        ``L + g(m) - o_r(m)`` after its send started (one message alone takes ``L + g(m)``),
+        its receive keeps the CPU ``o_r(m)`` and the next receive waits ``g(m)``.  Link
+        loads play no part (PLogP has no per-byte term to slow down)."""
+        return LogPClock(self, schedule.nprocs)
+
+    def message_terms(self, step: Step):
+        """As :meth:`LogP.message_terms`, from the interpolated curves at each message's size."""
+        m = step.nbytes
+        os_, or_, g = self.send_overhead(m), self.recv_overhead(m), self.gap(m)
+        return os_, g, self.L + g - or_ - os_, 0.0, or_, g
+
     def to_logp(self, nbytes: float = 0) -> LogP:
         """The LogP machine seen by messages of ``nbytes``: same end-to-end time ``L + g(m)``.
 
@@ -187,57 +230,134 @@ class PLogP:
                     name=self.name, source=self.source)
 
 
-# ---------------------------------------------------------------- simulation of a schedule
+# ---------------------------------------------------------------- the step rule
+def _at(x, idx):
+    return x if np.ndim(x) == 0 else x[idx]
+
+
+def _positions(keys: np.ndarray, nkeys: int, order=None):
+    """Slices of message indices, the i-th holding every key's i-th message (in ``order``,
+    default column order): at most one message per key in each slice."""
+    if order is None:
+        order = np.argsort(keys, kind="stable")
+    else:
+        order = order[np.argsort(keys[order], kind="stable")]
+    counts = np.bincount(keys, minlength=nkeys)
+    pos = np.arange(keys.size) - (np.cumsum(counts) - counts)[keys[order]]
+    top = int(pos.max(initial=-1)) + 1
+    if top <= 8:                                    # few per key: one mask per position
+        return [order[pos == j] for j in range(top)]
+    by = np.argsort(pos, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(pos))))
+    ordered = order[by]
+    return [ordered[bounds[j]:bounds[j + 1]] for j in range(bounds.size - 1)]
+
+
+class LogPClock:
+    """The LogP family's step rule: per-rank clocks, CPU and NIC gaps (``clocked``).
+
+    In a step, a rank first sends its messages, in the step's column order: a send starts
+    at the earliest when the CPU is free and when the NIC allows (``g + (m - 1) G`` after
+    the start of the rank's previous send, of ``m`` bytes), keeps the CPU busy ``o_s``,
+    and the message arrives ``o_s + (m - 1) G + L`` after the send started (plus the
+    step's extra latency, if any).  Then the rank receives the step's messages in order
+    of arrival (ties: column order).  A message of m bytes occupies the receiver for
+    ``(m - 1) G`` from its first byte (as LogGOPSim counts it): its first byte is taken no
+    earlier than the end of the previous CPU activity and ``g + (m' - 1) G`` after the
+    first byte of the previous receive (of ``m'`` bytes), so its receive starts no earlier
+    than the arrival of its last byte, ``(m - 1) G`` after the CPU is free, and
+    ``g + (m - 1) G`` after the start of the previous receive; it keeps the CPU busy
+    ``o_r`` (plus ``combine`` per element of a combining message).  The NIC gaps carry over from step to step.  With G = 0 a
+    message's size plays no part (LogP).  With a topology, ``(m - 1) G`` is multiplied by
+    the message's link load.
+    """
+
+    clocked = True
+
+    def __init__(self, model, nprocs: int):
+        self.model, self.p = model, nprocs
+        self.next_send = np.full(nprocs, -np.inf)
+        self.next_recv = np.full(nprocs, -np.inf)
+        self._seen = {}                     # id(rank column) -> (column, identity, unique)
+        self._arange = np.arange(nprocs)
+
+    def _ranks(self, keys: np.ndarray):
+        """``(index, unique)``: ``slice(None)`` for the column ``0, 1, ..., P-1`` (no gather
+        needed) else the column, and whether no rank repeats in it.  Remembered per column
+        array: builders share columns between steps."""
+        hit = self._seen.get(id(keys))
+        if hit is not None and hit[0] is keys:
+            return hit[1], hit[2]
+        identity = keys.size == self.p and bool(np.array_equal(keys, self._arange))
+        unique = identity or keys.size <= 1 or bool(np.bincount(keys, minlength=self.p).max() <= 1)
+        out = (slice(None) if identity else keys, unique)
+        if len(self._seen) > 4096:
+            self._seen.clear()
+        self._seen[id(keys)] = (keys, *out)
+        return out
+
+    def advance(self, cpu: np.ndarray, step: Step, extra=None) -> None:
+        """Run one step from per-rank CPU times ``cpu`` (s, updated in place); ``extra``
+        (s per message) delays arrivals.  Where a gap cannot bind (it is no longer than the
+        CPU's busy time) its clock is not kept; the times are the same."""
+        src, dst, n = step.src, step.dst, step.src.size
+        send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = self.model.message_terms(step)
+        wired = np.ndim(recv_wire) > 0 or recv_wire > 0
+        send_binds = np.ndim(send_gap) > 0 or np.ndim(send_busy) > 0 or send_gap > send_busy
+        recv_binds = wired or np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
+        arrival = np.empty(n)
+        index, unique = self._ranks(src)
+        sends = [(slice(None), index)] if unique else [(i, src[i]) for i in _positions(src, self.p)]
+        for idx, s in sends:
+            start = np.maximum(cpu[s], self.next_send[s]) if send_binds else cpu[s]
+            busy = start + _at(send_busy, idx)
+            cpu[s] = busy
+            if send_binds:
+                self.next_send[s] = start + _at(send_gap, idx)
+            a = busy + _at(transit, idx)
+            arrival[idx] = a if extra is None else a + extra[idx]
+        index, unique = self._ranks(dst)
+        recvs = ([(slice(None), index)] if unique else
+                 [(i, dst[i]) for i in _positions(dst, self.p, np.argsort(arrival, kind="stable"))])
+        for idx, d in recvs:
+            if wired:       # the first byte waits for the CPU and the gap, the rest follows
+                w = _at(recv_wire, idx)
+                start = np.maximum(np.maximum(cpu[d], self.next_recv[d]) + w, arrival[idx])
+            else:
+                start = np.maximum(cpu[d], arrival[idx])
+                if recv_binds:
+                    np.maximum(start, self.next_recv[d], out=start)
+            if recv_binds:
+                self.next_recv[d] = start + _at(recv_gap, idx)
+            cpu[d] = start + _at(recv_busy, idx)
+
+
 def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
              combine_s_per_elem: float = 0.0) -> np.ndarray:
-    """Exit time (s) of every rank when ``schedule`` runs on the LogP machine ``params``.
+    """Exit time (s) of every rank when ``schedule`` runs on ``params``: the simulator
+    :func:`netmodels.simulate.simulate` under its *dataflow* semantics with this model's
+    step rule (:class:`LogPClock`).
 
-    Rules (one processor, one step): the rank starts the step when it has finished the
-    previous one; it sends its messages of the step in order, each send starting at
-    least ``g`` after its previous send and keeping the CPU busy ``o_s``; a message
-    arrives ``o_s + L`` after its send started; then the rank receives the step's
-    messages in order of arrival, each receive starting no earlier than the arrival, the
-    end of the previous CPU activity, and ``g`` after the previous receive, and keeping
-    the CPU busy ``o_r``.  ``entry`` (s, one per rank) delays each rank's start; default 0.
-    ``params.P`` is not used: the schedule says how many ranks there are.  ``schedule``
-    may be in either form (one Python step per transfer: small P;
-    :func:`netmodels.simulate.simulate` is the vectorised twin).
-
-    LogGP (``params`` a :class:`LogGP` and ``elem_bytes`` > 0, the bytes of one vector
-    element): a message of m = count x elem_bytes bytes arrives ``(m - 1) G`` later, and the
-    sender's next message starts no earlier than ``g + (m - 1) G`` after it (the interface
-    is busy with its bytes).  ``combine_s_per_elem`` (s per element, e.g. a measured c2)
-    keeps the receiver's CPU busy ``count x combine_s_per_elem`` more after a combining
-    receive.  Both default to 0: plain LogP.
+    ``entry`` (s, >= 0, one per rank) delays each rank's start; default 0.  ``elem_bytes``
+    (bytes per element): 0, the default, takes every message as a small one (LogP, G
+    ignored); > 0 charges a LogGP's ``(m - 1) G``.  ``combine_s_per_elem`` (s per element)
+    sets the model's ``combine``.
     """
-    schedule = as_transfers(schedule)
-    p = schedule.nprocs
-    ready = np.zeros(p) if entry is None else np.array(entry, dtype=float)
-    if ready.shape != (p,) or np.any(~np.isfinite(ready)):
-        raise ValueError(f"entry must hold {p} finite times")
+    from dataclasses import replace as _replace
+
+    from ..simulate.engine import simulate as _simulate
+
+    _check_params(params)
     if isinstance(elem_bytes, bool) or not isinstance(elem_bytes, (int, np.integer)) or elem_bytes < 0:
         raise ValueError(f"elem_bytes must be an integer >= 0, got {elem_bytes!r}")
-    combine = positive("combine_s_per_elem", combine_s_per_elem, allow_zero=True)
-    G = getattr(params, "G", 0.0) if elem_bytes else 0.0
-    os_, or_, L, g = params.o_s, params.o_r, params.L, params.g
-    last_send = np.full(p, -math.inf)     # earliest start of the next send
-    last_recv = np.full(p, -math.inf)
-    for step in schedule.steps:
-        cpu = ready.copy()
-        inbox: dict[int, list] = {}
-        for order, tr in enumerate(step):
-            wire = max(tr.count * elem_bytes - 1, 0) * G
-            start = max(cpu[tr.src], last_send[tr.src])
-            last_send[tr.src] = start + g + wire
-            cpu[tr.src] = start + os_
-            inbox.setdefault(tr.dst, []).append((start + os_ + L + wire, order, tr))
-        for dst, msgs in inbox.items():
-            for arrival, _, tr in sorted(msgs, key=lambda m: m[:2]):
-                start = max(cpu[dst], arrival, last_recv[dst] + g)
-                last_recv[dst] = start
-                cpu[dst] = start + or_ + (tr.count * combine if tr.combine else 0.0)
-        ready = cpu
-    return ready
+    model = params
+    if not elem_bytes and isinstance(params, LogGP):
+        model = LogP(params.L, params.o, params.g, params.P, params.o_r, params.name, params.source,
+                     params.combine)
+    if combine_s_per_elem:
+        model = _replace(model, combine=positive("combine_s_per_elem", combine_s_per_elem, allow_zero=True))
+    return _simulate(schedule, model, semantics="dataflow", skew=entry,
+                     elem_bytes=elem_bytes or 1).finish
 
 
 # ---------------------------------------------------------------- closed forms

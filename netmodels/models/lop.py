@@ -27,6 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._check import positive_int
+from .step import SyncRule
 
 
 def peers(name: str, p) -> np.ndarray:
@@ -197,3 +198,44 @@ class Tabulated:
         if np.any((x < self.p[0]) | (x > self.p[-1])):
             raise ValueError(f"p must lie within the measured range {self.p[0]:g}..{self.p[-1]:g}, got {p!r}")
         return _out(np.interp(x, self.p, self.seconds))
+
+
+@dataclass(frozen=True)
+class LoP:
+    """LoP as a model of a schedule: the curves ``rtt(p)`` and ``overhead(p)`` (callables
+    of a peer count, s; e.g. :class:`RTTCurve`, :class:`OverheadCurve`, :class:`Tabulated`)
+    and whether requests are posted as a list.
+
+    **Step rule** (:meth:`step_rule`, round based as :func:`nway_barrier_time` prices its
+    rounds): a rank that sends ``m`` messages in a step is busy ``t_1:m``
+    (:func:`t_one_to_n`); LoP prices the sender's side, so receiving costs nothing more.
+    Small messages only: sizes play no part.
+    """
+
+    rtt: object
+    overhead: object
+    post_list: bool = False
+    name: str = ""
+
+    def __post_init__(self):
+        _curves(self.rtt, self.overhead)
+
+    def step_rule(self, schedule) -> "LoPRule":
+        return LoPRule(self, schedule.nprocs)
+
+
+class LoPRule(SyncRule):
+    """Per rank ``t_1:m``, m the messages it sends in the step (0 if none); no combining."""
+
+    def __init__(self, model: LoP, nprocs: int):
+        super().__init__(model, nprocs)
+        self.table = {0: 0.0}
+
+    def costs(self, step):
+        sends = np.bincount(step.src, minlength=self.nprocs)
+        m = self.model
+        for n in np.unique(sends):
+            if int(n) not in self.table:
+                self.table[int(n)] = float(t_one_to_n(int(n), m.rtt, m.overhead, post_list=m.post_list))
+        lookup = np.array([self.table.get(n, 0.0) for n in range(int(sends.max(initial=0)) + 1)])
+        return lookup[sends], None

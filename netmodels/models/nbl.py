@@ -31,12 +31,14 @@ with the paper's printed formulas.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable, Mapping
 
 import numpy as np
 
 from .._check import integers, positive, positive_int, sizes
+from .step import Step, SyncRule
 
 #: f(L) = 1: links overlap perfectly (the paper's "standard model").
 STANDARD = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0}
@@ -99,6 +101,151 @@ class NBLMachine:
     def link_bandwidth(self) -> float:
         """Link bandwidth elem_bytes / β in bytes per second."""
         return self.elem_bytes / self.beta
+
+    def step_rule(self, schedule) -> "NBLRule":
+        """The step rule of :class:`NBLModel` with f(L) = 1 and this machine's c2, c3."""
+        return NBLModel.from_machine(self).step_rule(schedule)
+
+
+@dataclass(frozen=True)
+class NBLModel:
+    """Parameters of ``T(L) = L*alpha + f(L)*beta*S`` plus combining costs, and the step rule.
+
+    alpha: seconds per message (>= 0).  beta: seconds per element (>= 0).
+    f: ``{L: f(L)}`` (``f(1) = 1`` is implied), a callable ``L -> f(L)``, or None for the
+    standard model ``f(L) = 1``.  combine: ``{ways: seconds per element}``, e.g.
+    ``{2: c2, 3: c3}`` (missing: no combining cost).
+
+    **Step rule** (the paper's section 3.3, "loosely synchronous"; :meth:`step_rule`):
+    ``L`` of a node in a step is the number of messages it sends plus the number it
+    receives (one link per direction and neighbour, as on the DELTA; the paper's f(L)
+    test jig counts a node receiving from one neighbour as L = 1 and one exchanging with
+    1, 2, 3 neighbours as L = 2, 4, 6), ``S`` the largest message it handles (elements;
+    with a topology times the largest link load of the message), and its communication
+    takes ``L α + f(L) β S``.  A node that receives ``k`` combining blocks onto the same
+    block (same start and count) does one ``(k+1)``-way combine of ``count`` elements,
+    costed ``combine[k + 1]`` per element (else ``k * combine[2]``); copies cost nothing.
+    Under the simulator's *sync* semantics a step costs the largest communication time
+    plus the largest combining time over the nodes.
+    """
+
+    alpha: float
+    beta: float
+    f: Mapping[int, float] | Callable[[int], float] | None = None
+    combine: Mapping[int, float] = field(default_factory=dict)
+    name: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "alpha", positive("alpha", self.alpha, allow_zero=True))
+        object.__setattr__(self, "beta", positive("beta", self.beta, allow_zero=True))
+        for ways, c in dict(self.combine).items():
+            if not isinstance(ways, int) or ways < 2:
+                raise ValueError(f"combine keys are the number of vectors combined, integers >= 2; got {ways!r}")
+            positive(f"combine[{ways}]", c, allow_zero=True)
+        if isinstance(self.f, Mapping):
+            for L, v in self.f.items():
+                if not isinstance(L, int) or L < 1:
+                    raise ValueError(f"f keys are link counts L, integers >= 1; got {L!r}")
+                positive(f"f({L})", v)
+
+    @classmethod
+    def from_machine(cls, machine: NBLMachine, f: Mapping[int, float] | None = None) -> "NBLModel":
+        """The model of an :class:`NBLMachine` (alpha, beta, c2, c3) with an f table
+        ``{L: f(L)}`` as this module takes them (None: ``f(L) = 1``)."""
+        if not isinstance(machine, NBLMachine):
+            raise ValueError(f"machine must be an NBLMachine (alpha, beta, c2, c3), got {machine!r}")
+        return cls(machine.alpha, machine.beta, None if f is None else dict(f),
+                   {2: machine.c2, 3: machine.c3}, machine.name)
+
+    @classmethod
+    def standard(cls, alpha, beta, c2=0.0, c3=None, name="standard model"):
+        """``f(L) = 1``: links overlap perfectly."""
+        return cls(alpha, beta, None, _combine(c2, c3), name)
+
+    @classmethod
+    def nominal(cls, alpha, beta, c2=0.0, c3=None, name="nominal NBL model"):
+        """``f(L) = L``: no overlap, the node's bandwidth is one link's."""
+        return cls(alpha, beta, float, _combine(c2, c3), name)
+
+    def f_of(self, L: int) -> float:
+        """f(L); ValueError if a table ``f`` has no entry for ``L`` (``f(1) = 1`` always)."""
+        if L <= 1 or self.f is None:
+            return 1.0 if L >= 1 else 0.0
+        if isinstance(self.f, Mapping):
+            if L not in self.f:
+                raise ValueError(f"the f table has no value for L = {L} (it has L = {sorted(self.f)}); "
+                                 f"add f({L}) or pass f as a callable")
+            return float(self.f[L])
+        return float(self.f(L))
+
+    def combine_cost(self, ways: int) -> float:
+        """Seconds per element of a ``ways``-way combine (``ways - 1`` pairwise ones if not tabulated)."""
+        if ways < 2:
+            return 0.0
+        c = dict(self.combine)
+        return float(c[ways]) if ways in c else (ways - 1) * float(c.get(2, 0.0))
+
+    def step_rule(self, schedule) -> "NBLRule":
+        """The loosely synchronous step rule of the class docstring."""
+        return NBLRule(self, schedule.nprocs)
+
+
+def _combine(c2, c3):
+    out = {2: c2}
+    if c3 is not None:
+        out[3] = c3
+    return out
+
+
+def as_model(model, f=None) -> NBLModel:
+    """``model`` as an :class:`NBLModel`: an NBLModel as is, an NBLMachine with its f table ``f``."""
+    if isinstance(model, NBLMachine):
+        return NBLModel.from_machine(model, f)
+    if not isinstance(model, NBLModel):
+        raise ValueError(f"model must be an NBLModel or an NBLMachine, got {model!r}")
+    if f is not None:
+        raise ValueError("f is taken with an NBLMachine only (an NBLModel carries its own f)")
+    return model
+
+
+class NBLRule(SyncRule):
+    """Per node ``L α + f(L) β S`` and one (k+1)-way combine per block (see :class:`NBLModel`)."""
+
+    def links_and_size(self, step: Step):
+        """Per node: L (messages sent plus received) and S (largest message, elements,
+        times its link load with a topology)."""
+        p = step.nprocs
+        links = np.bincount(step.src, minlength=p) + np.bincount(step.dst, minlength=p)
+        size = np.zeros(p)
+        eff = step.count if step.load is None else step.count * step.load
+        np.maximum.at(size, step.src, eff)
+        np.maximum.at(size, step.dst, eff)
+        return links, size
+
+    def costs(self, step: Step):
+        m = self.model
+        links, size = self.links_and_size(step)
+        table = np.array([m.f_of(int(L)) if used else 0.0
+                          for L, used in enumerate(np.bincount(links) > 0)])
+        comm = links * m.alpha + table[links] * m.beta * size
+        return comm, self.combine_time(step)
+
+    def combine_time(self, step: Step):
+        """Per node: one (k+1)-way combine of ``count`` elements per block that k combining
+        messages of the step bring (blocks keyed by start and count); None if none."""
+        sel = np.flatnonzero(step.combine)
+        if sel.size == 0:
+            return None
+        d, s, c = step.dst[sel], step.start[sel], step.count[sel]
+        order = np.lexsort((c, s, d))
+        d, s, c = d[order], s[order], c[order]
+        new = np.ones(d.size, dtype=bool)
+        new[1:] = (d[1:] != d[:-1]) | (s[1:] != s[:-1]) | (c[1:] != c[:-1])
+        first = np.flatnonzero(new)
+        k = np.diff(np.append(first, d.size))
+        table = np.array([self.model.combine_cost(kk + 1) if used else 0.0
+                          for kk, used in enumerate(np.bincount(k) > 0)])
+        return np.bincount(d[first], table[k] * c[first], minlength=step.nprocs)
 
 
 # ------------------------------------------------------------------ validation
@@ -175,71 +322,53 @@ def _phase_sum(name, P, W, H, B, S, m, fv, *, paper: bool = False):
     return total
 
 
+def schedule(algorithm: str, W: int, H: int, B: int):
+    """The registry's schedule of Snake or Fence on a W x H mesh with B blocks of one element
+    (``allreduce.snake`` / ``allreduce.fence`` of :mod:`netmodels.algorithms.registry`)."""
+    from ..algorithms import registry
+
+    name = _name(algorithm)
+    if name == "Tree":
+        raise ValueError("algorithm must be 'Snake' or 'Fence'")
+    return registry.build(f"allreduce.{name.lower()}", W * H, B, block=1, mesh=(W, H))
+
+
 def messages(algorithm: str, W: int, H: int, B: int) -> list[tuple[int, int, int, bool]]:
     """All messages (step, src, dst, combines) of Snake or Fence; steps count from 1.
 
-    Nodes are numbered along the snake (Snake) or as x + W y with (0, 0) the lower-left
-    corner (Fence).  Snake: block b leaves node P-1 at step b and moves one hop per step
-    to node 0; its result leaves node 0 the step after it arrives.  Fence: column x
-    starts block b at step b + W-1-x, so that a bottom-row node receives from above and
-    from the right in the same step; results go back along the bottom row and up.
-    This placement is independent of :mod:`netmodels.algorithms.combining` (tests compare them).
-    """
-    name = _name(algorithm)
+    Read off the registry's schedule (:func:`schedule`), ranks as it numbers them; local
+    copies are not messages.  The closed forms of this module are independent of it (the
+    tests compare them)."""
     out = []
-    if name == "Snake":
-        P_ = W * H
-        for b in range(1, B + 1):
-            for i in range(P_ - 1, 0, -1):
-                out.append((b + (P_ - 1 - i), i, i - 1, True))
-            for i in range(0, P_ - 1):
-                out.append((b + P_ - 1 + i, i, i + 1, False))
-        return out
-    if name == "Fence":
-        def node(x, y):
-            return x + W * y
-        for b in range(1, B + 1):
-            for x in range(W):
-                s = b + W - 1 - x
-                for y in range(H - 1, 0, -1):
-                    out.append((s + (H - 1 - y), node(x, y), node(x, y - 1), True))
-            for x in range(W - 1, 0, -1):
-                out.append((b + W + H - 2 - x, node(x, 0), node(x - 1, 0), True))
-            for x in range(W):
-                t0 = b + W + H - 2 + x
-                if x < W - 1:
-                    out.append((t0, node(x, 0), node(x + 1, 0), False))
-                for y in range(H - 1):
-                    out.append((t0 + y, node(x, y), node(x, y + 1), False))
-        return out
-    raise ValueError("algorithm must be 'Snake' or 'Fence'")
+    for t, st in enumerate(schedule(algorithm, W, H, B).steps, start=1):
+        msg = st.src != st.dst
+        out += [(t, int(a), int(b), bool(c)) for a, b, c in zip(st.src[msg], st.dst[msg], st.combine[msg])]
+    return out
 
 
 def count_timeline(algorithm: str, W: int, H: int, B: int) -> tuple[np.ndarray, np.ndarray]:
     """Per step: active links of the busiest node, and the widest combine (0, 2 or 3).
 
     The combine arity of a node is 1 + the number of partially combined blocks it
-    receives in the step (0 if none).  Raises ValueError if a link carries two messages
-    in one step (the algorithms are free of link conflicts).
+    receives in the step (0 if none).  Counted on the registry's schedule (:func:`schedule`).
+    Raises ValueError if a link carries two messages in one step (the algorithms are free
+    of link conflicts).
     """
-    from collections import Counter
-
-    msgs = messages(algorithm, W, H, B)
-    if not msgs:
-        return np.zeros(0, int), np.zeros(0, int)
-    nsteps = max(m[0] for m in msgs)
-    links = np.zeros((nsteps, W * H), dtype=int)
-    arity = np.zeros((nsteps, W * H), dtype=int)
-    used = Counter((t, s, d) for t, s, d, _ in msgs)
-    if max(used.values()) > 1:
-        raise ValueError("link conflict: a link carries two messages in one step")
-    for t, s, d, comb in msgs:
-        links[t - 1, s] += 1
-        links[t - 1, d] += 1
-        if comb:
-            arity[t - 1, d] += 1
-    arity = np.where(arity > 0, arity + 1, 0)
-    return links.max(axis=1), arity.max(axis=1)
+    sched = schedule(algorithm, W, H, B)
+    p = sched.nprocs
+    L = np.zeros(sched.nsteps, dtype=int)
+    k = np.zeros(sched.nsteps, dtype=int)
+    for t, st in enumerate(sched.steps):
+        msg = st.src != st.dst
+        src, dst, comb = st.src[msg], st.dst[msg], st.combine[msg]
+        if src.size == 0:
+            continue
+        if np.unique(src * p + dst).size < src.size:
+            raise ValueError("link conflict: a link carries two messages in one step")
+        L[t] = (np.bincount(src, minlength=p) + np.bincount(dst, minlength=p)).max()
+        arrivals = np.bincount(dst[comb], minlength=p).max(initial=0)
+        k[t] = arrivals + 1 if arrivals else 0
+    return L, k
 
 
 def run_lengths(L, k) -> list[tuple[int, int, int]]:

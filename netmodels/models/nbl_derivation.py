@@ -10,10 +10,10 @@ What is checked against what:
   executable schedule of :mod:`netmodels.algorithms.combining` (the one MPI runs); it never
   looks at the tables.
 * ``nbl.count_timeline`` (in :mod:`netmodels.models.nbl`, which uses it for meshes and block
-  counts outside the tables) is a third count, from its own placement of the messages
-  (``nbl.messages``), independent of the tables and of :mod:`netmodels.algorithms.combining`.
+  counts outside the tables) counts the registry's schedules (``allreduce.snake`` and
+  ``allreduce.fence``, the one Snake/Fence generator), vectorised.
 
-The tests compare the three; none of them is derived from another.
+The tests compare the counts with the tables; the tables are not derived from the schedules.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._check import positive, positive_int, sizes
 from .alphabeta import AlphaBeta
+from .step import Step, SyncRule
 from . import machines
 
 
@@ -51,40 +52,55 @@ class TwoLevel:
         object.__setattr__(self, "pack", positive("pack", self.pack, allow_zero=True))
 
 
+    def step_rule(self, schedule) -> "TwoLevelRule":
+        """The step rule of the module docstring (:class:`TwoLevelRule`); nodes from
+        ``schedule.meta["group_ids"]``."""
+        return TwoLevelRule(self, schedule)
+
+
+class TwoLevelRule(SyncRule):
+    """Per rank: ``max(Σ sent + copies, Σ received)`` and, with a shared channel, the busy
+    time of its node's channel out and in (every rank of the node is charged it)."""
+
+    def __init__(self, model: TwoLevel, schedule):
+        p = schedule.nprocs
+        super().__init__(model, p)
+        groups = (schedule.meta or {}).get("group_ids") or ((0,) * p,)
+        self.node = np.asarray(groups[0], dtype=np.int64) if len(groups) else np.zeros(p, dtype=np.int64)
+        self.nnodes = int(self.node.max(initial=0)) + 1
+
+    def costs(self, step: Step):
+        m, p, node = self.model, step.nprocs, self.node
+        a, b = node[step.src], node[step.dst]
+        inter = a != b
+        t = np.where(inter, m.inter.alpha + m.inter.beta * step.nbytes,
+                     m.intra.alpha + m.intra.beta * step.nbytes)
+        send = np.bincount(step.src, t, minlength=p).astype(float)
+        send += np.bincount(step.copy_src, m.pack * step.copy_count * float(step.elem_bytes), minlength=p)
+        comm = np.maximum(send, np.bincount(step.dst, t, minlength=p))
+        if m.shared_channel and inter.any():
+            ti = np.where(inter, t, 0.0)
+            chan = np.maximum(np.bincount(a, ti, minlength=self.nnodes), np.bincount(b, ti, minlength=self.nnodes))
+            np.maximum(comm, chan[node], out=comm)
+        return comm, None
+
+
 def _t(ab: AlphaBeta, nbytes):
     return ab.alpha + ab.beta * nbytes
 
 
 def step_times(schedule, model: TwoLevel, elem_bytes: int = 1) -> np.ndarray:
-    """Seconds per step of ``schedule`` (counts in elements of ``elem_bytes`` bytes).
+    """Seconds per step of ``schedule`` (counts in elements of ``elem_bytes`` bytes): the
+    simulator's *sync* step times under ``model`` (:class:`TwoLevelRule`).
 
     Nodes are the level-1 groups of ``schedule.meta["group_ids"]`` (all ranks on one node
     without it); messages between any two nodes cost ``model.inter``.
     """
-    eb = positive_int("elem_bytes", elem_bytes)
-    p = schedule.nprocs
-    groups = schedule.meta.get("group_ids") or ((0,) * p,)
-    node = np.asarray(groups[0]) if len(groups) else np.zeros(p, dtype=int)
-    nnodes = int(node.max()) + 1
-    out = []
-    for step in schedule.steps:
-        send, recv = np.zeros(p), np.zeros(p)
-        chan_out, chan_in = np.zeros(nnodes), np.zeros(nnodes)
-        for tr in step:
-            nbytes = tr.count * eb
-            if not tr.is_message:
-                send[tr.src] += model.pack * nbytes
-                continue
-            a, b = node[tr.src], node[tr.dst]
-            t = _t(model.inter if a != b else model.intra, nbytes)
-            send[tr.src] += t
-            recv[tr.dst] += t
-            if a != b and model.shared_channel:
-                chan_out[a] += t
-                chan_in[b] += t
-        out.append(max(send.max(initial=0), recv.max(initial=0), chan_out.max(initial=0),
-                       chan_in.max(initial=0)))
-    return np.array(out)
+    from ..simulate.engine import simulate
+
+    if not isinstance(model, TwoLevel):
+        raise ValueError(f"model must be a TwoLevel, got {type(model).__name__}")
+    return simulate(schedule, model, elem_bytes=positive_int("elem_bytes", elem_bytes)).step_times
 
 
 def schedule_time(schedule, model: TwoLevel, elem_bytes: int = 1) -> float:

@@ -19,7 +19,7 @@ from ..models import nbl
 from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP, LogP
 from ..models.machines import DELTA, KIT_VM_LOGGP, LSDYNA_100MBIT
-from .cost import NBLModel
+from ..models.nbl import NBLModel
 from .engine import SEMANTICS, simulate
 
 #: model -> parameter -> (default, unit, meaning); defaults are reference machines of the kit

@@ -1,4 +1,8 @@
-"""Time of a schedule under the standard and the node-bandwidth-limited (NBL) models.
+"""Time of a schedule under the standard and the node-bandwidth-limited (NBL) models, step by step.
+
+The model and its step rule are :class:`netmodels.models.nbl.NBLModel` (re-exported here);
+:func:`cost` and :func:`step_costs` are the simulator (:func:`netmodels.simulate.simulate`,
+*sync* semantics) under that model, with each step's busiest node.
 
 Littlefield's NBL model (1992, section 2): a node that has ``L`` links nominally
 active at once, moving messages of ``S`` elements, needs
@@ -42,88 +46,16 @@ takes them, as an :class:`~netmodels.models.nbl.NBLMachine` plus an f table:
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from dataclasses import dataclass
 
-from .._check import positive
-from ..models.nbl import NBLMachine
-from ..algorithms.arrays import ArraySchedule, as_transfers
+import numpy as np
+
+from ..algorithms.arrays import ArraySchedule, as_arrays
 from ..algorithms.schedule import Schedule
+from ..models.nbl import NBLMachine, NBLModel, as_model
+from .engine import simulate, steps
 
-
-@dataclass(frozen=True)
-class NBLModel:
-    """Parameters of ``T(L) = L*alpha + f(L)*beta*S`` plus combining costs.
-
-    alpha: seconds per message (>= 0).  beta: seconds per element (>= 0).
-    f: ``{L: f(L)}`` (``f(1) = 1`` is implied), a callable ``L -> f(L)``, or None for the
-    standard model ``f(L) = 1``.  combine: ``{ways: seconds per element}``, e.g.
-    ``{2: c2, 3: c3}`` (missing: no combining cost).
-    """
-
-    alpha: float
-    beta: float
-    f: Mapping[int, float] | Callable[[int], float] | None = None
-    combine: Mapping[int, float] = field(default_factory=dict)
-    name: str = ""
-
-    def __post_init__(self):
-        object.__setattr__(self, "alpha", positive("alpha", self.alpha, allow_zero=True))
-        object.__setattr__(self, "beta", positive("beta", self.beta, allow_zero=True))
-        for ways, c in dict(self.combine).items():
-            if not isinstance(ways, int) or ways < 2:
-                raise ValueError(f"combine keys are the number of vectors combined, integers >= 2; got {ways!r}")
-            positive(f"combine[{ways}]", c, allow_zero=True)
-        if isinstance(self.f, Mapping):
-            for L, v in self.f.items():
-                if not isinstance(L, int) or L < 1:
-                    raise ValueError(f"f keys are link counts L, integers >= 1; got {L!r}")
-                positive(f"f({L})", v)
-
-    @classmethod
-    def from_machine(cls, machine: NBLMachine, f: Mapping[int, float] | None = None) -> "NBLModel":
-        """The model of an :class:`~netmodels.models.nbl.NBLMachine` (alpha, beta, c2, c3) with an
-        f table ``{L: f(L)}`` as :mod:`netmodels.models.nbl` takes them (None: ``f(L) = 1``)."""
-        if not isinstance(machine, NBLMachine):
-            raise ValueError(f"machine must be an NBLMachine (alpha, beta, c2, c3), got {machine!r}")
-        return cls(machine.alpha, machine.beta, None if f is None else dict(f),
-                   {2: machine.c2, 3: machine.c3}, machine.name)
-
-    @classmethod
-    def standard(cls, alpha, beta, c2=0.0, c3=None, name="standard model"):
-        """``f(L) = 1``: links overlap perfectly."""
-        return cls(alpha, beta, None, _combine(c2, c3), name)
-
-    @classmethod
-    def nominal(cls, alpha, beta, c2=0.0, c3=None, name="nominal NBL model"):
-        """``f(L) = L``: no overlap, the node's bandwidth is one link's."""
-        return cls(alpha, beta, float, _combine(c2, c3), name)
-
-    def f_of(self, L: int) -> float:
-        """f(L); ValueError if a table ``f`` has no entry for ``L`` (``f(1) = 1`` always)."""
-        if L <= 1 or self.f is None:
-            return 1.0 if L >= 1 else 0.0
-        if isinstance(self.f, Mapping):
-            if L not in self.f:
-                raise ValueError(f"the f table has no value for L = {L} (it has L = {sorted(self.f)}); "
-                                 f"add f({L}) or pass f as a callable")
-            return float(self.f[L])
-        return float(self.f(L))
-
-    def combine_cost(self, ways: int) -> float:
-        """Seconds per element of a ``ways``-way combine (``ways - 1`` pairwise ones if not tabulated)."""
-        if ways < 2:
-            return 0.0
-        c = dict(self.combine)
-        return float(c[ways]) if ways in c else (ways - 1) * float(c.get(2, 0.0))
-
-
-def _combine(c2, c3):
-    out = {2: c2}
-    if c3 is not None:
-        out[3] = c3
-    return out
+__all__ = ["NBLModel", "StepCost", "step_costs", "cost"]
 
 
 @dataclass(frozen=True)
@@ -141,46 +73,28 @@ class StepCost:
         return self.comm + self.comp
 
 
-def _as_model(model, f) -> NBLModel:
-    if isinstance(model, NBLMachine):
-        return NBLModel.from_machine(model, f)
-    if not isinstance(model, NBLModel):
-        raise ValueError(f"model must be an NBLModel or an NBLMachine, got {model!r}")
-    if f is not None:
-        raise ValueError("f is taken with an NBLMachine only (an NBLModel carries its own f)")
-    return model
-
-
 def step_costs(schedule: Schedule | ArraySchedule, model: NBLModel | NBLMachine, f=None) -> list[StepCost]:
-    """Per-step costs of ``schedule`` (either form) under ``model`` (see the module docstring
-    for the rules); ``model`` may be an NBLMachine, with its f table ``f``.  Per transfer:
-    small P (:func:`netmodels.simulate.simulate` costs large schedules)."""
-    model = _as_model(model, f)
-    schedule = as_transfers(schedule)
+    """Per-step costs of ``schedule`` (either form) under ``model`` (its step rule,
+    :class:`~netmodels.models.nbl.NBLRule`); ``model`` may be an NBLMachine, with its f
+    table ``f``.  The busiest node is the one with the longest communication (ties: more
+    links, then a larger message)."""
+    model = as_model(model, f)
+    a = as_arrays(schedule)
+    rule = model.step_rule(a)
     out = []
-    for t, step in enumerate(schedule.steps):
-        links = defaultdict(int)
-        size = defaultdict(int)
-        groups = defaultdict(lambda: defaultdict(int))   # node -> (start, count) -> combining arrivals
-        for tr in step:
-            if not tr.is_message:                       # a local copy (packing): no link, no time
-                continue
-            for node in (tr.src, tr.dst):
-                links[node] += 1
-                size[node] = max(size[node], tr.count)
-            if tr.combine:
-                groups[tr.dst][(tr.start, tr.count)] += 1
-        best = (-1.0, 0, 0)
-        for node, L in links.items():
-            comm = L * model.alpha + model.f_of(L) * model.beta * size[node]
-            best = max(best, (comm, L, size[node]))
-        comp = max((sum(model.combine_cost(k + 1) * cnt for (_, cnt), k in g.items())
-                    for g in groups.values()), default=0.0)
-        out.append(StepCost(t, best[1], best[2], max(best[0], 0.0), comp))
+    for t, step in enumerate(steps(a)):
+        if step is None or step.src.size == 0:
+            out.append(StepCost(t, 0, 0, 0.0, 0.0))
+            continue
+        comm, comp = rule.costs(step)
+        L, S = rule.links_and_size(step)
+        best = np.lexsort((S, L, comm))[-1]
+        out.append(StepCost(t, int(L[best]), int(S[best]), max(float(comm[best]), 0.0),
+                            0.0 if comp is None else float(comp.max())))
     return out
 
 
 def cost(schedule: Schedule | ArraySchedule, model: NBLModel | NBLMachine, f=None) -> float:
     """Total time in seconds of ``schedule`` under ``model`` (or an NBLMachine and its f
-    table ``f``): the sum of :func:`step_costs`."""
-    return float(sum(s.total for s in step_costs(schedule, model, f)))
+    table ``f``): the simulator's *sync* time, the sum of :func:`step_costs`."""
+    return simulate(schedule, as_model(model, f)).time

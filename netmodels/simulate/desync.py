@@ -8,7 +8,9 @@ separated in the mesh in such a way that only a single communication link is act
 in use when the model says that two or three should be".
 
 The loosely synchronous model cannot say: it charges every node the links the schedule
-gives it in a step.  :func:`simulate_fluid` runs a schedule *self-timed* on a machine
+gives it in a step.  :func:`simulate_fluid`, a third timing semantics beside the
+simulator's *sync* and *dataflow* (named for what it is: self-timed, fluid bandwidth
+sharing), runs a schedule *self-timed* on a machine
 whose node bandwidth is shared by the transfers actually in progress at that moment:
 
 * a rank begins step t when it has finished its part of its previous step (all its
@@ -48,15 +50,16 @@ FITTED_LINKS = (2, 3, 4, 6)
 def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float = 0.0, seed=None):
     """Self-timed completion time (s) of ``schedule`` on ``machine`` (see the module doc).
 
-    ``f_true(n)``: the slowdown of each of n transfers moving at once at a node (default
-    ``n``, the nominal NBL machine).  Returns ``(time, finish)`` with every rank's finish.
+    ``f_true(n)``: the slowdown of each of n transfers moving at once at a node, the f of
+    an :class:`~netmodels.models.nbl.NBLModel` (a table ``{L: f(L)}`` or a callable; default
+    ``n``, the nominal NBL machine); f and the combining costs are read through the model.  Returns ``(time, finish)`` with every rank's finish.
     """
     sched = as_transfers(schedule)
-    f_true = (lambda n: n) if f_true is None else f_true
     noise = positive("noise", noise, allow_zero=True)
     rng = np.random.default_rng(seed)
     alpha, beta = machine.alpha, machine.beta
-    comb = {2: machine.c2, 3: machine.c3}
+    model = nbl.NBLModel(alpha, beta, float if f_true is None else f_true,
+                         {2: machine.c2, 3: machine.c3}, machine.name)
     p = sched.nprocs
     # per rank: its steps in order; per (rank, step): transfers and combine time
     steps_of = defaultdict(list)
@@ -75,7 +78,7 @@ def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float 
             if tr.combine:
                 blocks[tr.dst, tr.start, tr.count] += 1
         for (r, _, c), k in blocks.items():
-            combine_time[r, t] += comb.get(k + 1, k * machine.c2) * c
+            combine_time[r, t] += model.combine_cost(k + 1) * c
     n = len(src)
     src, dst, cnt = np.array(src), np.array(dst), np.array(cnt, dtype=float)
     delay = rng.exponential(noise, n) if noise > 0 else np.zeros(n)
@@ -101,7 +104,7 @@ def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float 
     rem = np.zeros(0)
     busy = np.zeros(p, dtype=np.int64)
     now = 0.0
-    slow = np.array([0.0] + [float(f_true(k)) for k in range(1, 64)])
+    slow = np.array([0.0] + [model.f_of(k) for k in range(1, 64)])
     while heap or active.size:
         if active.size:
             rate = 1.0 / slow[np.maximum(busy[src[active]], busy[dst[active]])]
@@ -197,10 +200,9 @@ def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, n
     machine (:func:`netmodels.simulate.simulate` with the nominal f(L) = L, ``semantics``
     and ``noise``): there a node is charged the links the schedule gives it in a step,
     whenever its messages actually move."""
-    from ..simulate.cost import NBLModel
     from .engine import simulate
 
-    model = NBLModel.from_machine(machine, nbl.NOMINAL)
+    model = nbl.NBLModel.from_machine(machine, nbl.NOMINAL)
     rows = []
     for W, H in meshes:
         for N in vector_lengths:

@@ -2,13 +2,12 @@
 
 Units: seconds, bytes; ``elem_bytes`` converts a schedule's element counts to bytes.
 
-Step time under α-β (:func:`step_times` without a topology): a rank posts its
-messages one after the other, so a step lasts ``α · s + β · b`` where s is the largest
-number of messages a rank sends and b the largest number of bytes a rank sends or
-receives.  With a topology, b is instead the largest number of bytes carried by one
-link: the most loaded link sets the pace (a contention-free step costs the same as
-under α-β, since a rank's own leaf link carries exactly its bytes).  Zero-count
-messages (barriers) cost α each and no bandwidth.
+Step time under α-β (:func:`step_times`): the simulator's *sync* step times under
+:class:`~netmodels.models.alphabeta.AlphaBeta` (one port, full duplex: a rank's sends go one
+after the other, and so do its receives, each ``α + β m``), with a topology the busiest
+link of a rank's messages setting a floor ``s α + β b`` (s its messages, b the most bytes
+on one of their links): the most loaded link sets the pace, and a contention-free step
+costs the same as without a topology.  Zero-count messages (barriers) cost α each.
 
 Kumar's cost equation (slide 24) lists α (host and network software overhead),
 α_b (a barrier), β_em (per byte from NIC memory), δ (per byte, copy into NIC
@@ -32,27 +31,14 @@ from .base import Topology
 
 def step_times(schedule, alpha: float, beta: float, topology: Topology | None = None,
                elem_bytes: int = 8) -> np.ndarray:
-    """Time of every step (s): ``α · (most messages sent by a rank) + β · (bytes on the
-    busiest rank, or with ``topology`` on the busiest link)``."""
-    alpha, beta = positive("alpha", alpha, allow_zero=True), positive("beta", beta, allow_zero=True)
-    eb = positive_int("elem_bytes", elem_bytes)
-    p = schedule.nprocs
-    out = np.zeros(schedule.nsteps)
-    for t, step in enumerate(schedule.steps):
-        msgs = [tr for tr in step if tr.src != tr.dst]
-        if not msgs:
-            continue
-        src = np.array([tr.src for tr in msgs])
-        dst = np.array([tr.dst for tr in msgs])
-        nbytes = np.array([tr.count for tr in msgs], dtype=float) * eb
-        sends = np.bincount(src, minlength=p).max()
-        if topology is None:
-            busiest = max(np.bincount(src, nbytes, minlength=p).max(), np.bincount(dst, nbytes, minlength=p).max())
-        else:
-            idx, links = topology.routes(src, dst)
-            busiest = np.bincount(links, nbytes[idx], minlength=topology.nlinks).max(initial=0)
-        out[t] = alpha * sends + beta * busiest
-    return out
+    """Time of every step (s) under α-β (:class:`~netmodels.models.alphabeta.AlphaBeta`),
+    with ``topology``'s link contention (see the module docstring)."""
+    from ..models.alphabeta import AlphaBeta
+    from ..simulate.engine import simulate
+
+    model = AlphaBeta(positive("alpha", alpha), positive("beta", beta))
+    return simulate(schedule, model, topology=topology,
+                    elem_bytes=positive_int("elem_bytes", elem_bytes)).step_times
 
 
 def schedule_time(schedule, alpha: float, beta: float, topology: Topology | None = None,
