@@ -7,13 +7,14 @@ every message is a small message, sizes are ignored) and, as α-β, Littlefield'
 model ``NBLModel.standard`` (loosely synchronous: a step costs, on its busiest rank, ``α``
 per message sent or received plus ``β`` times its largest message; the chapter's α-β in
 its standard form).  :func:`lop_cost` is the simulator under :class:`netmodels.models.lop.LoP`.
-:func:`models_panel` is the live ipywidgets panel, :func:`models_figure` its precomputed
-twin for the static book (:mod:`netmodels.figures.interactive`).  Units: seconds inside,
+:func:`models_spec` declares the figure once (:mod:`netmodels.figures.panel`): its live panel
+is :func:`models_panel`, its static twin for the HTML book :func:`models_figure`.  Units: seconds inside,
 µs on the axes; vectors of float64 elements (8 bytes).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..models import bsp, logp, lop
 from ..models.alphabeta import AlphaBeta
 from ..models.nbl import NBLModel
 from ..simulate.engine import simulate
+from .panel import Control, PanelSpec, draw
 
 US = 1e-6
 ELEM_BYTES = 8
@@ -95,82 +97,61 @@ def machine_from_reference(bsp_json: dict, logp_json: dict, pingpong_json: dict)
 
 
 def draw_models(ax, algorithm: str, P: int, N: int, machine: Machine) -> None:
-    """Draw the three models' cost of ``algorithm`` against P; mark ``P``."""
-    ax.clear()
-    for i, (m, t) in enumerate(cost_curves(algorithm, N, machine).items()):
-        ax.loglog(P_AXIS, np.maximum(t, 1e-9) / US, "o-", ms=3, color=f"C{i}", label=m)
-    ax.axvline(P, color="0.6", lw=1)
-    ax.set(xlabel="processes P", ylabel="predicted time (µs)")
-    ax.set_title(describe(algorithm, P, N, model_costs(algorithm, P, N, machine)), fontsize=8)
-    ax.legend(fontsize=8, loc="upper left")
+    """Draw :func:`models_spec` at ``algorithm``, ``P``, ``N`` on ``ax``, its readout as the title."""
+    spec = models_spec(machine, algorithm, P, N)
+    draw(spec, ax)
+    ax.set_title(spec.readout(**spec.defaults()), fontsize=8)
 
 
-def models_panel(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16, N: int = 4096):
-    """Algorithm (drop-down), P and N (sliders) redrawing :func:`draw_models`."""
-    import ipywidgets as w
-    from matplotlib.figure import Figure
+def models_spec(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16,
+                N: int = 4096) -> PanelSpec:
+    """The three models' cost of one algorithm against P, for both views.
 
-    from .widgets import png
-
-    alg = w.Dropdown(options=list(bsp.COMPARED), value=algorithm, description="algorithm")
-    p = w.SelectionSlider(options=[int(v) for v in P_AXIS], value=positive_int("P", P), description="P")
-    n = w.FloatLogSlider(value=N, base=10, min=0, max=6, step=0.25, description="N (elems)",
-                         readout_format=".0f")
-    image = w.Image(format="png")
-    fig = Figure(figsize=(7.5, 4.2))
-    ax = fig.add_subplot()
-
-    def redraw(_=None):
-        draw_models(ax, alg.value, p.value, int(round(n.value)), machine)
-        fig.tight_layout()
-        image.value = png(fig)
-
-    for s in (alg, p, n):
-        s.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([alg, p, n]), image])
-
-
-def models_figure(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16,
-                  N: int = 4096):
-    """The static twin of :func:`models_panel`: curves precomputed for every algorithm of
-    :data:`netmodels.models.bsp.COMPARED` (slider by number, named in the readout), every N
-    of :data:`N_VALUES` and every P of :data:`P_AXIS`."""
-    from . import interactive as ia
-
+    Controls: the algorithm (by name, every one of :data:`netmodels.models.bsp.COMPARED`),
+    N (live: 1-10^6 elements; static: :data:`N_VALUES`) and P (:data:`P_AXIS`)."""
     names = list(bsp.COMPARED)
-    cache = {}
 
-    def curves_of(a, n):
-        key = (int(a), int(n))
-        if key not in cache:
-            cache[key] = cost_curves(names[key[0]], key[1], machine)
-        return cache[key]
+    @functools.lru_cache(maxsize=None)
+    def curves_of(algorithm: str, N: int) -> dict:
+        return cost_curves(algorithm, N, machine)
 
     def curves(x, algorithm, N, P):
-        out = {m: np.maximum(curves_of(algorithm, N)[m], 1e-9) for m in MODELS}
+        c = curves_of(algorithm, int(N))
+        out = {m: np.maximum(c[m], 1e-9) for m in MODELS}
         i = int(np.searchsorted(P_AXIS, P))
-        out["P"] = ([P, P], [1e-3, 1e6])
+        out["P"] = ([P, P], [1e-7, 1.0])               # seconds: the whole y axis, 0.1 µs-1 s
         for m in MODELS:
             out[f"{m} at P"] = ([P], [max(out[m][i], 1e-9)])
         return out
 
     def readout(algorithm, N, P):
         i = int(np.searchsorted(P_AXIS, P))
-        at = {k: v[i] for k, v in curves_of(algorithm, N).items()}
-        return f"{int(algorithm)}: " + describe(names[int(algorithm)], int(P), int(N), at)
+        return describe(algorithm, int(P), int(N), {k: v[i] for k, v in curves_of(algorithm, int(N)).items()})
 
     styles = {"P": {"mode": "lines", "line": {"color": "#999999", "width": 1}, "showlegend": False}}
     colours = ("#1f77b4", "#ff7f0e", "#2ca02c")
     for m, c in zip(MODELS, colours):
         styles[m] = {"mode": "lines+markers", "line": {"color": c}}
         styles[f"{m} at P"] = {"mode": "markers", "marker": {"color": c, "size": 10}, "showlegend": False}
-    return ia.slider_figure(
-        curves, P_AXIS.astype(float),
-        params={"algorithm": ia.Param(np.arange(len(names), dtype=float), "algorithm", fmt=".0f",
-                                      initial=float(names.index(algorithm))),
-                "N": ia.Param(N_VALUES.astype(float), "N", "elements", initial=float(N)),
-                "P": ia.Param(P_AXIS.astype(float), "P", fmt=".0f", initial=float(P))},
-        title="One algorithm, three models", xlabel="processes P", ylabel="predicted time (µs)",
-        y_scale=1 / US, log_x=True, log_y=True, readout=readout, styles=styles, digits=4,
-        layout={"yaxis": {"range": [-1, 6]}})
+    return PanelSpec(
+        title="One algorithm, three models", data=curves, x=P_AXIS.astype(float),
+        controls=(
+            Control("algorithm", "algorithm", algorithm, options=names, values=names),
+            Control("N", "N", positive_int("N", N), unit="elements", log=True, integer=True, span=(1, 1e6),
+                    values=N_VALUES.astype(float), kw={"step": 0.25, "readout_format": ".0f"}),
+            Control("P", "P", positive_int("P", P), fmt=".0f", integer=True, values=P_AXIS.astype(float)),
+        ),
+        rows=(("algorithm", "P", "N"),), figsize=(7.5, 4.2),
+        xlabel="processes P", ylabel="predicted time (µs)", y_scale=1 / US, log_x=True, log_y=True,
+        readout=readout, styles=styles, digits=4, layout={"yaxis": {"range": [-1, 6]}})
+
+
+def models_panel(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16, N: int = 4096):
+    """The live panel of :func:`models_spec` (JupyterLab)."""
+    return models_spec(machine, algorithm, P, N).live()
+
+
+def models_figure(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16,
+                  N: int = 4096):
+    """The static twin of :func:`models_spec` (the HTML book)."""
+    return models_spec(machine, algorithm, P, N).static()
