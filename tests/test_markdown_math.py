@@ -13,9 +13,7 @@ FILES = sorted([*ROOT.glob("book/**/*.ipynb"), *ROOT.glob("labs/source/*/*.ipynb
 FILES = [p for p in FILES if ".ipynb_checkpoints" not in p.parts and "_build" not in p.parts]
 
 #: files whose markdown still breaks (relative path -> where), fixed in the notebook itself
-KNOWN = {
-    "book/lop.ipynb": "cell 7, line 6: '- (0.52 + ...' inside $L_{min}^{send,n}(p) = ...$",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _param(path):
