@@ -176,22 +176,35 @@ def fit_f(rows, machine: nbl.NBLMachine) -> dict:
     return {L: float(v) for L, v in zip(FITTED_LINKS, x)}
 
 
-def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0, seed: int = 0):
-    """Snake and Fence on every mesh, vector length and block size (N a multiple of S),
-    self-timed on the nominal machine: rows ``(algorithm, W, H, N, S, simulated s,
-    lockstep nominal s)`` for :func:`fit_f`."""
-    rows = []
+def _grid(meshes, vector_lengths, blocks):
+    """``(algorithm, W, H, N, S)`` of Snake and Fence on every mesh, vector length and block
+    size where N is a multiple of S and there are at least three blocks."""
     for W, H in meshes:
         for N in vector_lengths:
             for S in blocks:
                 if N % S or N // S < 3:
                     continue
                 for algorithm in ("Snake", "Fence"):
-                    sched = registry.build(f"allreduce.{algorithm.lower()}", W * H, N, block=S, mesh=(W, H))
-                    t, _ = simulate_fluid(sched, machine, noise=noise, seed=seed)
-                    rows.append((algorithm, W, H, N, S, t,
-                                 model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
+                    yield algorithm, W, H, N, S
+
+
+def _rows(meshes, vector_lengths, blocks, machine, time_of):
+    """Rows ``(algorithm, W, H, N, S, simulated s, lockstep nominal s)``: ``time_of(schedule)``
+    against the nominal model's closed form, on every case of :func:`_grid`."""
+    rows = []
+    for algorithm, W, H, N, S in _grid(meshes, vector_lengths, blocks):
+        sched = registry.build(f"allreduce.{algorithm.lower()}", W * H, N, block=S, mesh=(W, H))
+        rows.append((algorithm, W, H, N, S, time_of(sched),
+                     model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
     return rows
+
+
+def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0, seed: int = 0):
+    """Snake and Fence on every mesh, vector length and block size (N a multiple of S),
+    self-timed on the nominal machine: rows ``(algorithm, W, H, N, S, simulated s,
+    lockstep nominal s)`` for :func:`fit_f`."""
+    return _rows(meshes, vector_lengths, blocks, machine,
+                 lambda sched: simulate_fluid(sched, machine, noise=noise, seed=seed)[0])
 
 
 def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0,
@@ -203,18 +216,8 @@ def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, n
     from .engine import simulate
 
     model = nbl.NBLModel.from_machine(machine, nbl.NOMINAL)
-    rows = []
-    for W, H in meshes:
-        for N in vector_lengths:
-            for S in blocks:
-                if N % S or N // S < 3:
-                    continue
-                for algorithm in ("Snake", "Fence"):
-                    sched = registry.build(f"allreduce.{algorithm.lower()}", W * H, N, block=S, mesh=(W, H))
-                    r = simulate(sched, model, semantics=semantics, noise=noise, seed=seed)
-                    rows.append((algorithm, W, H, N, S, r.time,
-                                 model_time(algorithm, W, H, N, S, machine, nbl.NOMINAL)))
-    return rows
+    return _rows(meshes, vector_lengths, blocks, machine,
+                 lambda sched: simulate(sched, model, semantics=semantics, noise=noise, seed=seed).time)
 
 
 def paper_grid():
