@@ -46,9 +46,10 @@ c.Autograde.autograde_preprocessors = [
 c.LimitOutputSize.max_lines = 200
 c.LimitOutputSize.max_chars = 20_000
 
-# Feedback pages: the scores and the student's own cells, without the hidden tests.
+# Feedback pages: the scores and the student's own cells, without the hidden tests nor any
+# output of a cell that ran after one (grading_preprocessors.HideHiddenTestsInFeedback).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "grading_preprocessors.ClearHiddenTestsInFeedback",
+    "grading_preprocessors.HideHiddenTestsInFeedback",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
