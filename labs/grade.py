@@ -18,7 +18,8 @@ records the scores, runs outside it.  Where no sandbox can be made, grading stop
 ``UNSAFE_GRADING=1`` is set: the ``sandbox`` column then says the code ran unconfined.
 
 ``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
-``empty notebook``, ``autograde failed`` or ``stopped after N s``; anything but ``graded`` scores 0.
+``empty notebook``, ``refused`` (a link or special file), ``autograde failed`` or ``stopped
+after N s``; anything but ``graded`` scores 0.
 ``data`` says whether each data file of the lab is the student's own, an unchanged copy
 of the released reference file, or missing.  Manually graded cells stay empty until an
 instructor grades them (``nbgrader formgrader``); ``score`` then includes them.
@@ -144,7 +145,14 @@ def ensure_released(course: Path, labs: list[Lab], log) -> None:
 
 
 def check_notebooks(folder: Path, lab: Lab) -> str | None:
-    """None if the notebooks can be handed to nbgrader, else the status to record."""
+    """None if the notebooks can be handed to nbgrader, else the status to record.
+
+    Only folders and regular files are accepted: a symbolic link could make the grader read
+    its own files (nbgrader copies what links point to), a device could never end.
+    """
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            return f"refused: {path.relative_to(folder)} is a link or a special file"
     present = [n for n in lab.notebooks if (folder / f"{n}.ipynb").is_file()]
     if not present:
         return "no notebook"
@@ -165,7 +173,7 @@ def scratch_copy(course: Path, lab: Lab, folder: Path, work: Path) -> None:
 
     As ``nbgrader autograde`` does, the source folder's files other than notebooks and the
     students' own data files (``exclude_overwriting``) replace the student's.  Symbolic
-    links are not copied (they could name files of the grader's machine).
+    links are not copied (``check_notebooks`` refuses submissions holding any).
     """
     def copy_tree(src: Path, dst: Path, skip=()):
         dst.mkdir(exist_ok=True)

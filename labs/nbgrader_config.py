@@ -32,6 +32,9 @@ c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 60
 c.Execute.startup_timeout = 120
 c.Execute.interrupt_on_timeout = True
+# After a cell's reply, its last outputs may lag on a loaded machine: wait for them this long
+# (seconds; nbclient's 4 s failed whole submissions while other jobs shared the cores).
+c.Execute.iopub_timeout = 30
 
 # Outputs kept in the graded notebook and the feedback: lines and characters per cell.
 c.Autograde.autograde_preprocessors = [

@@ -166,6 +166,11 @@ def attacked(tmp_path_factory):
         folder = course / "submitted" / student / LAB
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{LAB}.ipynb")
+    # a solved notebook handed in with a link to the instructor's notebook: refused, not run
+    linked = course / "submitted" / "linked" / LAB
+    linked.mkdir(parents=True)
+    nbformat.write(subs["alice6"], linked / f"{LAB}.ipynb")
+    (linked / "answers.ipynb").symlink_to(course / "source" / LAB / f"{LAB}.ipynb")
     kept = [course / "source", course / "release", course / "submitted", LABS / "source"]
     before = snapshot(*kept)
     graded = make(course, "grade")
@@ -196,6 +201,11 @@ def test_attack_scores_no_more_than_an_unsolved_notebook(attacked, kind):
     rows = attacked["rows"]
     assert rows[kind, LAB]["status"] == "graded", (rows[kind, LAB], attacked["grade"].stdout[-2000:])
     assert score(rows[kind, LAB]) <= score(rows["blank6", LAB]), rows[kind, LAB]
+
+
+def test_submission_with_a_link_is_refused(attacked):
+    row = attacked["rows"]["linked", LAB]
+    assert row["status"] == "refused: answers.ipynb is a link or a special file" and row["score"] == "0", row
 
 
 def test_attacks_change_nothing_outside_their_scratch_copy(attacked):
