@@ -8,7 +8,8 @@ the hidden tests and the gradebook, stays outside and talks to the kernel over U
 sockets in ``run/``.  The kernel and everything it starts:
 
 - see the Python environment (the virtual environment, the Python it was made from, the
-  course packages it imports), ``/usr`` and a few files of ``/etc``, all read-only, and
+  course packages it imports, the packages of ``$PYTHONPATH``), ``/usr``, ``/sys`` and a few
+  files of ``/etc``, all read-only, and
   read-write only ``work/``, ``run/`` and a private ``/tmp``;
 - do not see the course (``source/``, ``release/``, the gradebook, other submissions) or
   anyone's home;
@@ -32,7 +33,7 @@ ENV = "LABS_SANDBOX"  # JSON {"work", "run", "memory" (bytes), "cpu" (s), "fsize
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "hosts", "host.conf",
        "nsswitch.conf", "localtime", "fonts")
 SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-PASS_ENV = ("LANG", "LC_ALL", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+PASS_ENV = ("LANG", "LC_ALL", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONPATH")
 
 # Run in the sandbox before the kernel: set the limits (inherited by every child), exec the kernel.
 _LIMITS = (
@@ -76,8 +77,15 @@ def _namespaces() -> list[str]:
 
 
 def python_dirs() -> list[str]:
-    """Folders the kernel's Python needs: this environment, its base Python, editable packages."""
+    """Folders the kernel's Python needs: this environment, its base Python, editable packages.
+
+    Of the folders on ``$PYTHONPATH`` only the packages (subfolders with ``__init__.py``) are
+    bound, never the folder itself: it may be a course's repository, ``labs/`` included.
+    """
     dirs = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    for entry in filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)):
+        if Path(entry).is_dir():
+            dirs.update(os.path.realpath(p) for p in Path(entry).iterdir() if (p / "__init__.py").is_file())
     for entry in sys.path:  # editable installs map package names to source folders
         folder = Path(entry)
         if not folder.is_dir() or not str(folder).startswith(tuple(dirs)):
