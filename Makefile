@@ -72,7 +72,8 @@ clean:
 # The nbgrader course is labs/ (guide: labs/README.md).  Every lab is a folder of
 # labs/source/ holding notebooks with solutions and hidden tests.
 #   make release    student versions in labs/release/<lab>/ (solutions, hidden tests stripped)
-#   make grade      autograde labs/submitted/<student>/<lab>/ and write labs/grades.csv
+#   make grade      autograde labs/submitted/<student>/<lab>/ (each in a sandbox) and write
+#                   labs/grades.csv; UNSAFE_GRADING=1 where no sandbox can be made
 #   make feedback   HTML feedback in labs/feedback/<student>/<lab>/
 COURSE := labs
 LABS    = $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(COURSE)/source/*/*.ipynb)))))
@@ -86,12 +87,14 @@ release: $(STAMP)
 grade: $(STAMP)
 	$(BIN)/python $(COURSE)/grade.py --course $(COURSE)
 
+# A submission whose feedback fails is reported (nbgrader names it) and the others go on.
 feedback: $(STAMP)
-	@for lab in $(LABS); do \
+	@failed=""; for lab in $(LABS); do \
 	  if ls -d $(COURSE)/autograded/*/$$lab >/dev/null 2>&1; then \
-	    (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_feedback $$lab --force) || exit 1; \
-	  else echo "$$lab: no graded submission, no feedback"; fi; done
-	@echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html"
+	    (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_feedback $$lab --force) || failed="$$failed $$lab"; \
+	  else echo "$$lab: no graded submission, no feedback"; fi; done; \
+	echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html"; \
+	if [ -n "$$failed" ]; then echo "feedback incomplete for:$$failed (see the errors above)" >&2; exit 1; fi
 
 # ---------------------------------------------------------------- What Python costs (opt-in)
 # The C ping-pong of benchmarks/pingpong.c, built with the MPI wheel's own mpicc and run on

@@ -9,11 +9,17 @@ in its own process session, under a wall-clock limit: whatever one student hands
 notebook that hangs, prints megabytes, exits, is empty or is not JSON at all), the
 batch goes on and every student gets a row in ``grades.csv``:
 
-    student, lab, status, data, auto_score, auto_max, score, max_score, manual_pending,
-    then one column per graded cell (its ``grade_id``) with the points scored.
+    student, lab, status, data, sandbox, auto_score, auto_max, score, max_score,
+    manual_pending, then one column per graded cell (its ``grade_id``) with the points scored.
+
+The submission's code runs in a sandbox (``grading_sandbox.py``): its kernel sees a scratch
+copy of that submission and the lab's released data files, not the course.  nbgrader, which
+records the scores, runs outside it.  Where no sandbox can be made, grading stops, unless
+``UNSAFE_GRADING=1`` is set: the ``sandbox`` column then says the code ran unconfined.
 
 ``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
-``empty notebook``, ``autograde failed`` or ``stopped after N s``; anything but ``graded`` scores 0.
+``empty notebook``, ``refused`` (a link or special file), ``autograde failed`` or ``stopped
+after N s``; anything but ``graded`` scores 0.
 ``data`` says whether each data file of the lab is the student's own, an unchanged copy
 of the released reference file, or missing.  Manually graded cells stay empty until an
 instructor grades them (``nbgrader formgrader``); ``score`` then includes them.
@@ -24,10 +30,13 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +44,12 @@ from pathlib import Path
 import nbformat
 
 HERE = Path(__file__).resolve().parent
-FIELDS = ["student", "lab", "status", "data", "auto_score", "auto_max", "score", "max_score",
+sys.path.insert(0, str(HERE))
+import grading_sandbox  # noqa: E402 (next to this file)
+FIELDS = ["student", "lab", "status", "data", "sandbox", "auto_score", "auto_max", "score", "max_score",
           "manual_pending"]
+SANDBOXED, UNCONFINED = "bwrap", "none (UNSAFE_GRADING=1)"
+GIB = 2**30
 
 
 @dataclass
@@ -45,6 +58,7 @@ class Outcome:
 
     status: str
     data: str = ""
+    sandbox: str = ""
 
 
 @dataclass
@@ -131,7 +145,14 @@ def ensure_released(course: Path, labs: list[Lab], log) -> None:
 
 
 def check_notebooks(folder: Path, lab: Lab) -> str | None:
-    """None if the notebooks can be handed to nbgrader, else the status to record."""
+    """None if the notebooks can be handed to nbgrader, else the status to record.
+
+    Only folders and regular files are accepted: a symbolic link could make the grader read
+    its own files (nbgrader copies what links point to), a device could never end.
+    """
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            return f"refused: {path.relative_to(folder)} is a link or a special file"
     present = [n for n in lab.notebooks if (folder / f"{n}.ipynb").is_file()]
     if not present:
         return "no notebook"
@@ -147,19 +168,65 @@ def check_notebooks(folder: Path, lab: Lab) -> str | None:
     return None
 
 
-def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, logfile: Path) -> str:
+def scratch_copy(course: Path, lab: Lab, folder: Path, work: Path) -> None:
+    """What the sandbox sees of a submission: its files, then the lab's released files.
+
+    As ``nbgrader autograde`` does, the source folder's files other than notebooks and the
+    students' own data files (``exclude_overwriting``) replace the student's.  Symbolic
+    links are not copied (``check_notebooks`` refuses submissions holding any).
+    """
+    def copy_tree(src: Path, dst: Path, skip=()):
+        dst.mkdir(exist_ok=True)
+        for entry in src.iterdir():
+            if entry.is_symlink() or entry.name in skip or entry.name in ("__pycache__", ".ipynb_checkpoints"):
+                continue
+            if entry.is_dir():
+                copy_tree(entry, dst / entry.name)
+            elif entry.is_file():
+                target = dst / entry.name
+                if target.exists():
+                    target.unlink()
+                shutil.copyfile(entry, target)
+
+    copy_tree(folder, work)
+    source = course / "source" / lab.name
+    copy_tree(source, work, skip={*lab.data_files, *(p.name for p in source.glob("*.ipynb"))})
+
+
+def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, logfile: Path,
+              sandbox: dict | None) -> str:
     """Run ``nbgrader autograde`` for one submission in its own session, log to ``logfile``.
 
-    The kernel runs in a session of its own (jupyter_client starts it so): the process
-    groups of every descendant seen while grading are killed at the end, so nothing a
-    notebook started (a background process, a hung ``mpiexec``) outlives its grading.  The
-    log goes to a file, not a pipe, which such a process could keep open forever.
+    ``sandbox`` (None: unconfined): the kernel runs in ``grading_sandbox``, with a scratch
+    copy of the submission; ``sandbox`` holds its limits (``memory``, ``fsize``: bytes,
+    ``cpu``: seconds per process).  nbgrader itself (the hidden tests, the gradebook) stays
+    outside.  The process groups of every descendant seen while grading are killed at the
+    end, so nothing a notebook started (a background process, a hung ``mpiexec``) outlives
+    its grading.  The log goes to a file, not a pipe, which such a process could keep open
+    forever.
     """
     cmd = [*nbgrader_command(), "autograde", lab.name, "--student", student, "--force"]
     if cell_timeout:
         cmd.append(f"--Execute.timeout={int(cell_timeout)}")
+    env = dict(os.environ)
+    scratch = None
+    if sandbox is not None:
+        scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))
+        work, run = scratch / "work", scratch / "run"
+        run.mkdir()
+        scratch_copy(course, lab, course / "submitted" / student / lab.name, work)
+        env[grading_sandbox.ENV] = json.dumps({"work": str(work), "run": str(run), **sandbox})
+        cmd.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
+    try:
+        return _run_watched(cmd, course, env, student_timeout, logfile)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_watched(cmd, course: Path, env: dict, student_timeout, logfile: Path) -> str:
     with open(logfile, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, cwd=course, stdin=subprocess.DEVNULL, stdout=log,
+        proc = subprocess.Popen(cmd, cwd=course, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         deadline, groups = time.monotonic() + student_timeout, {proc.pid}
         while True:
@@ -226,7 +293,7 @@ def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> 
             for student in students:
                 oc = outcomes.get((student, lab.name), Outcome("not submitted"))
                 row = {"student": student, "lab": lab.name, "status": oc.status, "data": oc.data,
-                       "auto_score": 0.0, "auto_max": 0.0, "score": 0.0,
+                       "sandbox": oc.sandbox, "auto_score": 0.0, "auto_max": 0.0, "score": 0.0,
                        "max_score": float(sum(maxima.values())), "manual_pending": 0}
                 for nb, gid, manual in lab.cells:
                     value = 0.0
@@ -267,13 +334,13 @@ def write_csv(path: Path, labs: list[Lab], table: list[dict]) -> None:
 
 
 # ---------------------------------------------------------------- command line
-def positive_seconds(text: str) -> float:
+def positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
 
 
@@ -282,10 +349,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--course", type=Path, default=HERE, help="course folder (default: %(default)s)")
     p.add_argument("--csv", type=Path, help="output file (default: COURSE/grades.csv)")
     p.add_argument("--lab", action="append", help="grade only this lab (repeatable; default: all)")
-    p.add_argument("--cell-timeout", type=positive_seconds,
+    p.add_argument("--cell-timeout", type=positive,
                    help="seconds per cell (default: Execute.timeout of nbgrader_config.py)")
-    p.add_argument("--student-timeout", type=positive_seconds, default=900,
+    p.add_argument("--student-timeout", type=positive, default=900,
                    help="wall-clock seconds per submission before it is stopped (default: %(default)s)")
+    p.add_argument("--memory-limit", type=positive, default=4, metavar="GIB",
+                   help="address space per process of a submission, GiB (default: %(default)s)")
+    p.add_argument("--cpu-limit", type=positive, default=600, metavar="SECONDS",
+                   help="CPU seconds per process of a submission (default: %(default)s)")
     return p
 
 
@@ -301,6 +372,15 @@ def main(argv=None) -> int:
 
     def log(msg):
         print(msg, flush=True)
+
+    sandbox = {"memory": int(args.memory_limit * GIB), "cpu": int(args.cpu_limit), "fsize": GIB}
+    why = grading_sandbox.unavailable()
+    if os.environ.get("UNSAFE_GRADING") == "1":
+        sandbox = None
+        log("UNSAFE_GRADING=1: the submissions' code runs unconfined, as you (grades.csv says so)")
+    elif why:
+        sys.exit(f"grade.py: cannot sandbox the submissions' code: {why} (Debian/Ubuntu: apt-get install "
+                 "bubblewrap); UNSAFE_GRADING=1 grades without a sandbox, trusting every submission")
 
     # nbgrader runs `alembic` (a console script next to this Python) when it creates a gradebook.
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
@@ -321,10 +401,12 @@ def main(argv=None) -> int:
             if status:
                 logfile.write_text(status + "\n", encoding="utf-8")
             else:
-                status = autograde(course, lab, student, args.cell_timeout, args.student_timeout, logfile)
+                status = autograde(course, lab, student, args.cell_timeout, args.student_timeout, logfile,
+                                   sandbox)
             if status != "graded":
                 forget(course, lab, student)
-            outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, folder))
+            outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, folder),
+                                                    SANDBOXED if sandbox else UNCONFINED)
             log(f"{lab.name} {student}: {status} ({time.monotonic() - t0:.0f} s, log {logfile.relative_to(course)})")
     out = args.csv or course / "grades.csv"
     write_csv(out, labs, rows(course, labs, students, outcomes))

@@ -10,10 +10,14 @@ cells after it run without the lost variables, as they would for the student.
 ``LimitOutputSize`` also caps the characters of every output and drops oversized binary
 outputs (images), keeping a note of what was cut.
 
-``ClearHiddenTestsInFeedback`` (feedback): the graded notebook holds the hidden tests again
+``HideHiddenTestsInFeedback`` (feedback): the graded notebook holds the hidden tests again
 (nbgrader restores them to grade); the students' feedback pages do not show them, so that a
-lab can be given again.  Unlike nbgrader's own ``ClearHiddenTests`` it does not refuse a
-student cell that happens to contain the marker text.
+lab can be given again.  It removes the hidden regions from the cells' sources, and the
+outputs of every code cell from the first hidden test on: from then on the kernel, which the
+student's code controls, has seen hidden test code and could print it (IPython keeps every
+cell's source in ``In``), encoded or not.  Those cells show their score instead.  Unlike
+nbgrader's own ``ClearHiddenTests`` it never raises: a student cell may contain the marker
+text, any number of times.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from __future__ import annotations
 import nbformat
 from nbclient.exceptions import DeadKernelError
 from nbclient.util import run_sync
-from nbgrader.preprocessors import ClearHiddenTests, Execute, LimitOutput
-from traitlets import Bool, Integer, List
+from nbgrader.preprocessors import Execute, LimitOutput, NbGraderPreprocessor
+from traitlets import Integer, List, Unicode
 
 NOTE = "\n... output truncated while grading ({} characters) ...\n"
 
@@ -85,21 +89,40 @@ class LimitOutputSize(LimitOutput):
         return cell, resources
 
 
-class ClearHiddenTestsInFeedback(ClearHiddenTests):
-    """``ClearHiddenTests`` for feedback pages: hidden test regions removed from graded cells.
+class HideHiddenTestsInFeedback(NbGraderPreprocessor):
+    """Feedback without hidden tests: their regions and every output from the first one on."""
 
-    A failing hidden test's traceback quotes its code: such a cell keeps only the last line
-    of its errors (the exception and its message).
-    """
-
-    enforce_metadata = Bool(False).tag(config=True)
+    begin_test_delimeter = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
+    end_test_delimeter = Unicode("END HIDDEN TESTS").tag(config=True)
     display_data_priority = List().tag(config=True)  # set by the HTML exporter; unused here
 
-    def preprocess_cell(self, cell, resources, cell_index):
-        had_hidden = self.begin_test_delimeter in cell.source
-        cell, resources = super().preprocess_cell(cell, resources, cell_index)
-        if had_hidden and cell.cell_type == "code":
-            for out in cell.outputs:
-                if out.output_type == "error":
-                    out.traceback = [f"{out.ename}: {out.evalue}"]
-        return cell, resources
+    def preprocess(self, nb, resources):
+        seen = False
+        for cell in nb.cells:
+            if self.begin_test_delimeter in cell.source:
+                cell.source = self._without_hidden(cell.source)
+                seen = True
+            if seen and cell.cell_type == "code":
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=_note(cell))]
+        return nb, resources
+
+    def _without_hidden(self, source: str) -> str:
+        """``source`` without its hidden regions (an unclosed one runs to the end)."""
+        kept, hidden = [], False
+        for line in source.split("\n"):
+            if self.begin_test_delimeter in line:
+                hidden = True
+            elif self.end_test_delimeter in line:
+                hidden = False
+            elif not hidden:
+                kept.append(line)
+        return "\n".join(kept)
+
+
+def _note(cell) -> str:
+    meta = cell.metadata.get("nbgrader", {})
+    head = "[output not shown in feedback: this cell ran after hidden tests]"
+    if meta.get("grade") and not meta.get("solution") and meta.get("score") is not None:
+        verdict = "passed" if float(meta["score"]) >= float(meta.get("points", 0)) else "failed"
+        return f"{head}\nTest {verdict}: {float(meta['score']):g} of {float(meta.get('points', 0)):g} points\n"
+    return head + "\n"

@@ -32,6 +32,9 @@ c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 60
 c.Execute.startup_timeout = 120
 c.Execute.interrupt_on_timeout = True
+# After a cell's reply, its last outputs may lag on a loaded machine: wait for them this long
+# (seconds; nbclient's 4 s failed whole submissions while other jobs shared the cores).
+c.Execute.iopub_timeout = 30
 
 # Outputs kept in the graded notebook and the feedback: lines and characters per cell.
 c.Autograde.autograde_preprocessors = [
@@ -46,9 +49,10 @@ c.Autograde.autograde_preprocessors = [
 c.LimitOutputSize.max_lines = 200
 c.LimitOutputSize.max_chars = 20_000
 
-# Feedback pages: the scores and the student's own cells, without the hidden tests.
+# Feedback pages: the scores and the student's own cells, without the hidden tests nor any
+# output of a cell that ran after one (grading_preprocessors.HideHiddenTestsInFeedback).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "grading_preprocessors.ClearHiddenTestsInFeedback",
+    "grading_preprocessors.HideHiddenTestsInFeedback",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -1,0 +1,277 @@
+"""Hostile submissions through the real ``make grade`` and ``make feedback``.
+
+Each attack is a lab 6 submission whose first answer cell tries to cheat with nothing
+more than a lab hands out: run the instructor's solution from ``source/``, print the
+hidden tests (from ``source/``, and from IPython's input history once they have run),
+write into the course, leave a double-forked daemon that rewrites ``grades.csv`` after the
+batch, put the hidden-test marker twice in an answer, run another student's submission.
+Each must score no more than the unsolved student version and change nothing outside its
+scratch copy; the honest submission still gets every automatic point, and every student
+gets feedback.  One course is graded once for all of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+
+from tests.labcourse import (LABS, automatic_points, cell_by_id, make, read_grades, released_course,
+                             require_sandbox, solved, source_nb)
+from tests.mpirun import ROOT
+
+LAB = "lab6"
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+# Where an attack looks for the instructor's notebook: the course, the repository's labs/, and
+# up from its working folder.  (Writes aim at the temporary course only.)
+FIND_SOURCE = '''
+import json, os, sys
+from pathlib import Path
+def _candidates(*parts):
+    roots = [COURSE, REPO / "labs", *Path.cwd().parents, *[p / "labs" for p in Path.cwd().parents]]
+    return [Path(r, *parts) for r in roots]
+def _read_notebook(*parts):
+    for path in _candidates(*parts):
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+    return None
+'''
+
+
+def attack_code(kind: str, course: Path, marker: str) -> str:
+    head = f"COURSE = Path({str(course)!r})\nREPO = Path({str(ROOT)!r})\nMARKER = {marker!r}\n"
+    code = "from pathlib import Path\n" + head + FIND_SOURCE
+    if kind == "reads_source":        # 1. run the instructor's solution cells
+        code += f'''
+_nb = _read_notebook("source", "{LAB}", "{LAB}.ipynb")
+for _cell in (_nb or {{"cells": []}})["cells"]:
+    _src = "".join(_cell["source"])
+    if _cell["cell_type"] == "code" and "BEGIN SOLUTION" in _src:
+        exec(_src, globals())
+'''
+    elif kind == "prints_hidden":     # 2. print the hidden tests: from source/, then as they run
+        code += f'''
+_nb = _read_notebook("source", "{LAB}", "{LAB}.ipynb")
+for _cell in (_nb or {{"cells": []}})["cells"]:
+    _src = "".join(_cell["source"])
+    if "BEGIN HIDDEN TESTS" in _src:
+        print(_src)
+def _echo(result):
+    print("ran:", result.info.raw_cell)
+get_ipython().events.register("post_run_cell", _echo)
+'''
+    elif kind == "writes_course":     # 3. write into the course, the repository, the grader's /tmp and home
+        code += f'''
+_targets = [COURSE / "source" / "{LAB}" / (MARKER + ".py"), COURSE / "release" / "{LAB}" / (MARKER + ".py"),
+            COURSE / "grades.csv", COURSE / "gradebook.db",
+            COURSE / "submitted" / "alice6" / "{LAB}" / "{LAB}.ipynb",
+            Path("/tmp") / MARKER, Path.home() / MARKER, Path("/root") / MARKER]
+for _t in _targets:
+    for _mode in ("a", "w"):
+        try:
+            with open(_t, _mode) as _fh:
+                _fh.write("# " + MARKER + "\\n")
+        except OSError:
+            pass
+'''
+    elif kind == "daemon":            # 4. a setsid double fork that rewrites grades.csv later
+        code += '''
+import subprocess
+_paths = [str(COURSE / "grades.csv"), str(Path.cwd().parent.parent.parent / "grades.csv")]
+_daemon = f"""
+import os, sys, time
+from pathlib import Path
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+end = time.time() + 120
+while time.time() < end:
+    for p in {_paths!r}:
+        try:
+            Path(p).write_text("student,lab,status,score\\\\ndaemon,lab6,graded,11\\\\n")
+        except OSError:
+            pass
+    time.sleep(0.2)
+"""
+subprocess.run([sys.executable, "-c", _daemon, MARKER])
+'''
+    elif kind == "marker_twice":      # 5. the hidden-test marker in an answer, twice
+        code += "# ### BEGIN HIDDEN TESTS\n# ### BEGIN HIDDEN TESTS\nx = 1\n"
+    elif kind == "reads_other":       # 6. run another student's submission
+        code += f'''
+_nb = None
+for _path in [COURSE / "submitted" / "alice6" / "{LAB}" / "{LAB}.ipynb",
+              COURSE / "autograded" / "alice6" / "{LAB}" / "{LAB}.ipynb",
+              Path.cwd().parent.parent / "alice6" / "{LAB}" / "{LAB}.ipynb"]:
+    try:
+        _nb = json.loads(_path.read_text())
+        break
+    except (OSError, ValueError):
+        continue
+for _cell in (_nb or {{"cells": []}})["cells"]:
+    if _cell["cell_type"] == "code":
+        try:
+            exec("".join(_cell["source"]), globals())
+        except Exception:
+            pass
+'''
+    else:
+        raise ValueError(kind)
+    return code
+
+
+ATTACKS = ("reads_source", "prints_hidden", "writes_course", "daemon", "marker_twice", "reads_other")
+
+
+def attack_notebook(course: Path, kind: str, marker: str):
+    """The student version with the attack as its first answer, nothing else answered."""
+    nb = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
+    cell_by_id(nb, "lca").source = attack_code(kind, course, marker)
+    if kind == "prints_hidden":  # a later answer prints the input history, hidden tests included
+        cell = cell_by_id(nb, "choice")
+        cell.source = "print(In)\n" + cell.source
+    return nb
+
+
+def snapshot(*folders: Path) -> dict:
+    """path -> sha256 of every file under ``folders``."""
+    out = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    require_sandbox()
+    course = released_course(tmp_path_factory.mktemp("attacked") / "labs", labs=["lab1", LAB])
+    marker = f"labs-attack-{uuid.uuid4().hex[:8]}"
+    subs = {"alice6": solved(course, LAB),
+            "blank6": nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)}
+    subs.update({kind: attack_notebook(course, kind, marker) for kind in ATTACKS})
+    for student, nb in subs.items():
+        folder = course / "submitted" / student / LAB
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{LAB}.ipynb")
+    # a solved notebook handed in with a link to the instructor's notebook: refused, not run
+    linked = course / "submitted" / "linked" / LAB
+    linked.mkdir(parents=True)
+    nbformat.write(subs["alice6"], linked / f"{LAB}.ipynb")
+    (linked / "answers.ipynb").symlink_to(course / "source" / LAB / f"{LAB}.ipynb")
+    kept = [course / "source", course / "release", course / "submitted", LABS / "source"]
+    before = snapshot(*kept)
+    graded = make(course, "grade")
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    right_after = (course / "grades.csv").read_text()
+    time.sleep(3)  # a daemon left by a submission would rewrite grades.csv by now
+    # a submission whose feedback cannot be made (here: not in the gradebook) in an earlier lab
+    ghost = course / "autograded" / "ghost" / "lab1"
+    ghost.mkdir(parents=True)
+    (ghost / "lab1.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))
+    feedback = make(course, "feedback")
+    return {"course": course, "marker": marker, "subs": subs, "before": before, "kept": kept,
+            "right_after": right_after, "rows": read_grades(course), "grade": graded, "feedback": feedback}
+
+
+def score(row) -> float:
+    return float(row["auto_score"])
+
+
+def test_honest_submission_gets_every_point_in_the_sandbox(attacked):
+    row = attacked["rows"]["alice6", LAB]
+    assert row["status"] == "graded" and row["sandbox"] == "bwrap", row
+    assert score(row) == sum(automatic_points(source_nb(LAB)).values()) == float(row["auto_max"]) == 9
+
+
+@pytest.mark.parametrize("kind", ATTACKS)
+def test_attack_scores_no_more_than_an_unsolved_notebook(attacked, kind):
+    rows = attacked["rows"]
+    assert rows[kind, LAB]["status"] == "graded", (rows[kind, LAB], attacked["grade"].stdout[-2000:])
+    assert score(rows[kind, LAB]) <= score(rows["blank6", LAB]), rows[kind, LAB]
+
+
+def test_submission_with_a_link_is_refused(attacked):
+    row = attacked["rows"]["linked", LAB]
+    assert row["status"] == "refused: answers.ipynb is a link or a special file" and row["score"] == "0", row
+
+
+def test_attacks_change_nothing_outside_their_scratch_copy(attacked):
+    marker = attacked["marker"]
+    assert snapshot(*attacked["kept"]) == attacked["before"]
+    for path in (Path("/tmp") / marker, Path.home() / marker, Path("/root") / marker):
+        assert not path.exists(), path
+    assert not list((LABS / "source").rglob(f"*{marker}*"))
+    assert not [p for p in attacked["course"].rglob("*") if marker in p.name]
+
+
+def test_no_daemon_outlives_grading_and_grades_csv_stays(attacked):
+    marker = attacked["marker"]
+    left = [p.pid for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
+    assert not left, f"processes started by a submission survived grading: {left}"
+    assert (attacked["course"] / "grades.csv").read_text() == attacked["right_after"]
+    assert attacked["rows"]["daemon", LAB]["score"] == "0"
+
+
+def hidden_lines() -> list[str]:
+    """Lines of the hidden tests of the lab that appear nowhere else in its source notebook."""
+    hidden, public = set(), set()
+    for cell in source_nb(LAB).cells:
+        inside = False
+        for line in cell.source.splitlines():
+            s = line.strip()
+            if "BEGIN HIDDEN TESTS" in s or "END HIDDEN TESTS" in s:
+                inside = "BEGIN" in s
+            elif s:
+                (hidden if inside else public).add(s)
+    return sorted(s for s in hidden - public if len(s) > 15)
+
+
+def test_feedback_for_everyone_and_never_a_hidden_test(attacked):
+    course, fb = attacked["course"], attacked["feedback"]
+    # the ghost's lab 1 fails, is reported, and lab 6 still gets its feedback
+    assert fb.returncode != 0 and "feedback incomplete for: lab1" in fb.stderr, fb.stderr[-2000:]
+    secret = hidden_lines()
+    assert len(secret) >= 5
+    # the printing attack did get hidden tests into its graded notebook's outputs ...
+    graded = (course / "autograded" / "prints_hidden" / LAB / f"{LAB}.ipynb").read_text()
+    outputs = "\n".join(str(o) for c in nbformat.reads(graded, as_version=4).cells
+                        if c.cell_type == "code" for o in c.outputs)
+    assert any(line in outputs for line in secret)
+    # ... and no feedback page shows any of them
+    for student in attacked["subs"]:
+        page = course / "feedback" / student / LAB / f"{LAB}.html"
+        assert page.is_file(), (student, fb.stdout[-2000:], fb.stderr[-2000:])
+        text = html.unescape(page.read_text(errors="replace"))
+        leaked = [line for line in secret if line in text]
+        assert not leaked, (student, leaked[:3])
+        assert "HIDDEN TESTS" not in text or student == "marker_twice"
+    page = html.unescape((course / "feedback" / "alice6" / LAB / f"{LAB}.html").read_text())
+    assert "Score: 9.0 / 11.0" in page and "Test passed: 2 of 2 points" in page
+
+
+def test_grading_stops_without_a_sandbox_unless_unsafe(tmp_path):
+    course = released_course(tmp_path / "labs", labs=[LAB])
+    folder = course / "submitted" / "someone" / LAB
+    folder.mkdir(parents=True)
+    (folder / f"{LAB}.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))  # nothing to run
+    res = make(course, "grade", env={"BWRAP": str(tmp_path / "no-bwrap")})
+    assert res.returncode != 0 and not (course / "grades.csv").exists()
+    said = [line for line in res.stderr.splitlines() if line.startswith("grade.py:")]
+    assert len(said) == 1 and "UNSAFE_GRADING=1" in said[0] and "Traceback" not in res.stderr, res.stderr
+    res = make(course, "grade", env={"BWRAP": str(tmp_path / "no-bwrap"), "UNSAFE_GRADING": "1"})
+    assert res.returncode == 0, res.stderr
+    row = read_grades(course)["someone", LAB]
+    assert row["sandbox"] == "none (UNSAFE_GRADING=1)" and row["status"].startswith("empty notebook")
