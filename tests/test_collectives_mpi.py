@@ -36,7 +36,7 @@ def test_allgather_cli_checks_against_mpi_and_writes_json(tmp_path):
 @pytest.mark.mpi
 @pytest.mark.parametrize("algorithm, bad, message", [
     ("k-shift", "1", "k of k-shift must be even"), ("k-prefix", "3", "1 <= k <= nprocs = 2"),
-    ("ring", "1", "k is an option of")])
+    ("ring", "1", "'k' is an option of")])
 def test_allgather_cli_k_invalid_for_the_ranks_is_a_clear_error(algorithm, bad, message):
     res = run_mpi(2, ["-m", "mpi_exercises", "allgather", "--algorithm", algorithm, "--k", bad, "-N", "4"],
                   timeout=60)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import netmodels.algorithms  # noqa: F401  (registers every builder)
-from mpi_exercises import predict
+from mpi_exercises.bench import predict
 from netmodels.algorithms import registry
 from netmodels.algorithms.arrays import as_arrays
 from netmodels.figures import models_panel as mp
