@@ -128,9 +128,9 @@ def test_twolevel_and_the_models_panel_are_the_engine():
     np.testing.assert_allclose(twolevel.step_times(s, model, elem_bytes=8),
                                simulate(s, model, elem_bytes=8).step_times, rtol=1e-12)
     mach = mp.Machine(bsp.BSP(1e-9, 20 * US), logp.LogP(3 * US, 1 * US, 2 * US, 2), AB)
-    for alg in bsp.ALGORITHMS:
+    for alg in bsp.COMPARED:
         c = mp.model_costs(alg, 8, 64, mach)
-        sched = bsp.build(alg, 8, 64)
+        sched = bsp.compared(alg, 8, 64)
         assert c["BSP"] == pytest.approx(simulate(sched, mach.bsp).time, rel=1e-12)
         assert c["LogP"] == pytest.approx(simulate(sched, mach.logp, semantics="dataflow").time, rel=1e-12)
         assert c["α-β"] == pytest.approx(simulate(sched, nbl.NBLModel.standard(A, 8 * B)).time, rel=1e-12)
