@@ -8,11 +8,12 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import functools
-import json
 import os
 import platform
 import sys
 from typing import Callable, NamedTuple
+
+from netmodels.outputs import write_json  # noqa: F401  (the one atomic writer; re-exported)
 
 import numpy as np
 
@@ -249,13 +250,6 @@ def summarize(samples) -> dict:
     q = np.percentile(s, [0, 25, 50, 75, 100])
     return {"samples": int(s.size), "min_s": q[0], "p25_s": q[1], "median_s": q[2],
             "p75_s": q[3], "max_s": q[4]}
-
-
-def write_json(path: str, payload: dict) -> None:
-    """Write ``payload`` as indented JSON (numpy scalars converted)."""
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-        fh.write("\n")
 
 
 def fmt_bytes(n: float) -> str:

@@ -9,7 +9,6 @@ Bad input exits with status 2 and one line on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -20,6 +19,7 @@ from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP, LogP
 from ..models.machines import DELTA, KIT_VM_LOGGP, LSDYNA_100MBIT
 from ..models.nbl import NBLModel
+from ..outputs import write_json
 from .engine import SEMANTICS, simulate
 
 #: model -> parameter -> (default, unit, meaning); defaults are reference machines of the kit
@@ -190,6 +190,5 @@ def run(args) -> int:
                   "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
         if args.model == "nbl":
             record["parameters"]["f"] = {str(k): v for k, v in dict(model.f).items()}
-        with open(args.json, "w") as fh:
-            json.dump(record, fh, indent=1)
+        write_json(args.json, record)
     return 0
