@@ -173,6 +173,11 @@ def mpi_datatype(dtype):
     dtype = np.dtype(dtype)
     if dtype.kind not in "iufc":
         raise ValueError(f"dtype must be a numeric numpy dtype (integer, float or complex), got {dtype}")
+    if not dtype.isnative:
+        order = {">": "big-endian", "<": "little-endian"}[dtype.byteorder]
+        raise ValueError(f"dtype {dtype} is {order}, but this machine and MPI are "
+                         f"{'little' if np.little_endian else 'big'}-endian: convert first, "
+                         f"e.g. x.astype(x.dtype.newbyteorder('='))")
     try:
         return from_numpy_dtype(dtype)
     except (ValueError, KeyError, TypeError):

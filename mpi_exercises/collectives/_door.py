@@ -219,6 +219,19 @@ class FrontDoor:
         if hi != w or neg_lo != -w:
             self._agree_failed(state, plan, hi)
 
+    def array(self, comm, x, check: bool = True) -> np.ndarray:
+        """``x`` as a numpy array of numbers; if it cannot be one (a ragged list, strings,
+        objects), the ValueError is raised on every rank (if ``check``), not on this one
+        alone while the others wait in the agreement."""
+        try:
+            x = np.asarray(x)
+            if x.dtype.kind not in "biufc":
+                raise ValueError(f"dtype {x.dtype} is not a number type")
+        except (ValueError, TypeError) as exc:
+            self.fail(comm, ValueError(f"x must be an array of numbers (a ragged list is not one): {exc}"),
+                      check)
+        return x
+
     def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None):
         """A front door's prologue (collective): the plan of ``key`` (:meth:`plan`), ``out``
         checked against ``out_shape`` and ``x``'s dtype, the agreement (if ``check``) and the

@@ -65,7 +65,7 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
     :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
     if type(x) is not np.ndarray:
-        x = np.asarray(x)
+        x = _DOOR.array(comm, x, check)
     size = comm.Get_size()
     plan, ex, out = _DOOR.enter(comm, (algorithm, k, x.dtype, x.shape, size,
                                        tuple(sorted(options.items())) if options else ()),

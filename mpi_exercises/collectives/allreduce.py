@@ -41,7 +41,9 @@ def _op_name(op) -> str:
     for name in OPS:
         if handle == getattr(MPI, name.upper()).handle:
             return name
-    raise ValueError(f"op must be one of MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN; got {op!r}")
+    named = [n for n in dir(MPI) if isinstance(getattr(MPI, n), MPI.Op) and getattr(MPI, n).handle == handle]
+    got = f"MPI.{named[0]}" if named and handle != MPI.OP_NULL.handle else repr(op)
+    raise ValueError(f"op must be one of MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN; got {got}")
 
 
 def _validate(algorithm, block, op, mesh, dtype, nelems, nprocs, options) -> Plan:
@@ -100,7 +102,7 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     ``x`` is never modified.  Collective.
     """
     if type(x) is not np.ndarray:
-        x = np.asarray(x)
+        x = _DOOR.array(comm, x, check)
     # the key of _key, built inline: this is every call's path
     plan, ex, out = _DOOR.enter(comm, (algorithm, block, None if op is None else getattr(op, "handle", op), mesh,
                                        x.dtype, x.size, comm.Get_size(),

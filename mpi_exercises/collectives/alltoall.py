@@ -160,7 +160,7 @@ def alltoall(comm, x, algorithm: str = "multilevel", ppn=None, out=None, check: 
     :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
     if type(x) is not np.ndarray:
-        x = np.asarray(x)
+        x = _DOOR.array(comm, x, check)
     plan, ex, out = _DOOR.enter(comm, (algorithm, ppn, x.dtype, x.shape, comm.Get_size(), inter_delay),
                                 _validate, check, x, out, x.shape)
     if ex is None or ex.executor is None:

@@ -58,7 +58,7 @@ def broadcast(comm, x, algorithm: str = "binomial", root: int = 0, out=None, che
     :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
     if type(x) is not np.ndarray:
-        x = np.asarray(x)
+        x = _DOOR.array(comm, x, check)
     plan, ex, out = _DOOR.enter(comm, (algorithm, root, x.dtype, x.shape, comm.Get_size(),
                                        tuple(sorted(options.items())) if options else ()),
                                 _validate, check, x, out, x.shape)
