@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import traceback
+
+from netmodels.commandline import OneLineParser
+from netmodels.outputs import output_problem
 
 #: command name -> (module, one-line help).  A new command is one line here.
 COMMANDS = {
@@ -38,12 +43,24 @@ def command(target: str):
     return getattr(module, name) if name else module
 
 
+def _rank_zero() -> bool:
+    from .bench.core import launch_rank
+
+    return launch_rank() == 0
+
+
+class _Parser(OneLineParser):
+    """One-line argument errors, printed once (by the launcher's rank 0)."""
+
+    speaks = staticmethod(_rank_zero)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m mpi_exercises",
         description="MPI exercises and benchmarks of the course kit "
                     "(run under mpiexec -n P or srun).")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         command(module).add_arguments(p)
@@ -51,11 +68,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: options that name a file the command writes
+OUTPUT_OPTIONS = ("json",)
+
+
+def run_guarded(run, args) -> int:
+    """``run(args)`` such that one rank's failure ends the whole job, with a non-zero status.
+
+    Ctrl-C (SIGINT, which the launchers forward to every rank) ends a rank at once, even
+    inside an MPI call, and the launcher then ends the others: no rank is left spinning in a
+    wait for a partner that is gone, and no result file is written (results are written
+    atomically at the end, so an existing file stays whole).  An exception on one rank
+    prints its traceback and aborts every rank (``MPI_Abort``), instead of leaving the others
+    waiting for it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        return run(args)
+    except Exception as exc:
+        MPI = sys.modules.get("mpi4py.MPI")
+        alone = MPI is None or not MPI.Is_initialized() or MPI.Is_finalized() or MPI.COMM_WORLD.Get_size() == 1
+        if isinstance(exc, OSError):        # a result that could not be written (disk full, quota)
+            print(f"{args.parser.prog}: error: {exc}", file=sys.stderr, flush=True)
+            if alone:
+                return 1
+        elif alone:
+            raise
+        else:
+            traceback.print_exc()
+            print(f"rank {MPI.COMM_WORLD.Get_rank()} failed: aborting every rank", file=sys.stderr, flush=True)
+        MPI.COMM_WORLD.Abort(1)
+        return 1
+
+
 def main(argv=None) -> int:
     args, extra = build_parser().parse_known_args(argv)
     if extra:  # report it with the command's own usage line, not the top-level one
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return command(args.module).run(args)
+    for option in OUTPUT_OPTIONS:      # before any measurement: a bad path must not lose one
+        path = getattr(args, option, None)
+        problem = None if path is None else output_problem(path)
+        if problem:
+            args.parser.error(f"--{option}: {problem}")
+    return run_guarded(command(args.module).run, args)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ Each command lives in its own module, which provides ``add_arguments(parser)`` a
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
+
+from .commandline import OneLineParser
+from .outputs import output_problem
 
 #: command name -> (module, one-line help).  A new command is one line here.
 COMMANDS = {
@@ -16,10 +18,10 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m netmodels",
-                                     description="Performance models of parallel communication.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(prog="python -m netmodels",
+                           description="Performance models of parallel communication.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         importlib.import_module(module).add_arguments(p)
@@ -29,7 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    return importlib.import_module(args.module).run(args)
+    path = getattr(args, "json", None)          # checked before any work, so none is lost
+    problem = None if path is None else output_problem(path)
+    if problem:
+        args.parser.error(f"--json: {problem}")
+    try:
+        return importlib.import_module(args.module).run(args)
+    except OSError as exc:                      # a result that could not be written (disk full, quota)
+        print(f"{args.parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

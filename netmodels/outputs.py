@@ -58,11 +58,15 @@ def write_text(path: str | os.PathLike, text: str) -> None:
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            failed = OSError(f"cannot write {path} ({exc.strerror or exc}); the file was left as it was")
+            failed.errno = exc.errno
+            raise failed from exc
         raise
 
 

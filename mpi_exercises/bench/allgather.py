@@ -34,7 +34,7 @@ def add_once_arguments(p) -> None:
     from ..collectives.allgather import choices
 
     p.add_argument("--algorithm", choices=choices(), default="ring", help="default: ring")
-    core.add_once_options(p, 1000, "elements per rank (default 1000)")
+    core.add_once_options(p, 1000, "elements per rank (default 1000)", all_ranks=True)
     _k_arg(p)
 
 
@@ -69,7 +69,7 @@ once = core.Command(add_once_arguments, run_once)
 add_arguments = core.versus_arguments(
     "allgather", DEFAULT_SIZES, "comma-separated float64 elements per rank, suffix k/M allowed "
                                 "(default 1,8,64,512,4k,32k,128k: 8 B to 1 MiB per rank)",
-    budget="calls x bytes gathered per size", more=_k_arg)
+    budget="calls x bytes gathered per size", more=_k_arg, all_ranks=True)
 
 
 def k_for(algorithm: str, k, nprocs: int):

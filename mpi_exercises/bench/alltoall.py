@@ -64,7 +64,7 @@ def add_once_arguments(p) -> None:
     from ..collectives.alltoall import choices
 
     p.add_argument("--algorithm", choices=choices(), default="multilevel", help="default: multilevel")
-    core.add_once_options(p, 1000, "elements per pair of ranks (default 1000)")
+    core.add_once_options(p, 1000, "elements per pair of ranks (default 1000)", all_ranks=True)
     _node_args(p)
 
 
@@ -106,7 +106,7 @@ once = core.Command(add_once_arguments, run_once)
 add_arguments = core.versus_arguments(
     "alltoall", DEFAULT_SIZES, "comma-separated float64 elements per pair, suffix k/M allowed "
                                "(default 1,8,64,512,4k,8k: 8 B to 64 KiB per pair)",
-    budget="calls x bytes sent per size", more=_node_args)
+    budget="calls x bytes sent per size", more=_node_args, all_ranks=True)
 
 
 def _prepare(comm, ppn, inter_delay):

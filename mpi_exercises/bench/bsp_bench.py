@@ -38,7 +38,7 @@ DEFAULT_H = {"words": [0, 256, 1024, 4096, 16384, 65536, 262144],
 def add_arguments(p) -> None:
     p.add_argument("--unit", choices=("words", "messages"), default="words",
                    help="what h counts: 8-byte words (default) or one-word messages")
-    p.add_argument("--h", type=core.size_list, default=None,
+    p.add_argument("--h", type=core.size_list_of(8, 2), default=None,
                    help="comma-separated h values, suffix k/M allowed (default words "
                         "0,256,1k,4k,16k,64k,256k; messages 0,1,2,4,8,16,32,64)")
     core.add_options(p, repetitions=(100, "timed supersteps per h (default 100)"),

@@ -43,18 +43,96 @@ nonneg_int = int_at_least(0)    #: argparse type: an integer >= 0
 positive_int = int_at_least(1)  #: argparse type: an integer >= 1
 
 
-def size_list(text: str) -> list[int]:
-    """argparse type: comma-separated byte counts >= 0, e.g. ``0,8,1k``; suffixes k = 1024, M = 1024**2."""
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        scale = {"k": 1024, "K": 1024, "M": 1024**2}.get(item[-1:], 1)
+#: the largest count one MPI call takes (counts are C ints)
+INT32_MAX = 2**31 - 1
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations on this node (Linux ``MemAvailable``;
+    elsewhere free physical pages), or None where the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _env_int(*names: str, default: int = 1, minimum: int = 1) -> int:
+    for name in names:
         try:
-            out.append(nonneg_int(item[:-1] if scale > 1 else item) * scale)
-        except argparse.ArgumentTypeError:
-            raise argparse.ArgumentTypeError(
-                f"sizes must be comma-separated integers >= 0 (suffix k or M allowed), got {text!r}") from None
-    return sorted(set(out))
+            return max(minimum, int(os.environ[name]))
+        except (KeyError, ValueError):
+            continue
+    return default
+
+
+def ranks_on_this_node() -> int:
+    """Ranks the launcher started on this node (from its variables; 1 without a launcher)."""
+    return _env_int("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE")
+
+
+def ranks_in_job() -> int:
+    """Ranks of the whole job (from the launcher's variables; 1 without a launcher)."""
+    return _env_int("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
+
+
+def launch_rank() -> int:
+    """This process's rank from the launcher's variables (0 without a launcher): lets a
+    command print a start-up error once, before MPI is initialised."""
+    return _env_int("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", default=0, minimum=0)
+
+
+def check_count(value: int, *, unit_bytes: int, buffers: int, all_ranks: bool = False) -> int:
+    """``value`` (a count of units of ``unit_bytes``) if one MPI call can carry it and this
+    node's memory can hold ``buffers`` buffers of it for every rank on the node (times the
+    job's ranks if ``all_ranks``: a buffer holds one block per rank); else
+    argparse.ArgumentTypeError naming the limit and the largest value that fits."""
+    if value > INT32_MAX:
+        raise argparse.ArgumentTypeError(
+            f"{value} is above {INT32_MAX}, the largest count one MPI call takes (int32)")
+    copies = buffers * ranks_on_this_node() * (ranks_in_job() if all_ranks else 1)
+    need, avail = value * unit_bytes * copies, available_memory()
+    if avail is not None and need > avail:
+        raise argparse.ArgumentTypeError(
+            f"{value} needs {fmt_bytes(need)} of memory ({copies} buffers of {unit_bytes}-byte units "
+            f"on this node) but {fmt_bytes(avail)} is available: at most {avail // (unit_bytes * copies)} fits")
+    return value
+
+
+def size_list_of(unit_bytes: int = 1, buffers: int = 2, all_ranks: bool = False):
+    """argparse type: comma-separated counts >= 0, e.g. ``0,8,1k`` (suffixes k = 1024,
+    M = 1024**2), each checked by :func:`check_count` (units of ``unit_bytes``, ``buffers``
+    buffers per rank)."""
+    def parse(text: str) -> list[int]:
+        out = []
+        for item in text.split(","):
+            item = item.strip()
+            scale = {"k": 1024, "K": 1024, "M": 1024**2}.get(item[-1:], 1)
+            try:
+                out.append(nonneg_int(item[:-1] if scale > 1 else item) * scale)
+            except argparse.ArgumentTypeError:
+                raise argparse.ArgumentTypeError(
+                    f"sizes must be comma-separated integers >= 0 (suffix k or M allowed), got {text!r}") from None
+        return [check_count(v, unit_bytes=unit_bytes, buffers=buffers, all_ranks=all_ranks)
+                for v in sorted(set(out))]
+    return parse
+
+
+#: argparse type: message sizes in bytes (a send and a receive buffer per rank)
+size_list = size_list_of()
+
+
+def count_of(unit_bytes: int, buffers: int, all_ranks: bool = False):
+    """argparse type: one count >= 0 checked by :func:`check_count`."""
+    def parse(text: str) -> int:
+        return check_count(nonneg_int(text), unit_bytes=unit_bytes, buffers=buffers, all_ranks=all_ranks)
+    return parse
 
 
 def name_list(known, always=()):
@@ -183,19 +261,26 @@ def warn_if_oversubscribed(comm) -> bool:
     return over
 
 
-def start(command: str, min_ranks: int = 2, suggest: int | None = None, why: str = ""):
+def start(command: str, min_ranks: int = 2, suggest: int | None = None, why: str = "",
+          advised: int | None = None, advised_why: str = ""):
     """A command's prologue (collective): ``(MPI.COMM_WORLD, oversubscribed)``, where
     ``oversubscribed`` is None, after one line on stderr (rank 0) that suggests ``mpiexec -n
     suggest``, if there are fewer than ``min_ranks`` ranks; else whether ranks are
-    oversubscribed (warned)."""
+    oversubscribed (warned).  With fewer than ``advised`` ranks the command runs, after a
+    one-line warning saying what is lost (``advised_why``)."""
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    if comm.Get_size() < min_ranks:
+    size = comm.Get_size()
+    if size < min_ranks:
         if comm.Get_rank() == 0:
             print(f"{command} needs at least {min_ranks} ranks{why}: mpiexec -n {suggest or min_ranks} "
                   f"python -m mpi_exercises {command}", file=sys.stderr)
         return comm, None
+    if advised is not None and size < advised and comm.Get_rank() == 0:
+        print(f"WARNING: {command} on {size} ranks: {advised_why}; run it on at least {advised} "
+              f"(mpiexec -n {suggest or advised} python -m mpi_exercises {command})",
+              file=sys.stderr, flush=True)
     return comm, warn_if_oversubscribed(comm)
 
 
@@ -357,7 +442,7 @@ def compare_report(results: list[dict], reference: str, unit: str = "N") -> str:
 
 
 def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget: str,
-                     more: Callable = lambda p: None) -> Callable:
+                     more: Callable = lambda p: None, all_ranks: bool = False) -> Callable:
     """``add_arguments(p)`` of a ``bench-COLLECTIVE`` command: ``--sizes``, ``--algorithms`` (the
     front door's choices, mpi always included), ``--modes``, ``--iterations``, ``--warmup``,
     ``--budget-bytes``, ``--json``, ``--no-progress``, then ``more(p)``."""
@@ -365,11 +450,14 @@ def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget:
         from ..collectives._door import choices
 
         names = choices(collective)
-        p.add_argument("--sizes", type=size_list, default=sizes, help=sizes_help)
+        p.add_argument("--sizes", type=size_list_of(8, 4, all_ranks), default=sizes, help=sizes_help)
         p.add_argument("--algorithms", type=name_list(names, always=["mpi"]), default=list(names),
                        help="comma-separated subset of " + ",".join(names) + " (mpi is always included)")
         p.add_argument("--modes", type=name_list(MODES), default=list(MODES),
-                       help="comma-separated subset of " + ",".join(MODES) + " (default: all)")
+                       help="comma-separated subset of " + ",".join(MODES) + " (default: all): how each "
+                            "algorithm is called; default = the front door as users call it, check=False "
+                            "= the same without its argument check (one small collective), executor = "
+                            "the algorithm alone (cached executor, prepared buffers)")
         add_options(p, iterations=(200, "timed calls per size for small sizes (default 200)"),
                     warmup=(10, "untimed calls first (default 10)"), budget=budget)
         more(p)
@@ -408,10 +496,12 @@ def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, 
     return 0 if all(r["correct"] for r in results) else 1
 
 
-def add_once_options(p, default_n: int, n_help: str) -> None:
+def add_once_options(p, default_n: int, n_help: str, all_ranks: bool = False) -> None:
     """The options of a one-algorithm command (``allreduce``, ``allgather``, ``alltoall``):
-    ``-N``, ``--dtype``, ``--repeat``, ``--warmup``, ``--json``."""
-    p.add_argument("-N", type=nonneg_int, default=default_n, help=n_help)
+    ``-N``, ``--dtype``, ``--repeat``, ``--warmup``, ``--json``.  ``-N`` is checked against
+    memory for the widest dtype (16 bytes) and 4 buffers (``all_ranks``: each holds a block
+    per rank)."""
+    p.add_argument("-N", type=count_of(16, 4, all_ranks), default=default_n, help=n_help)
     p.add_argument("--dtype", choices=DTYPES, default="float64", help="default: float64")
     p.add_argument("--repeat", type=positive_int, default=20, help="timed calls (default 20)")
     add_options(p, warmup=(3, "untimed calls first (default 3)"), progress=False)

@@ -167,7 +167,8 @@ def report(results: list[dict], prediction: dict, barriers: list[dict]) -> str:
 def run(args) -> int:
     from .barrier import measure as measure_barriers
 
-    comm, oversubscribed = core.start("lop", suggest=4)
+    comm, oversubscribed = core.start("lop", suggest=8, advised=5,
+                                      advised_why="fewer than 4 peer counts p, too few to fit L(p) and o(p)")
     if oversubscribed is None:
         return 2
     size = comm.Get_size()

@@ -45,7 +45,7 @@ def element_sizes(text: str) -> list[int]:
     """argparse type: at least 2 distinct block sizes >= 1 (elements), comma-separated."""
     import argparse
 
-    sizes = core.size_list(text)
+    sizes = core.size_list_of(8, 13)(text)
     if len(sizes) < 2 or sizes[0] < 1:
         raise argparse.ArgumentTypeError(
             f"need at least 2 distinct block sizes >= 1 (f(L) is a ratio of differences), got {text!r}")
