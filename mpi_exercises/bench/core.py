@@ -424,14 +424,15 @@ def compare_report(results: list[dict], reference: str, unit: str = "N") -> str:
     modes = list(dict.fromkeys(r["mode"] for r in results if r["algorithm"] != "mpi"))
     med = {(r["nelems"], r["algorithm"], r["mode"]): r["median_s"] for r in results}
     tab, width = ratios(results), 9
+    widths = {a: max(width, len(a)) for a in algorithms}        # whole names in the header
     lines = [f"Median time per call (µs); best of ours: ratio of medians (ratio of minima) to {reference}",
-             f"{unit:>8} {'mode':<12}{'mpi':>{width}} " + " ".join(f"{a[:width]:>{width}}" for a in algorithms)
+             f"{unit:>8} {'mode':<12}{'mpi':>{width}} " + " ".join(f"{a:>{widths[a]}}" for a in algorithms)
              + "  best of ours",
-             "-" * (22 + (width + 1) * (len(algorithms) + 1) + 26)]
+             "-" * (22 + width + sum(w + 1 for w in widths.values()) + 26)]
     for n in sorted({r["nelems"] for r in results}):
         for i, mode in enumerate(modes):
             mpi = f"{med[(n, 'mpi', 'mpi')] * 1e6:>{width}.1f}" if i == 0 else " " * width
-            cells = " ".join(f"{med[(n, a, mode)] * 1e6:>{width}.1f}" for a in algorithms)
+            cells = " ".join(f"{med[(n, a, mode)] * 1e6:>{widths[a]}.1f}" for a in algorithms)
             t = tab[n][mode]
             lines.append(f"{n if i == 0 else '':>8} {mode:<12}{mpi} {cells}  {t['best']} x{t['best_ratio']:.2f} "
                          f"({t['best_by_min']} x{t['best_min_ratio']:.2f})")
