@@ -100,3 +100,27 @@ def test_the_lab_page_agrees_with_the_notebook(lab):
     named = set(re.findall(r"`([\w.-]+\.(?:ipynb|json))`", hand_in))
     data = {p.name for p in (LABS / "source" / lab).iterdir() if p.is_file()}
     assert named == data, f"{lab}.md hands in {sorted(named)}, the lab's folder holds {sorted(data)}"
+
+
+CHAPTERS = sorted(p.stem for p in (Path(__file__).resolve().parent.parent / "book").glob("*.ipynb"))
+
+
+def test_no_page_shows_test_plumbing(book_html):
+    shown = [p.relative_to(book_html).as_posix() for p in book_html.rglob("*.html")
+             if "NBVAL" in p.read_text(encoding="utf-8")]
+    assert not shown, f"pages showing nbval markers: {shown}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_plot_has_a_numbered_caption_and_folded_code(book_html, chapter):
+    """Each cell whose output is an image has a caption "Fig. N ..." and its code folded
+    (myst-nb's hide-input); the book numbers figures in order across its pages."""
+    nb = nbformat.read(Path(__file__).resolve().parent.parent / "book" / f"{chapter}.ipynb", as_version=4)
+    plots = [c for c in nb.cells if c.cell_type == "code"
+             and any("image/png" in o.get("data", {}) for o in c.outputs)]
+    for cell in plots:
+        assert "hide-input" in cell.metadata.get("tags", []), cell.source[:80]
+        assert cell.metadata.get("mystnb", {}).get("figure", {}).get("caption"), cell.source[:80]
+    html = (book_html / "book" / f"{chapter}.html").read_text(encoding="utf-8")
+    numbers = [int(n) for n in re.findall(r'<span class="caption-number">Fig\. (\d+) </span>', html)]
+    assert len(numbers) == len(plots) and numbers == sorted(set(numbers)), (chapter, numbers, len(plots))

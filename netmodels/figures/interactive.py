@@ -176,10 +176,14 @@ def _as_param(name: str, p) -> Param:
 
 
 def _round(values, digits: int, factor: float) -> list:
-    """A JSON-ready list: ``values * factor`` to ``digits`` significant digits, NaN/inf as null."""
+    """A JSON-ready list: ``values * factor`` to ``digits`` significant digits, NaN/inf as null.
+
+    Values are first rounded to 12 significant digits, so that a value that is a tie at
+    ``digits`` (150.45) rounds the same way whatever its last bits: the stored spec must not
+    change with the machine's floating-point rounding (the notebooks' outputs are compared)."""
     out = []
     for v in np.asarray(values, dtype=float).ravel() * factor:
-        out.append(float(f"{v:.{digits}g}") if math.isfinite(v) else None)
+        out.append(float(f"{float(f'{v:.12g}'):.{digits}g}") if math.isfinite(v) else None)
     return out
 
 

@@ -93,3 +93,18 @@ def first_decrease(values):
     """Index of the first element smaller than its predecessor (None if non-decreasing)."""
     d = np.flatnonzero(np.diff(np.asarray(values, dtype=float)) < 0)
     return int(d[0]) + 1 if d.size else None
+
+
+#: below this relative size a number is rounding noise of double precision (its digits
+#: change with the BLAS and the machine), above its inverse a condition number means singular
+PRECISION_FLOOR = 1e-12
+
+
+def at_precision(x: float, unit: str = "") -> str:
+    """``x`` with 2 digits, or "< 1e-12" / "> 1e+12" where its digits are rounding noise."""
+    u = f" {unit}" if unit else ""
+    if abs(x) < PRECISION_FLOOR:
+        return f"< {PRECISION_FLOOR:.0e}{u} (rounding noise)"
+    if abs(x) > 1 / PRECISION_FLOOR:
+        return f"> {1 / PRECISION_FLOOR:.0e}{u} (numerically singular)"
+    return f"{x:.1e}{u}"
