@@ -1,9 +1,10 @@
 """What both command lines (``python -m netmodels``, ``python -m mpi_exercises``) share:
-argument errors as one line, with exit status 2."""
+argument errors as one line, with exit status 2, and the memory a size is checked against."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -18,3 +19,19 @@ class OneLineParser(argparse.ArgumentParser):
         if self.speaks():
             print(f"{self.prog}: error: {message} (--help lists the options)", file=sys.stderr)
         sys.exit(2)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations on this node (Linux ``MemAvailable``;
+    elsewhere free physical pages), or None where the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None

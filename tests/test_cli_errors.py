@@ -121,6 +121,14 @@ CASES = [
      "does not exist"),
     (0, ["netmodels", "simulate", "allreduce.ring", "-P", "4", "--model", "logp", "--json", "/tmp"],
      "is a folder"),
+    (0, ["netmodels", "simulate", "dissemination", "-P", "2^40", "--model", "logp"], "int32"),
+    (0, ["netmodels", "simulate", "dissemination", "-P", "2^31", "--model", "logp"], "int32"),
+    (0, ["netmodels", "simulate", "dissemination", "-P", "2^x", "--model", "logp"], "a power such as 2^20"),
+    (0, ["netmodels", "simulate", "alltoall.direct", "-P", "10^6", "--model", "logp"], "fits (--force"),
+    (0, ["netmodels", "simulate", "allreduce.ring", "-P", "10^6", "-N", "10^6", "--model", "logp"],
+     "-N/--elements"),
+    (0, ["netmodels", "simulate", "allreduce.ring", "-P", "10^6", "-N", "1000000", "--model", "logp"],
+     "fits (--force"),
 ]
 
 

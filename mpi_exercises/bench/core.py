@@ -13,6 +13,7 @@ import platform
 import sys
 from typing import Callable, NamedTuple
 
+from netmodels.commandline import available_memory
 from netmodels.outputs import write_json  # noqa: F401  (the one atomic writer; re-exported)
 
 import numpy as np
@@ -45,22 +46,6 @@ positive_int = int_at_least(1)  #: argparse type: an integer >= 1
 
 #: the largest count one MPI call takes (counts are C ints)
 INT32_MAX = 2**31 - 1
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available to new allocations on this node (Linux ``MemAvailable``;
-    elsewhere free physical pages), or None where the system does not say."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def _env_int(*names: str, default: int = 1, minimum: int = 1) -> int:

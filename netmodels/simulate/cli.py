@@ -13,13 +13,17 @@ import math
 import sys
 import time
 
+from tqdm import tqdm
+
 from ..algorithms import registry
 from ..models import nbl
 from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP, LogP
 from ..models.machines import DELTA, KIT_VM_LOGGP, LSDYNA_100MBIT
 from ..models.nbl import NBLModel
+from ..commandline import available_memory
 from ..outputs import write_json
+from . import budget
 from .engine import SEMANTICS, simulate
 
 #: model -> parameter -> (default, unit, meaning); defaults are reference machines of the kit
@@ -55,12 +59,14 @@ SOURCES["loggp"] = SOURCES["logp"]
 
 
 def _ranks(text: str) -> int:
+    """argparse type: ranks >= 1, as an integer or a power (``2^20``, ``10^6``)."""
+    base, caret, power = text.strip().partition("^")
     try:
-        value = int(text)
+        value = int(base) ** int(power) if caret else int(base)
     except ValueError:
         value = None
     if value is None or value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 (or a power such as 2^20), got {text!r}")
     return value
 
 
@@ -102,7 +108,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = _epilog()
     p.add_argument("algorithm", metavar="ALGORITHM", help="a registered algorithm (list below)")
-    p.add_argument("-P", "--ranks", type=_ranks, required=True, metavar="RANKS", help="number of ranks (>= 1)")
+    p.add_argument("-P", "--ranks", type=_ranks, required=True, metavar="RANKS",
+                   help="number of ranks (>= 1; a power such as 2^20 or 10^6 is accepted)")
     p.add_argument("--model", choices=sorted(PARAMETERS), required=True, help="cost model")
     p.add_argument("--param", type=_pair, action="append", default=[], metavar="NAME=VALUE",
                    help="override a model parameter (SI units, see below)")
@@ -112,6 +119,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="an option of the algorithm's builder")
     p.add_argument("--semantics", choices=SEMANTICS, default="sync", help="step semantics (default sync)")
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
+    p.add_argument("--force", action="store_true",
+                   help="simulate even when the estimate says the run would take more than "
+                        f"{budget.MAX_SECONDS:.0f} s or more memory than is available")
 
 
 def _number(name: str, text: str) -> float:
@@ -124,13 +134,20 @@ def _number(name: str, text: str) -> float:
     return value
 
 
-def build_model(model: str, overrides):
-    """The model object from its defaults and ``overrides`` ``[(name, text), ...]``."""
+def parameter_values(model: str, overrides) -> dict:
+    """The model's parameters by their ``--param`` names: defaults, then ``overrides``
+    ``[(name, text), ...]``."""
     values = {name: default for name, (default, _, _) in PARAMETERS[model].items()}
     for name, text in overrides:
         if name not in values and not (model == "nbl" and name[:1] == "f" and name[1:].isdigit()):
             raise ValueError(f"model {model} has no parameter {name!r}; it has {', '.join(values)}")
         values[name] = _number(name, text)
+    return values
+
+
+def build_model(model: str, overrides):
+    """The model object from its defaults and ``overrides`` ``[(name, text), ...]``."""
+    values = parameter_values(model, overrides)
     if model == "alphabeta":
         return AlphaBeta(values["alpha"], values["beta"])
     if model in ("logp", "loggp"):
@@ -161,34 +178,51 @@ def format_time(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
+def describe_parameters(model: str, values: dict, overrides) -> list[str]:
+    """Lines naming the machine and every parameter value with its unit (``*``: set by --param)."""
+    given = {name for name, _ in overrides}
+    lines = [f"  machine         {SOURCES[model]}" + (" with --param overrides" if given else "")]
+    units = {name: unit for name, (_, unit, _) in PARAMETERS[model].items()}
+    shown = "  ".join(f"{name} = {value:.6g}{(' ' + units.get(name, '')).rstrip()}{'*' if name in given else ''}"
+                      for name, value in values.items())
+    lines.append(f"  parameters      {shown}")
+    return lines
+
+
 def run(args) -> int:
     try:
         algorithm = registry.get(args.algorithm)
         name = algorithm.name
+        values = parameter_values(args.model, args.param)
         model = build_model(args.model, args.param)
         n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
         options = {k: _option(v) for k, v in args.option}
+        if not args.force:
+            refused = budget.refusal(lambda p: algorithm.build(p, n, **options), args.ranks, available_memory())
+            if refused:
+                print(f"python -m netmodels simulate: error: {refused}", file=sys.stderr)
+                return 2
         t0 = time.perf_counter()
         schedule = algorithm.build(args.ranks, n, **options)
         t1 = time.perf_counter()
-        result = simulate(schedule, model, semantics=args.semantics)
+        with tqdm(total=schedule.nsteps, unit="step", desc="simulating", file=sys.stderr, delay=2,
+                  disable=not sys.stderr.isatty(), leave=False) as bar:
+            result = simulate(schedule, model, semantics=args.semantics, progress=bar.update)
         t2 = time.perf_counter()
     except (ValueError, TypeError) as exc:
         print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
         return 2
     print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model} ({args.semantics})")
+    print("\n".join(describe_parameters(args.model, values, args.param)))
     print(f"  predicted time  {format_time(result.time)}")
     print(f"  steps           {result.steps}")
     print(f"  messages        {result.messages}")
     print(f"  bytes           {result.bytes}")
     print(f"  wall time       build {t1 - t0:.3f} s, simulation {t2 - t1:.3f} s")
     if args.json:
-        params = {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         record = {"algorithm": name, "P": args.ranks, "N": n, "options": options, "model": args.model,
-                  "parameters": params, "semantics": args.semantics, "time_s": result.time,
-                  "steps": result.steps, "messages": result.messages, "bytes": result.bytes,
-                  "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
-        if args.model == "nbl":
-            record["parameters"]["f"] = {str(k): v for k, v in dict(model.f).items()}
+                  "machine": SOURCES[args.model], "parameters": values, "semantics": args.semantics,
+                  "time_s": result.time, "steps": result.steps, "messages": result.messages,
+                  "bytes": result.bytes, "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
         write_json(args.json, record)
     return 0

@@ -159,7 +159,7 @@ def steps(a: ArraySchedule, elem_bytes: int = 8, topology=None):
 
 # ----------------------------------------------------------------------------- entry point
 def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None, seed=None,
-             topology=None, elem_bytes: int = 8) -> SimResult:
+             topology=None, elem_bytes: int = 8, progress=None) -> SimResult:
     """Time of ``schedule`` on ``model`` (see the module docstring for every rule).
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
@@ -168,7 +168,8 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
     "dataflow".  skew: entry time of every rank (s, scalar or one per rank, >= 0).
     noise: mean extra latency per message (s, >= 0; exponential), drawn with
     ``numpy.random.default_rng(seed)``.  topology: see the module docstring.
-    elem_bytes: bytes per vector element.
+    elem_bytes: bytes per vector element.  progress: called with 1 after every step (e.g. a
+    tqdm bar's ``update``).
     """
     if not callable(getattr(model, "step_rule", None)):
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
@@ -194,6 +195,8 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
     step_ends = np.full(a.nsteps, now)
     messages = nbytes_total = 0
     for t, step in enumerate(steps(a, elem_bytes, topology)):
+        if progress is not None:
+            progress(1)
         if step is None:
             step_ends[t] = now
             continue
