@@ -230,3 +230,11 @@ def test_kumar_counts_and_predictions():
     assert free == pytest.approx(loaded)
     free, loaded = kumar.contention_bandwidth("prefix", holed, 65536)
     assert loaded < free and kumar.worst_step_ratio("prefix", holed) == 2
+
+
+@pytest.mark.parametrize("k, n", [(4, 2), (2, 4), (3, 2)])
+def test_the_shift_rule_equals_the_checker(k, n):
+    """contention.shifts_free_by_rule is the checker's survey of cyclic shifts, for every P."""
+    for p in range(2, k**n + 1):
+        survey = C.survey(KaryNTree(k, n, np.arange(p)), "shift")
+        assert (max(survey.values()) <= 1) == C.shifts_free_by_rule(p, k), p

@@ -104,3 +104,14 @@ def survey(topology: Topology, family: str) -> dict[int, int]:
     else:
         raise ValueError(f"family must be 'prefix' or 'shift', got {family!r}")
     return {j: max_load(topology, *make(p, j)) for j in members}
+
+
+def shifts_free_by_rule(nprocs: int, k: int) -> bool:
+    """Whether every cyclic shift of ranks on leaves 0..P-1 of a k-ary tree is contention-free,
+    by the rule the checker's survey follows (the book's topology chapter compares the two for
+    every P on three trees): P must be a multiple of k^j, where j is the smallest level with
+    P <= 2 k^(j+1).  Stated from the checker's output, not from the slides (whose words are lost)."""
+    j = 0
+    while nprocs > 2 * k ** (j + 1):
+        j += 1
+    return nprocs % k**j == 0
