@@ -135,11 +135,10 @@ def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
     Minima are the better estimate on a machine shared with other jobs: noise only
     ever adds time.
     """
-    from netmodels.models.logp import fit_prtt
+    from netmodels.models.logp import fit_results
 
     col = lambda key: [r[key][statistic] for r in results]  # noqa: E731
-    f = fit_prtt([r["bytes"] for r in results], col("prtt_1_0"), col("prtt_n_0"), col("prtt_n_d"), n,
-                 [r["d_s"] for r in results], col("o_r"))
+    f = fit_results(results, n, statistic)
     finite = lambda v: v if np.isfinite(v) else None  # noqa: E731  (JSON has no NaN)
     return {"statistic": statistic, "L_s": f.L, "L_identified": f.L_identified,
             "L_unconstrained_s": f.L_unconstrained, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": finite(f.g),

@@ -87,12 +87,14 @@ def describe(algorithm: str, P: int, N: int, costs: dict) -> str:
 
 def machine_from_reference(bsp_json: dict, logp_json: dict, pingpong_json: dict) -> Machine:
     """This machine as measured by ``python -m mpi_exercises bsp``, ``logp`` and ``pingpong``
-    (their JSON files, loaded): BSP and LogP from the fits to the minima (a negative L
+    (their JSON files, loaded): BSP from its fit to the minima, LogP fitted again to the
+    stored minima by :func:`netmodels.models.logp.fit_results` (the LogP chapter's fit; L
     clipped at 0, an unidentified g taken as 0), α-β from the ping-pong fit."""
-    b, lp, ab = bsp_json["fit_min"], logp_json["fit_min"], pingpong_json["fit"]["alpha_beta"]
+    b, ab = bsp_json["fit_min"], pingpong_json["fit"]["alpha_beta"]
+    lp = logp.fit_results(logp_json["results"], logp_json["parameters"]["n"], "min_s")
+    g = lp.g if lp.g_identified and np.isfinite(lp.g) else 0.0
     return Machine(bsp.BSP(max(b["g_s"], 0.0), max(b["l_s"], 0.0), "words", name="bsp fit"),
-                   logp.LogP(max(lp["L_s"], 0.0), lp["o_s_s"], lp["g_s"] or 0.0, 2, o_r=lp["o_r_s"],
-                             name="PRTT fit"),
+                   logp.LogP(lp.L, lp.o_s, g, 2, o_r=lp.o_r, name="PRTT fit"),
                    AlphaBeta(ab["alpha_s"], ab["beta_s_per_byte"], name="ping-pong fit"))
 
 

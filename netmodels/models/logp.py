@@ -600,6 +600,16 @@ def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float 
                    float(gap.min()), tuple(s[above]), tuple(L_s), L_raw, L_raw >= 0)
 
 
+
+def fit_results(results: list[dict], n: int, statistic: str = "min_s") -> PRTTFit:
+    """:func:`fit_prtt` of the per-size ``results`` of ``python -m mpi_exercises logp`` (its
+    JSON's "results"; ``n`` is its ``parameters["n"]``), on their minima (``"min_s"``, the
+    default: noise only adds time) or medians (``"median_s"``).  The one LogP fit of a
+    measurement: the benchmark's report, the chapters and the default machine use it."""
+    col = lambda key: [r[key][statistic] for r in results]  # noqa: E731
+    return fit_prtt([r["bytes"] for r in results], col("prtt_1_0"), col("prtt_n_0"), col("prtt_n_d"), n,
+                    [r["d_s"] for r in results], col("o_r"))
+
 def prtt_model(params: LogGP, n: int, d: float, nbytes) -> np.ndarray:
     """PRTT(n, d, s) predicted by LogGP (s): the forward model :func:`fit_prtt` inverts.
 
