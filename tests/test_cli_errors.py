@@ -220,14 +220,25 @@ def test_a_full_disk_leaves_the_existing_result_whole(tmp_path, argv):
 @pytest.mark.mpi
 @pytest.mark.parametrize("command", [
     ["bench-allreduce", "--iterations", "1000000", "--sizes", "1,1k"],
+    ["bench-allgather", "--iterations", "1000000", "--sizes", "1,1k"],
+    ["bench-alltoall", "--iterations", "1000000", "--sizes", "1,1k"],
+    ["allreduce", "--repeat", "10000000"],
+    ["allgather", "--repeat", "10000000"],
+    ["alltoall", "--repeat", "10000000"],
     ["pingpong", "--iterations", "1000000"],
     ["barrier-bench", "--repetitions", "1000000"],
-])
+    ["logp", "--repetitions", "1000000"],
+    ["nbl-testjig", "--repetitions", "1000000", "--allow-oversubscribed"],
+    ["bsp", "--repetitions", "1000000"],
+    ["lop", "--repetitions", "1000000"],
+    ["predict", "--iterations", "1000000"],
+], ids=lambda c: c[0])
 def test_ctrl_c_ends_every_rank_within_10_s(tmp_path, command):
     out = tmp_path / "result.json"
     out.write_text(json.dumps({"a": "good result"}))
+    quiet = [] if command[0] in ("allreduce", "allgather", "alltoall") else ["--no-progress"]
     proc = subprocess.Popen([mpiexec_path(), "-n", "2", sys.executable, "-m", "mpi_exercises", *command,
-                             "--no-progress", "--json", str(out)],
+                             *quiet, "--json", str(out)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     time.sleep(2)
