@@ -29,6 +29,13 @@ def lop_curves(lambdas, overhead=LOP_RDMAW_OS, peers=PEERS) -> dict:
             "t_1:n": np.asarray(lop.t_one_to_n(peers, rtt, overhead))}
 
 
+def physical(times) -> np.ndarray:
+    """``times`` (s) with the negative ones, where the fitted curves leave the model's
+    physical range, replaced by NaN (not drawn): a time is never shown below zero."""
+    t = np.asarray(times, dtype=float)
+    return np.where(t < 0, np.nan, t)
+
+
 def best_barrier(lambdas, overhead=LOP_RDMAW_OS, P: int = LOP_CLUSTER_NODES) -> tuple[int, float]:
     """(n, seconds) of the fastest n-way dissemination barrier on ``P`` ranks under these λ."""
     n, times = lop.best_n(P, lop.RTTCurve(tuple(lambdas)), overhead)
@@ -37,6 +44,12 @@ def best_barrier(lambdas, overhead=LOP_RDMAW_OS, P: int = LOP_CLUSTER_NODES) -> 
 
 def lop_spec(reference: str = "Send/Receive (min)") -> PanelSpec:
     """The six λ of t_rtt around a curve of :data:`REFERENCES` (λ1, λ3, λ4 in µs).
+
+    λ1 (s·peers) and λ2 (peers) set the falling part λ1/(p + λ2) of the curve (λ2 only moves its pole
+    below p = 1), λ3 (s) its floor, λ4 (s), λ5 (1/peer) and λ6 (peers) its saturation
+    λ4 (1 - e^(λ5 (p - λ6))).  Where a setting makes t_rtt/2 fall below the two send overheads,
+    L(p) and t_1:n would be negative: those points are not drawn and the readout says from
+    which p (:func:`physical`).
 
     Live: all six λ (linear sliders).  Static: λ1 and λ3 at half, once and twice the
     reference's, λ5 at -0.07, the paper's -0.0625, its rounded -0.06 and -0.055 (around the
@@ -52,13 +65,19 @@ def lop_spec(reference: str = "Send/Receive (min)") -> PanelSpec:
 
     def curves(x, l1, l2, l3, l4, l5, l6):
         lam = (l1, l2, l3, l4, l5, l6)
-        out = lop_curves(lam, peers=x)
+        out = {k: physical(v) for k, v in lop_curves(lam, peers=x).items()}
         n, t = best_barrier(lam)
-        out["best n (64 ranks)"] = ([n], [float(lop.t_one_to_n(n, lop.RTTCurve(lam), LOP_RDMAW_OS))])
+        out["best n (64 ranks)"] = ([n], list(physical([float(lop.t_one_to_n(n, lop.RTTCurve(lam), LOP_RDMAW_OS))])))
         return out
 
     def readout(**lam):
-        n, t = best_barrier(tuple(lam[k] for k in ("l1", "l2", "l3", "l4", "l5", "l6")))
+        lam = tuple(lam[k] for k in ("l1", "l2", "l3", "l4", "l5", "l6"))
+        unphysical = {k: PEERS[np.asarray(v) < 0] for k, v in lop_curves(lam).items()}
+        gone = [f"{k} < 0 from p = {v[0]:.0f}" for k, v in unphysical.items() if v.size]
+        if gone:
+            return ("outside the model's physical range, not drawn: " + "; ".join(gone)
+                    + " (t_rtt/2 below the two send overheads)")
+        n, t = best_barrier(lam)
         return f"64 ranks: fastest n-way dissemination n = {n}, {t / US:.1f} µs"
 
     def around(v, factors):
