@@ -3,7 +3,8 @@ no negative time, and named choices (never numeric codes).
 
 For each :class:`~netmodels.figures.panel.PanelSpec` of the chapters, each control in turn
 takes every value of its static slider, both ends and the middle of its live span, and each
-of its options, the other controls at their defaults; the figure's data must be finite
+of its options (only the static values where the live panel draws with a view of its own),
+the other controls at their defaults; the figure's data must be finite
 where defined, and, on a time axis, never negative.
 """
 
@@ -26,6 +27,11 @@ def _machine():
     return models_panel.machine_from_reference(ref["bsp"], ref["logp"], ref["pingpong"])
 
 
+def _scale_rows():
+    data = json.loads((DATA / "scale_reference.json").read_text())
+    return data["rows"] if isinstance(data, dict) else data
+
+
 SPECS = {
     "alpha_beta": lambda: widgets.alpha_beta_spec(),
     "logp barriers": lambda: logp_panel.barrier_spec(),
@@ -34,14 +40,18 @@ SPECS = {
     "models compared": lambda: models_panel.models_spec(_machine()),
     "multilevel": lambda: multilevel_panel.multilevel_spec(),
     "nbl curves": lambda: nbl_plots.curves_spec(),
-    "scale barrier": lambda: scale_plots.scale_spec(json.loads((DATA / "scale_reference.json").read_text())["rows"]
-                                                    if isinstance(json.loads((DATA / "scale_reference.json").read_text()), dict)
-                                                    else json.loads((DATA / "scale_reference.json").read_text())),
+    "nbl regimes": lambda: nbl_plots.regime_spec(),
+    "scale barrier": lambda: scale_plots.scale_spec(_scale_rows(), "barrier"),
+    "scale allreduce": lambda: scale_plots.scale_spec(_scale_rows(), "allreduce"),
+    "topology": lambda: topology_panel.topology_spec(),
 }
 
 
-def _settings(control):
-    """Every value the sweep gives one control."""
+def _settings(control, live: bool = True):
+    """Every value the sweep gives one control (``live=False``: the static twin's values only,
+    for a figure whose live panel draws with its own view)."""
+    if not live:
+        return list(np.asarray(control.values).ravel()) if control.values is not None else []
     out = list(control.options or ())
     if control.values is not None:
         out += list(np.asarray(control.values).ravel())
@@ -53,6 +63,9 @@ def _settings(control):
 
 
 def _numbers(data):
+    if not isinstance(data, dict):          # a heatmap or a figure's own array
+        yield "data", np.asarray(data, dtype=float)
+        return
     for trace, value in data.items():
         if isinstance(value, tuple):
             value = value[1]
@@ -69,7 +82,8 @@ def test_every_control_over_its_range(name):
         if control.options:
             assert all(isinstance(o, str) or control.names for o in control.options), \
                 f"{name}: control {control.name} offers unnamed options {control.options}"
-        for value in _settings(control):
+        for value in _settings(control, live=spec.view is None):
+            value = int(value) if control.integer else value
             data = spec.figure_data({control.name: value})
             for trace, arr in _numbers(data):
                 if np.isinf(arr).any():
