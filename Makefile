@@ -93,7 +93,8 @@ feedback: $(STAMP)
 	  if ls -d $(COURSE)/autograded/*/$$lab >/dev/null 2>&1; then \
 	    (cd $(COURSE) && $(abspath $(BIN))/nbgrader generate_feedback $$lab --force) || failed="$$failed $$lab"; \
 	  else echo "$$lab: no graded submission, no feedback"; fi; done; \
-	echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html"; \
+	$(BIN)/python book/_ext/offline_mathjax.py $(COURSE)/feedback/_mathjax >/dev/null; \
+	echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html (math rendered offline)"; \
 	if [ -n "$$failed" ]; then echo "feedback incomplete for:$$failed (see the errors above)" >&2; exit 1; fi
 
 # ---------------------------------------------------------------- What Python costs (opt-in)

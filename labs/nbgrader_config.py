@@ -56,3 +56,18 @@ c.GenerateFeedback.preprocessors = [
     "grading_preprocessors.HideHiddenTestsInFeedback",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+
+# Feedback pages load MathJax from the course folder, never from a CDN: `make feedback` copies
+# it into feedback/_mathjax/ (book/_ext/offline_mathjax.py), two levels above every page
+# (feedback/<student>/<lab>/<lab>.html).
+c.HTMLExporter.mathjax_url = "../../_mathjax/tex-mml-chtml.js"
+# nbgrader's feedback template ignores mathjax_url: templates/kit_feedback extends it and swaps
+# the CDN for it (nbgrader's own template folder stays on the search path).
+import nbgrader  # noqa: E402
+
+c.HTMLExporter.template_name = "kit_feedback"            # its base template is nbgrader's "feedback"
+c.HTMLExporter.template_file = "feedback_offline.html.j2"
+c.HTMLExporter.extra_template_basedirs = [
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates"),
+    os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+]

@@ -58,6 +58,7 @@ def released_course(dest: Path, labs=ALL_LABS) -> Path:
     dest.mkdir(parents=True)
     for name in ("nbgrader_config.py", "grade.py", "grading_preprocessors.py", "grading_sandbox.py"):
         shutil.copy(LABS / name, dest / name)
+    shutil.copytree(LABS / "templates", dest / "templates")
     for lab in labs:
         shutil.copytree(LABS / "source" / lab, dest / "source" / lab,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import re
 import time
 import uuid
 from pathlib import Path
@@ -260,6 +261,12 @@ def test_feedback_for_everyone_and_never_a_hidden_test(attacked):
         assert "HIDDEN TESTS" not in text or student == "marker_twice"
     page = html.unescape((course / "feedback" / "alice6" / LAB / f"{LAB}.html").read_text())
     assert "Score: 9.0 / 11.0" in page and "Test passed: 2 of 2 points" in page
+    # offline: nothing is loaded from another host; MathJax comes from the course folder
+    raw = (course / "feedback" / "alice6" / LAB / f"{LAB}.html").read_text()
+    loads = re.findall(r'<(?:script|link|img)\b[^>]*?(?:src|href)="([^"]+)"', raw)
+    assert not [u for u in loads if re.match(r"(https?:)?//", u)], loads
+    assert "../../_mathjax/tex-mml-chtml.js" in loads
+    assert (course / "feedback" / "_mathjax" / "tex-mml-chtml.js").is_file()
 
 
 def test_grading_stops_without_a_sandbox_unless_unsafe(tmp_path):

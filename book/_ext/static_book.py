@@ -30,12 +30,13 @@ from __future__ import annotations
 import html
 import re
 import shutil
-from importlib import resources
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
+import offline_mathjax  # noqa: E402  (book/_ext is on the path: local_extensions)
 
 logger = logging.getLogger(__name__)
 
@@ -47,17 +48,6 @@ LIVE_NOTE = ("Live panel: it recomputes the model as you move its sliders, so it
              "Python kernel. Open this notebook in JupyterLab to use it; in this book, use the "
              "interactive figure below.")
 
-#: MathJax files copied from the package's es5 directory (relative paths or directories).
-MATHJAX_FILES = [
-    "tex-mml-chtml.js",
-    "output/chtml/fonts/woff-v2",
-    "input/tex/extensions",
-    "ui",
-    "a11y",
-    "sre/mathmaps/base.json",
-    "sre/mathmaps/en.json",
-    "sre/mathmaps/nemeth.json",
-]
 
 
 def plotly_js() -> Path:
@@ -66,13 +56,6 @@ def plotly_js() -> Path:
     path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     if not path.is_file():
         raise FileNotFoundError(f"plotly.min.js not found in the plotly package at {path}")
-    return path
-
-
-def mathjax_es5() -> Path:
-    path = Path(str(resources.files("mathjax"))) / "static" / "mathjax" / "es5"
-    if not (path / "tex-mml-chtml.js").is_file():
-        raise FileNotFoundError(f"MathJax 3 not found at {path}: install django-static-mathjax")
     return path
 
 
@@ -141,14 +124,7 @@ def copy_assets(app: Sphinx, exception) -> None:
         sourcemap.unlink()
     shutil.copy2(plotly_js(), static / "plotly.min.js")
     if str(app.config.mathjax_path).startswith("mathjax/"):
-        src, dst = mathjax_es5(), static / "mathjax"
-        for rel in MATHJAX_FILES:
-            s, d = src / rel, dst / rel
-            d.parent.mkdir(parents=True, exist_ok=True)
-            if s.is_dir():
-                shutil.copytree(s, d, dirs_exist_ok=True)
-            else:
-                shutil.copy2(s, d)
+        offline_mathjax.copy(static / "mathjax")
         target = static / app.config.mathjax_path
         if not target.is_file():
             logger.warning("mathjax_path %s is not among the copied MathJax files", app.config.mathjax_path)
