@@ -25,7 +25,9 @@ MPICC ?= mpicc
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required, found " + sys.version.split()[0])'
+	@echo "Setting up the environment in $(VENV) (first run, or requirements changed): creating it, then installing requirements.txt (about a minute with a warm pip cache, a few without) ..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@date +%s > $(VENV)/.setup-started
 	$(BIN)/python -m pip install --quiet --upgrade pip
 ifeq ($(MPI),system)
 	@command -v $(MPICC) >/dev/null || { echo "MPI=system: no $(MPICC) on PATH (module load mpi, or set MPICC=/path/to/mpicc)" >&2; exit 2; }
@@ -38,8 +40,11 @@ else ifeq ($(MPI),wheel)
 else
 	@echo "MPI must be wheel or system, got '$(MPI)'" >&2; exit 2
 endif
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# the kit itself: this folder on the environment's path (what an editable install does, without
+	@# setuptools' editable-mode warnings); students who pip-install the kit use pyproject.toml
+	$(BIN)/python -c 'import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()["purelib"], "course-kit.pth").write_text(str(pathlib.Path.cwd()) + "\n")'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course kit)" >/dev/null
+	@echo "Environment ready in $$(( $$(date +%s) - $$(cat $(VENV)/.setup-started) )) s."
 	@touch $@
 
 check-outputs: $(STAMP)
