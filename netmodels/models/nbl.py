@@ -734,3 +734,13 @@ def fit_f(S, T):
     if beta <= 0:
         raise ValueError("the L = 1 times must grow with S to fit beta")
     return {L: s / beta for L, s in slopes.items()}, beta, intercepts
+
+
+def long_vector_rate(algorithm: str, W: int, H: int, machine, f, N: int = 10**6) -> float:
+    """Elements per second a combining algorithm adds for long vectors: ``N / (T(2N) - T(N))``,
+    each length at its :func:`optimal_block` (Tree: one block), the paper's "asymptotic (long
+    vector) throughput"."""
+    def t(n):
+        S = n if _name(algorithm) == "tree" else optimal_block(algorithm, n, W, H, machine, f)
+        return time(algorithm, n, W, H, S, machine, f)
+    return N / (t(2 * N) - t(N))
