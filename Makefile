@@ -40,9 +40,10 @@ else ifeq ($(MPI),wheel)
 else
 	@echo "MPI must be wheel or system, got '$(MPI)'" >&2; exit 2
 endif
-	@# the kit itself: this folder on the environment's path (what an editable install does, without
-	@# setuptools' editable-mode warnings); students who pip-install the kit use pyproject.toml
-	$(BIN)/python -c 'import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()["purelib"], "course-kit.pth").write_text(str(pathlib.Path.cwd()) + "\n")'
+	@# the kit itself, editable: its two packages (and only they) are mapped into the environment,
+	@# which is what the grading sandbox binds (labs/grading_sandbox.py), never this whole folder
+	@# (setuptools' notice about editable mode goes to the log, kept beside the environment)
+	$(BIN)/python -m pip install --quiet --no-deps -e . > $(VENV)/editable-install.log 2>&1 || { cat $(VENV)/editable-install.log; exit 1; }
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course kit)" >/dev/null
 	@echo "Environment ready in $$(( $$(date +%s) - $$(cat $(VENV)/.setup-started) )) s."
 	@touch $@

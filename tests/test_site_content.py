@@ -124,3 +124,14 @@ def test_every_plot_has_a_numbered_caption_and_folded_code(book_html, chapter):
     html = (book_html / "book" / f"{chapter}.html").read_text(encoding="utf-8")
     numbers = [int(n) for n in re.findall(r'<span class="caption-number">Fig\. (\d+) </span>', html)]
     assert len(numbers) == len(plots) and numbers == sorted(set(numbers)), (chapter, numbers, len(plots))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_a_cells_printed_lines_are_one_box(book_html, chapter):
+    """However the kernel flushed a cell's prints (the stored notebooks hold them split), the page
+    shows them as one output (myst-nb's nb_merge_streams): a printed table is one table."""
+    html = (book_html / "book" / f"{chapter}.html").read_text(encoding="utf-8")
+    outputs = html.split('<div class="cell_output docutils container">')[1:]
+    split = [i for i, o in enumerate(outputs)
+             if len(re.findall(r'class="output stream', o.split('<div class="cell docutils container')[0])) > 1]
+    assert not split, f"{chapter}: outputs {split} show their printed lines in several boxes"
