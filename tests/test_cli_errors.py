@@ -171,7 +171,9 @@ for door in (allreduce, allgather, alltoall):
         seen.append(f"{comm.rank} {door.__name__} accepted")
     except ValueError as exc:
         seen.append(f"{comm.rank} {door.__name__} ValueError {'rank 1' in str(exc) or comm.rank == 1}")
-print(chr(10).join(seen), flush=True)
+everyone = comm.gather(seen, root=0)       # one print, from rank 0: no interleaved lines
+if comm.rank == 0:
+    print(chr(10).join(line for lines in everyone for line in lines), flush=True)
 """
 
 
