@@ -145,9 +145,8 @@ def parameter_values(model: str, overrides) -> dict:
     return values
 
 
-def build_model(model: str, overrides):
-    """The model object from its defaults and ``overrides`` ``[(name, text), ...]``."""
-    values = parameter_values(model, overrides)
+def build_model(model: str, values: dict):
+    """The model object from its parameter ``values`` (:func:`parameter_values`)."""
     if model == "alphabeta":
         return AlphaBeta(values["alpha"], values["beta"])
     if model in ("logp", "loggp"):
@@ -194,7 +193,7 @@ def run(args) -> int:
         algorithm = registry.get(args.algorithm)
         name = algorithm.name
         values = parameter_values(args.model, args.param)
-        model = build_model(args.model, args.param)
+        model = build_model(args.model, values)
         n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
         options = {k: _option(v) for k, v in args.option}
         if not args.force:
