@@ -113,6 +113,17 @@ CASES = [
     # under a launcher, an argument error is still one line (rank 0 prints it)
     (2, ["mpi_exercises", "pingpong", "--sizes", "1000000000000"], "int32"),
     (2, ["mpi_exercises", "bench-allreduce", "--json", MISSING], "does not exist"),
+    # arguments that only the number of ranks makes wrong, checked on every rank after MPI starts
+    (2, ["mpi_exercises", "allreduce", "--algorithm", "fence", "--mesh", "3x1", "-N", "10"], "W*H must equal 2"),
+    (2, ["mpi_exercises", "allreduce", "-N", "5", "--dtype", "complex128", "--op", "min"],
+     "MAX and MIN for real types only"),
+    (2, ["mpi_exercises", "allgather", "--algorithm", "k-shift", "--k", "1", "-N", "4"], "k of k-shift must be even"),
+    (2, ["mpi_exercises", "allgather", "--algorithm", "k-prefix", "--k", "3", "-N", "4"], "1 <= k <= nprocs = 2"),
+    (2, ["mpi_exercises", "allgather", "--algorithm", "ring", "--k", "1", "-N", "4"], "'k' is an option of"),
+    (2, ["mpi_exercises", "bench-allgather", "--algorithms", "k-shift", "--k", "1", "--no-progress"],
+     "k of k-shift must be even"),
+    (0, ["mpi_exercises", "bench-alltoall", "--ppn", "0"], "--ppn"),
+    (2, ["mpi_exercises", "bsp", "--h", "0,8", "--no-progress"], "at least 3 distinct h"),
     # ---------------------------------------------------------------- netmodels
     (0, ["netmodels"], "required: COMMAND"),
     (0, ["netmodels", "simulate", "allreduce.ring", "-P", "0", "--model", "logp"], "integer >= 1"),
@@ -132,6 +143,10 @@ CASES = [
 ]
 
 
+#: the shortest run of a bench- command
+QUICK_BENCH = ["--sizes", "1", "--modes", "default", "--iterations", "1", "--warmup", "0", "--no-progress"]
+
+
 def _run(ranks: int, argv: list[str], **kw) -> subprocess.CompletedProcess:
     if ranks == 0:
         return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, cwd=ROOT,
@@ -148,6 +163,59 @@ def test_bad_input_is_one_line_and_exit_2(ranks, argv, message):
     assert len(lines) == 1 and message in lines[0], res.stderr
     assert time.monotonic() - start < 10
     assert res.stdout == ""
+
+
+#: (ranks, argv after ``python -m``, a fragment of the warning): fewer ranks than a command
+#: wants, where fewer still makes sense: it runs (exit 0) after one WARNING line naming the
+#: ranks it wants
+FEW_RANKS = [
+    (1, ["mpi_exercises", "allreduce", "-N", "4", "--repeat", "1", "--warmup", "0"],
+     "allreduce on 1 rank: no message is sent"),
+    (1, ["mpi_exercises", "allgather", "-N", "4", "--repeat", "1", "--warmup", "0"],
+     "allgather on 1 rank: no message is sent"),
+    (1, ["mpi_exercises", "alltoall", "-N", "4", "--repeat", "1", "--warmup", "0"],
+     "alltoall on 1 rank: no message is sent"),
+    (1, ["mpi_exercises", "bench-allreduce", *QUICK_BENCH, "--algorithms", "ring"], "run it on at least 2"),
+    (1, ["mpi_exercises", "bench-allgather", *QUICK_BENCH, "--algorithms", "ring"], "run it on at least 2"),
+    (1, ["mpi_exercises", "bench-alltoall", *QUICK_BENCH, "--algorithms", "direct"], "run it on at least 2"),
+    (1, ["mpi_exercises", "barrier-bench", "--algorithms", "dissemination", "--repetitions", "1", "--warmup", "0",
+         "--inner", "1", "--no-progress"], "barrier-bench on 1 rank: no message is sent"),
+    (2, ["mpi_exercises", "nbl-testjig", "--sizes", "1,10", "--repetitions", "1", "--warmup", "0", "--inner", "1",
+         "--no-progress"], "nbl-testjig on 2 ranks: f(4) needs 3 ranks and f(6) 4"),
+    (2, ["mpi_exercises", "lop", "--n-max", "1", "--repetitions", "2", "--warmup", "0", "--barrier-repetitions", "1",
+         "--inner", "1", "--no-progress"], "lop on 2 ranks: fewer than 4 peer counts p"),
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks, argv, message", FEW_RANKS, ids=[f"{c[1][1]}-n{c[0]}" for c in FEW_RANKS])
+def test_fewer_ranks_than_wanted_is_one_warning(ranks, argv, message):
+    start = time.monotonic()
+    res = _run(ranks, argv)
+    assert res.returncode == 0, res.stderr
+    warnings = [line for line in res.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1 and message in warnings[0], res.stderr
+    assert time.monotonic() - start < 10
+
+
+def test_help_explains_every_option():
+    """Every option of every command has a help text that says more than its default."""
+    import argparse
+    import re
+
+    from mpi_exercises.__main__ import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    unexplained = []
+    for name, sub in commands.items():
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            text = re.sub(r"\(?default[^)]*\)?", "", action.help or "")
+            if action.help == argparse.SUPPRESS or len(re.findall(r"[A-Za-z]{2,}", text)) < 3:
+                unexplained.append(f"{name} {'/'.join(action.option_strings)}: {action.help!r}")
+    assert unexplained == []
 
 
 def test_every_command_has_a_row():
