@@ -262,14 +262,18 @@ dd if=/dev/zero of="$D/filler" bs=1k 2>/dev/null
 """
 
 
-@pytest.mark.mpi
-@pytest.mark.skipif(os.geteuid() != 0, reason="a full disk is made with a private tmpfs, which needs root")
-@pytest.mark.parametrize("argv", [
+#: commands whose result file a full disk must leave whole
+WRITERS = [
     ["netmodels", "simulate", "allreduce.ring", "-P", "64", "--model", "logp"],
     ["mpi_exercises", "info"],
     ["mpi_exercises", "bench-allreduce", "--sizes", "1", "--algorithms", "ring", "--iterations", "5",
      "--warmup", "1", "--no-progress"],
-])
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(os.geteuid() != 0, reason="a full disk is made with a private tmpfs, which needs root")
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[1])
 def test_a_full_disk_leaves_the_existing_result_whole(tmp_path, argv):
     good = json.dumps({"a": "good result"})
     out = tmp_path / "result.json"
@@ -285,6 +289,70 @@ def test_a_full_disk_leaves_the_existing_result_whole(tmp_path, argv):
     assert f"cannot write {out} (No space left on device)" in lines[0] and "Traceback" not in res.stderr
     assert report["FILE"] == good
     assert report["LIST"].split() == ["filler", "result.json"]       # no temporary file left
+
+
+#: ``python -c LIMITED_WRITE MODULE ARGS``: ``python -m MODULE ARGS`` whose result files may
+#: hold at most 512 bytes from the moment it writes one (``ulimit -f``; Python ignores
+#: SIGXFSZ, so the write fails with EFBIG, "File too large").  Not a limit from the start
+#: (``preexec_fn``): MPI's shared-memory files are bound by it too, and MPI_Init would fail.
+LIMITED_WRITE = """
+import resource, runpy, sys
+import netmodels.outputs as outputs
+real = outputs.write_text
+def limited(path, text):
+    resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+    real(path, text)
+outputs.write_text = limited
+module = sys.argv.pop(1)
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[1])
+def test_a_file_size_limit_leaves_the_existing_result_whole(tmp_path, argv):
+    """A full disk without root: the result (longer than 512 bytes) cannot be written."""
+    good = json.dumps({"a": "good result"})
+    out = tmp_path / "result.json"
+    out.write_text(good)
+    cmd = [sys.executable, "-c", LIMITED_WRITE, *argv, "--json", str(out)]
+    if argv[0] == "mpi_exercises":
+        cmd = [mpiexec_path(), "-n", "1" if argv[1] == "info" else "2", *cmd]
+    start = time.monotonic()
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=30,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert time.monotonic() - start < 10
+    lines = [line for line in res.stderr.splitlines() if "error" in line]
+    assert f"cannot write {out} (File too large)" in lines[0] and "Traceback" not in res.stderr, res.stderr
+    assert out.read_text() == good
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["result.json"]       # no temporary file left
+
+
+ONE_RANK_FAILS = """
+import sys
+from mpi4py import MPI
+from mpi_exercises.__main__ import build_parser, run_guarded
+
+def run(args):
+    if MPI.COMM_WORLD.Get_rank() == 1:
+        raise RuntimeError("something went wrong on rank 1")
+    MPI.COMM_WORLD.Barrier()          # rank 0 would wait here for ever
+    return 0
+
+args = build_parser().parse_args(["info"])
+sys.exit(run_guarded(run, args))
+"""
+
+
+@pytest.mark.mpi
+def test_an_exception_on_one_rank_ends_every_rank():
+    start = time.monotonic()
+    res = run_mpi(2, ["-c", ONE_RANK_FAILS], timeout=10)
+    assert res.returncode != 0
+    assert "RuntimeError: something went wrong on rank 1" in res.stderr
+    assert "rank 1 failed: aborting every rank" in res.stderr
+    assert time.monotonic() - start < 10
 
 
 @pytest.mark.mpi

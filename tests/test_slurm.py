@@ -89,7 +89,7 @@ def test_more_ranks_than_the_allocation_stop_with_one_line(slurm, tmp_path):
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
 def test_a_job_script_run_without_an_allocation_stops_with_one_line(script):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    res = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, cwd=ROOT,
+    res = subprocess.run([str(script)], capture_output=True, text=True, env=env, cwd=ROOT,   # executable
                          timeout=30)
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.strip().splitlines() == [
