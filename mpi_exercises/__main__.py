@@ -11,6 +11,7 @@ import argparse
 import importlib
 import signal
 import sys
+import time
 import traceback
 
 from netmodels.commandline import OneLineParser
@@ -72,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
 OUTPUT_OPTIONS = ("json",)
 
 
+#: seconds between a failing rank's message and MPI_Abort: the launcher forwards a rank's
+#: output asynchronously, and an abort handled first would drop the message
+ABORT_GRACE_S = 0.3
+
+
 def run_guarded(run, args) -> int:
     """``run(args)`` such that one rank's failure ends the whole job, with a non-zero status.
 
@@ -97,6 +103,7 @@ def run_guarded(run, args) -> int:
         else:
             traceback.print_exc()
             print(f"rank {MPI.COMM_WORLD.Get_rank()} failed: aborting every rank", file=sys.stderr, flush=True)
+        time.sleep(ABORT_GRACE_S)
         MPI.COMM_WORLD.Abort(1)
         return 1
 

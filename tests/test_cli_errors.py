@@ -286,7 +286,8 @@ def test_a_full_disk_leaves_the_existing_result_whole(tmp_path, argv):
     report = dict(line[2:].split(" ", 1) for line in res.stdout.splitlines() if line.startswith("@@"))
     assert report.get("STATUS") not in (None, "0"), res.stdout + res.stderr
     lines = [line for line in res.stderr.splitlines() if "error" in line]
-    assert f"cannot write {out} (No space left on device)" in lines[0] and "Traceback" not in res.stderr
+    assert lines and f"cannot write {out} (No space left on device)" in lines[0], res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
     assert report["FILE"] == good
     assert report["LIST"].split() == ["filler", "result.json"]       # no temporary file left
 
