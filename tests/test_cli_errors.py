@@ -98,6 +98,7 @@ CASES = [
     (0, ["mpi_exercises", "pingpong", "--no-such-option"], "unrecognized arguments"),
     (0, ["mpi_exercises", "pingpong", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "pingpong", "--json", "/tmp"], "is a folder"),
+    (0, ["mpi_exercises", "pingpong", "--json", "/proc/out.json"], "no file can be created in /proc"),
     (0, ["mpi_exercises", "predict", "--collectives", "nope"], "subset of"),
     (0, ["mpi_exercises", "predict", "--sizes", "x"], "integers >= 0"),
     (0, ["mpi_exercises", "predict", "--json", MISSING], "does not exist"),
