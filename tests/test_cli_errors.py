@@ -114,6 +114,10 @@ CASES = [
     # under a launcher, an argument error is still one line (rank 0 prints it)
     (2, ["mpi_exercises", "pingpong", "--sizes", "1000000000000"], "int32"),
     (2, ["mpi_exercises", "bench-allreduce", "--json", MISSING], "does not exist"),
+    # ranks that disagree (here the launcher gives rank 1 other arguments; on a cluster, nodes
+    # with less memory): every rank stops, and the line names the rank that refused
+    (1, ["mpi_exercises", "pingpong", "--no-progress", ":", "-n", "1", sys.executable, "-m", "mpi_exercises",
+         "pingpong", "--sizes", "1000000000000"], "error on rank 1: argument --sizes: 1000000000000 is above"),
     # arguments that only the number of ranks makes wrong, checked on every rank after MPI starts
     (2, ["mpi_exercises", "allreduce", "--algorithm", "fence", "--mesh", "3x1", "-N", "10"], "W*H must equal 2"),
     (2, ["mpi_exercises", "allreduce", "-N", "5", "--dtype", "complex128", "--op", "min"],
