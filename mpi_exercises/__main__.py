@@ -1,8 +1,9 @@
 """Command line: ``mpiexec -n P python -m mpi_exercises COMMAND [options]``.
 
 Each command is ``module`` (which provides ``add_arguments(parser)`` and ``run(args) -> int``)
-or ``module:name`` (a :class:`mpi_exercises.bench.core.Command` of that module); the module
-is imported only when its command runs, so ``--help`` and argument errors never start MPI.
+or ``module:name`` (a :class:`mpi_exercises.bench.core.Command` of that module).  Importing
+them does not start MPI: ``--help`` never does, and an argument error starts it only under
+a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).
 """
 
 from __future__ import annotations
