@@ -104,6 +104,16 @@ CASES = [
     (0, ["mpi_exercises", "predict", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "info", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "info", "--bogus"], "unrecognized arguments"),
+    # numbers of timed calls: float64 samples on every rank, reduced in one MPI call
+    (0, ["mpi_exercises", "pingpong", "--iterations", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "barrier-bench", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "allreduce", "--repeat", "100000000000"], "int32"),
+    (0, ["mpi_exercises", "bench-alltoall", "--iterations", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "logp", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "bsp", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "lop", "--barrier-repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "nbl-testjig", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "predict", "--calibration-repetitions", "100000000000"], "int32"),
     # commands that need more ranks than they got: one line from rank 0
     (1, ["mpi_exercises", "pingpong", "--no-progress"], "at least 2 ranks"),
     (1, ["mpi_exercises", "logp", "--no-progress"], "at least 2 ranks"),

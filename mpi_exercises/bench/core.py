@@ -113,6 +113,17 @@ def size_list_of(unit_bytes: int = 1, buffers: int = 2, all_ranks: bool = False)
 size_list = size_list_of()
 
 
+def sample_count(text: str) -> int:
+    """argparse type: a number of timed calls or samples (>= 1).  Each sample is a float64
+    kept on every rank (a row per variant timed) and reduced in one MPI call, so the number
+    is checked like a size (:func:`check_count`, 8-byte units, 16 buffers: rows and copies)."""
+    return check_count(positive_int(text), unit_bytes=8, buffers=SAMPLE_BUFFERS)
+
+
+#: buffers of samples a benchmark may hold per rank (one row per variant, their reduction)
+SAMPLE_BUFFERS = 16
+
+
 def count_of(unit_bytes: int, buffers: int, all_ranks: bool = False):
     """argparse type: one count >= 0 checked by :func:`check_count`."""
     def parse(text: str) -> int:
@@ -139,7 +150,7 @@ def add_options(p, *, warmup: tuple, iterations: tuple | None = None, repetition
     ``--json FILE`` and ``--no-progress``."""
     for flag, spec in (("--iterations", iterations), ("--repetitions", repetitions)):
         if spec is not None:
-            p.add_argument(flag, type=positive_int, default=spec[0], help=spec[1])
+            p.add_argument(flag, type=sample_count, default=spec[0], help=spec[1])
     p.add_argument("--warmup", type=nonneg_int, default=warmup[0], help=warmup[1])
     if budget is not None:
         p.add_argument("--budget-bytes", type=positive_int, default=256 * 2**20,
@@ -504,7 +515,7 @@ def add_once_options(p, default_n: int, n_help: str, all_ranks: bool = False) ->
     per rank)."""
     p.add_argument("-N", type=count_of(16, 4, all_ranks), default=default_n, help=n_help)
     p.add_argument("--dtype", choices=DTYPES, default="float64", help="numpy element type of the vectors (native byte order; default: float64)")
-    p.add_argument("--repeat", type=positive_int, default=20, help="calls timed, each after a barrier (default 20)")
+    p.add_argument("--repeat", type=sample_count, default=20, help="calls timed, each after a barrier (default 20)")
     add_options(p, warmup=(3, "untimed calls first (default 3)"), progress=False)
 
 
