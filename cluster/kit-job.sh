@@ -39,7 +39,7 @@ ranks=${KIT_RANKS:-$allocated}
 
 cluster=${SLURM_CLUSTER_NAME:-$(hostname -s)}
 results=${KIT_RESULTS:-$root/results}
-mkdir -p "$results"
+mkdir -p "$results" 2>/dev/null || die "cannot create the results folder $results (set KIT_RESULTS to a writable folder)"
 out="$results/$benchmark-$cluster-$SLURM_JOB_ID.json"
 
 case ${KIT_LAUNCHER:-srun} in

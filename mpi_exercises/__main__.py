@@ -1,8 +1,9 @@
 """Command line: ``mpiexec -n P python -m mpi_exercises COMMAND [options]``.
 
 Each command is ``module`` (which provides ``add_arguments(parser)`` and ``run(args) -> int``)
-or ``module:name`` (a :class:`mpi_exercises.bench.core.Command` of that module); the module
-is imported only when its command runs, so ``--help`` and argument errors never start MPI.
+or ``module:name`` (a :class:`mpi_exercises.bench.core.Command` of that module).  Importing
+them does not start MPI: ``--help`` never does, and an argument error starts it only under
+a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import importlib
 import signal
 import sys
+import time
 import traceback
 
 from netmodels.commandline import OneLineParser
@@ -43,16 +45,16 @@ def command(target: str):
     return getattr(module, name) if name else module
 
 
-def _rank_zero() -> bool:
-    from .bench.core import launch_rank
-
-    return launch_rank() == 0
+class Refused(Exception):
+    """An argument error (its one line), kept until every rank has checked its arguments."""
 
 
 class _Parser(OneLineParser):
-    """One-line argument errors, printed once (by the launcher's rank 0)."""
+    """One-line argument errors, raised as :class:`Refused` so that :func:`main` can agree
+    on them across ranks before anyone exits."""
 
-    speaks = staticmethod(_rank_zero)
+    def error(self, message):
+        raise Refused(f"{self.prog}: error: {message} (--help lists the options)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: options that name a file the command writes
 OUTPUT_OPTIONS = ("json",)
+
+
+#: seconds between a failing rank's message and MPI_Abort: the launcher forwards a rank's
+#: output asynchronously, and an abort handled first would drop the message
+ABORT_GRACE_S = 0.3
 
 
 def run_guarded(run, args) -> int:
@@ -97,19 +104,65 @@ def run_guarded(run, args) -> int:
         else:
             traceback.print_exc()
             print(f"rank {MPI.COMM_WORLD.Get_rank()} failed: aborting every rank", file=sys.stderr, flush=True)
+        time.sleep(ABORT_GRACE_S)
         MPI.COMM_WORLD.Abort(1)
         return 1
 
 
+def check(argv=None):
+    """``(args, None)`` for a command line that may run, else ``(None, one-line error)``.
+
+    Every option is parsed and checked (sizes against int32 counts and this node's memory);
+    output paths are checked on rank 0 only, the one that writes them (on a cluster, other
+    nodes need not see its folder)."""
+    from .bench.core import launch_rank
+
+    try:
+        args, extra = build_parser().parse_known_args(argv)
+        if extra:  # report it with the command's own usage line, not the top-level one
+            args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        for option in OUTPUT_OPTIONS if launch_rank() == 0 else ():
+            path = getattr(args, option, None)
+            problem = None if path is None else output_problem(path)
+            if problem:
+                args.parser.error(f"--{option}: {problem}")
+    except Refused as exc:
+        return None, str(exc)
+    return args, None
+
+
+def agreed(problem: str | None) -> str | None:
+    """The first rank's argument error, on every rank, or None if no rank has one.
+
+    Under a launcher with several ranks (one collective call): a rank that left alone
+    would leave the others waiting for it for ever, so they agree first.  Ranks may
+    disagree when nodes differ (memory) or when the launcher gives them different
+    arguments; the message then names the rank that refused.  Without a launcher, or with
+    one rank, ``problem`` itself (MPI is not started)."""
+    from .bench.core import ranks_in_job
+
+    if ranks_in_job() <= 1:
+        return problem
+    from mpi4py import MPI
+
+    problems = MPI.COMM_WORLD.allgather(problem)
+    refusing = [r for r, p in enumerate(problems) if p]
+    if not refusing:
+        return None
+    first = problems[refusing[0]]
+    return first if problems[0] else first.replace(": error: ", f": error on rank {refusing[0]}: ", 1)
+
+
 def main(argv=None) -> int:
-    args, extra = build_parser().parse_known_args(argv)
-    if extra:  # report it with the command's own usage line, not the top-level one
-        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    for option in OUTPUT_OPTIONS:      # before any measurement: a bad path must not lose one
-        path = getattr(args, option, None)
-        problem = None if path is None else output_problem(path)
-        if problem:
-            args.parser.error(f"--{option}: {problem}")
+    from .bench.core import launch_rank
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)     # from the start: see run_guarded
+    args, problem = check(argv)
+    problem = agreed(problem)
+    if problem:  # before any measurement: nothing is lost, and every rank stops
+        if launch_rank() == 0:
+            print(problem, file=sys.stderr, flush=True)
+        return 2
     return run_guarded(command(args.module).run, args)
 
 

@@ -10,14 +10,11 @@ import sys
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse whose errors are one line, ``PROG: error: MESSAGE (--help lists the options)``,
-    on stderr, with exit status 2 (no usage block: ``--help`` shows it).  ``speaks()`` says
-    whether this process prints it (under a launcher, only one rank should)."""
-
-    speaks = staticmethod(lambda: True)
+    on stderr, with exit status 2 (no usage block: ``--help`` shows it).  ``python -m
+    mpi_exercises`` raises the line instead, to agree on it across ranks first."""
 
     def error(self, message):
-        if self.speaks():
-            print(f"{self.prog}: error: {message} (--help lists the options)", file=sys.stderr)
+        print(f"{self.prog}: error: {message} (--help lists the options)", file=sys.stderr)
         sys.exit(2)
 
 

@@ -18,8 +18,10 @@ from pathlib import Path
 def output_problem(path: str | os.PathLike) -> str | None:
     """One line saying why ``path`` cannot be written, or None when it can.
 
-    Checks that the folder exists and is a writable folder, and that the path itself is
-    not a folder and, if it exists, is writable.  Nothing is created.
+    Checks that the folder exists and is a writable folder, that a file can be created in
+    it (an empty temporary file, removed at once: file systems such as /proc refuse what
+    their permissions allow), and that the path itself is not a folder and, if it exists,
+    is writable.  Nothing is left behind.
     """
     p = Path(path)
     if str(path) == "":
@@ -35,6 +37,12 @@ def output_problem(path: str | os.PathLike) -> str | None:
         return f"cannot write {path}: folder {folder} is not writable"
     if p.exists() and not os.access(p, os.W_OK):
         return f"cannot write {path}: the file is read-only"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=folder)
+    except OSError as exc:
+        return f"cannot write {path}: no file can be created in {folder} ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
     return None
 
 
@@ -45,7 +53,12 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     existing ``path`` is left as it was.
     """
     p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
+    except OSError as exc:
+        failed = OSError(f"cannot write {path} ({exc.strerror or exc}); the file was left as it was")
+        failed.errno = exc.errno
+        raise failed from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -98,11 +98,22 @@ CASES = [
     (0, ["mpi_exercises", "pingpong", "--no-such-option"], "unrecognized arguments"),
     (0, ["mpi_exercises", "pingpong", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "pingpong", "--json", "/tmp"], "is a folder"),
+    (0, ["mpi_exercises", "pingpong", "--json", "/proc/out.json"], "no file can be created in /proc"),
     (0, ["mpi_exercises", "predict", "--collectives", "nope"], "subset of"),
     (0, ["mpi_exercises", "predict", "--sizes", "x"], "integers >= 0"),
     (0, ["mpi_exercises", "predict", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "info", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "info", "--bogus"], "unrecognized arguments"),
+    # numbers of timed calls: float64 samples on every rank, reduced in one MPI call
+    (0, ["mpi_exercises", "pingpong", "--iterations", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "barrier-bench", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "allreduce", "--repeat", "100000000000"], "int32"),
+    (0, ["mpi_exercises", "bench-alltoall", "--iterations", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "logp", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "bsp", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "lop", "--barrier-repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "nbl-testjig", "--repetitions", "2000000000"], "of memory"),
+    (0, ["mpi_exercises", "predict", "--calibration-repetitions", "100000000000"], "int32"),
     # commands that need more ranks than they got: one line from rank 0
     (1, ["mpi_exercises", "pingpong", "--no-progress"], "at least 2 ranks"),
     (1, ["mpi_exercises", "logp", "--no-progress"], "at least 2 ranks"),
@@ -113,6 +124,21 @@ CASES = [
     # under a launcher, an argument error is still one line (rank 0 prints it)
     (2, ["mpi_exercises", "pingpong", "--sizes", "1000000000000"], "int32"),
     (2, ["mpi_exercises", "bench-allreduce", "--json", MISSING], "does not exist"),
+    # ranks that disagree (here the launcher gives rank 1 other arguments; on a cluster, nodes
+    # with less memory): every rank stops, and the line names the rank that refused
+    (1, ["mpi_exercises", "pingpong", "--no-progress", ":", "-n", "1", sys.executable, "-m", "mpi_exercises",
+         "pingpong", "--sizes", "1000000000000"], "error on rank 1: argument --sizes: 1000000000000 is above"),
+    # arguments that only the number of ranks makes wrong, checked on every rank after MPI starts
+    (2, ["mpi_exercises", "allreduce", "--algorithm", "fence", "--mesh", "3x1", "-N", "10"], "W*H must equal 2"),
+    (2, ["mpi_exercises", "allreduce", "-N", "5", "--dtype", "complex128", "--op", "min"],
+     "MAX and MIN for real types only"),
+    (2, ["mpi_exercises", "allgather", "--algorithm", "k-shift", "--k", "1", "-N", "4"], "k of k-shift must be even"),
+    (2, ["mpi_exercises", "allgather", "--algorithm", "k-prefix", "--k", "3", "-N", "4"], "1 <= k <= nprocs = 2"),
+    (2, ["mpi_exercises", "allgather", "--algorithm", "ring", "--k", "1", "-N", "4"], "'k' is an option of"),
+    (2, ["mpi_exercises", "bench-allgather", "--algorithms", "k-shift", "--k", "1", "--no-progress"],
+     "k of k-shift must be even"),
+    (0, ["mpi_exercises", "bench-alltoall", "--ppn", "0"], "--ppn"),
+    (2, ["mpi_exercises", "bsp", "--h", "0,8", "--no-progress"], "at least 3 distinct h"),
     # ---------------------------------------------------------------- netmodels
     (0, ["netmodels"], "required: COMMAND"),
     (0, ["netmodels", "simulate", "allreduce.ring", "-P", "0", "--model", "logp"], "integer >= 1"),
@@ -132,6 +158,10 @@ CASES = [
 ]
 
 
+#: the shortest run of a bench- command
+QUICK_BENCH = ["--sizes", "1", "--modes", "default", "--iterations", "1", "--warmup", "0", "--no-progress"]
+
+
 def _run(ranks: int, argv: list[str], **kw) -> subprocess.CompletedProcess:
     if ranks == 0:
         return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, cwd=ROOT,
@@ -148,6 +178,59 @@ def test_bad_input_is_one_line_and_exit_2(ranks, argv, message):
     assert len(lines) == 1 and message in lines[0], res.stderr
     assert time.monotonic() - start < 10
     assert res.stdout == ""
+
+
+#: (ranks, argv after ``python -m``, a fragment of the warning): fewer ranks than a command
+#: wants, where fewer still makes sense: it runs (exit 0) after one WARNING line naming the
+#: ranks it wants
+FEW_RANKS = [
+    (1, ["mpi_exercises", "allreduce", "-N", "4", "--repeat", "1", "--warmup", "0"],
+     "allreduce on 1 rank: no message is sent"),
+    (1, ["mpi_exercises", "allgather", "-N", "4", "--repeat", "1", "--warmup", "0"],
+     "allgather on 1 rank: no message is sent"),
+    (1, ["mpi_exercises", "alltoall", "-N", "4", "--repeat", "1", "--warmup", "0"],
+     "alltoall on 1 rank: no message is sent"),
+    (1, ["mpi_exercises", "bench-allreduce", *QUICK_BENCH, "--algorithms", "ring"], "run it on at least 2"),
+    (1, ["mpi_exercises", "bench-allgather", *QUICK_BENCH, "--algorithms", "ring"], "run it on at least 2"),
+    (1, ["mpi_exercises", "bench-alltoall", *QUICK_BENCH, "--algorithms", "direct"], "run it on at least 2"),
+    (1, ["mpi_exercises", "barrier-bench", "--algorithms", "dissemination", "--repetitions", "1", "--warmup", "0",
+         "--inner", "1", "--no-progress"], "barrier-bench on 1 rank: no message is sent"),
+    (2, ["mpi_exercises", "nbl-testjig", "--sizes", "1,10", "--repetitions", "1", "--warmup", "0", "--inner", "1",
+         "--no-progress"], "nbl-testjig on 2 ranks: f(4) needs 3 ranks and f(6) 4"),
+    (2, ["mpi_exercises", "lop", "--n-max", "1", "--repetitions", "2", "--warmup", "0", "--barrier-repetitions", "1",
+         "--inner", "1", "--no-progress"], "lop on 2 ranks: fewer than 4 peer counts p"),
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks, argv, message", FEW_RANKS, ids=[f"{c[1][1]}-n{c[0]}" for c in FEW_RANKS])
+def test_fewer_ranks_than_wanted_is_one_warning(ranks, argv, message):
+    start = time.monotonic()
+    res = _run(ranks, argv)
+    assert res.returncode == 0, res.stderr
+    warnings = [line for line in res.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1 and message in warnings[0], res.stderr
+    assert time.monotonic() - start < 10
+
+
+def test_help_explains_every_option():
+    """Every option of every command has a help text that says more than its default."""
+    import argparse
+    import re
+
+    from mpi_exercises.__main__ import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    unexplained = []
+    for name, sub in commands.items():
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            text = re.sub(r"\(?default[^)]*\)?", "", action.help or "")
+            if action.help == argparse.SUPPRESS or len(re.findall(r"[A-Za-z]{2,}", text)) < 3:
+                unexplained.append(f"{name} {'/'.join(action.option_strings)}: {action.help!r}")
+    assert unexplained == []
 
 
 def test_every_command_has_a_row():
@@ -194,14 +277,18 @@ dd if=/dev/zero of="$D/filler" bs=1k 2>/dev/null
 """
 
 
-@pytest.mark.mpi
-@pytest.mark.skipif(os.geteuid() != 0, reason="a full disk is made with a private tmpfs, which needs root")
-@pytest.mark.parametrize("argv", [
+#: commands whose result file a full disk must leave whole
+WRITERS = [
     ["netmodels", "simulate", "allreduce.ring", "-P", "64", "--model", "logp"],
     ["mpi_exercises", "info"],
     ["mpi_exercises", "bench-allreduce", "--sizes", "1", "--algorithms", "ring", "--iterations", "5",
      "--warmup", "1", "--no-progress"],
-])
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(os.geteuid() != 0, reason="a full disk is made with a private tmpfs, which needs root")
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[1])
 def test_a_full_disk_leaves_the_existing_result_whole(tmp_path, argv):
     good = json.dumps({"a": "good result"})
     out = tmp_path / "result.json"
@@ -214,9 +301,74 @@ def test_a_full_disk_leaves_the_existing_result_whole(tmp_path, argv):
     report = dict(line[2:].split(" ", 1) for line in res.stdout.splitlines() if line.startswith("@@"))
     assert report.get("STATUS") not in (None, "0"), res.stdout + res.stderr
     lines = [line for line in res.stderr.splitlines() if "error" in line]
-    assert f"cannot write {out} (No space left on device)" in lines[0] and "Traceback" not in res.stderr
+    assert lines and f"cannot write {out} (No space left on device)" in lines[0], res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
     assert report["FILE"] == good
     assert report["LIST"].split() == ["filler", "result.json"]       # no temporary file left
+
+
+#: ``python -c LIMITED_WRITE MODULE ARGS``: ``python -m MODULE ARGS`` whose result files may
+#: hold at most 512 bytes from the moment it writes one (``ulimit -f``; Python ignores
+#: SIGXFSZ, so the write fails with EFBIG, "File too large").  Not a limit from the start
+#: (``preexec_fn``): MPI's shared-memory files are bound by it too, and MPI_Init would fail.
+LIMITED_WRITE = """
+import resource, runpy, sys
+import netmodels.outputs as outputs
+real = outputs.write_text
+def limited(path, text):
+    resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+    real(path, text)
+outputs.write_text = limited
+module = sys.argv.pop(1)
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[1])
+def test_a_file_size_limit_leaves_the_existing_result_whole(tmp_path, argv):
+    """A full disk without root: the result (longer than 512 bytes) cannot be written."""
+    good = json.dumps({"a": "good result"})
+    out = tmp_path / "result.json"
+    out.write_text(good)
+    cmd = [sys.executable, "-c", LIMITED_WRITE, *argv, "--json", str(out)]
+    if argv[0] == "mpi_exercises":
+        cmd = [mpiexec_path(), "-n", "1" if argv[1] == "info" else "2", *cmd]
+    start = time.monotonic()
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=30,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert time.monotonic() - start < 10
+    lines = [line for line in res.stderr.splitlines() if "error" in line]
+    assert f"cannot write {out} (File too large)" in lines[0] and "Traceback" not in res.stderr, res.stderr
+    assert out.read_text() == good
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["result.json"]       # no temporary file left
+
+
+ONE_RANK_FAILS = """
+import sys
+from mpi4py import MPI
+from mpi_exercises.__main__ import build_parser, run_guarded
+
+def run(args):
+    if MPI.COMM_WORLD.Get_rank() == 1:
+        raise RuntimeError("something went wrong on rank 1")
+    MPI.COMM_WORLD.Barrier()          # rank 0 would wait here for ever
+    return 0
+
+args = build_parser().parse_args(["info"])
+sys.exit(run_guarded(run, args))
+"""
+
+
+@pytest.mark.mpi
+def test_an_exception_on_one_rank_ends_every_rank():
+    start = time.monotonic()
+    res = run_mpi(2, ["-c", ONE_RANK_FAILS], timeout=10)
+    assert res.returncode != 0
+    assert "RuntimeError: something went wrong on rank 1" in res.stderr
+    assert "rank 1 failed: aborting every rank" in res.stderr
+    assert time.monotonic() - start < 10
 
 
 @pytest.mark.mpi

@@ -49,12 +49,10 @@ def test_two_ranks_measure_only_l_1_and_2(tmp_path, wait):
 
 
 @pytest.mark.mpi
-def test_extra_ranks_wait_and_one_rank_is_a_clear_error():
+def test_extra_ranks_wait():
     res = run_mpi_ok(5, ["-m", "mpi_exercises", "nbl-testjig", "--sizes", "1,10", "--repetitions", "2",
                          "--inner", "1", "--no-progress", "--allow-oversubscribed"], timeout=90)
     assert "T(L=6)" in res.stdout
-    res = run_mpi(1, ["-m", "mpi_exercises", "nbl-testjig", "--no-progress"], timeout=60)
-    assert res.returncode == 2 and "at least 2 ranks" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_table_from_known_times_reproduces_the_papers_arithmetic():

@@ -89,11 +89,21 @@ def test_more_ranks_than_the_allocation_stop_with_one_line(slurm, tmp_path):
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
 def test_a_job_script_run_without_an_allocation_stops_with_one_line(script):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    res = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, cwd=ROOT,
+    res = subprocess.run([str(script)], capture_output=True, text=True, env=env, cwd=ROOT,   # executable
                          timeout=30)
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.strip().splitlines() == [
         f"kit: no Slurm allocation: submit with 'sbatch cluster/{script.name}' from the repository root"]
+
+
+def test_a_results_folder_that_cannot_be_made_stops_with_one_line():
+    env = {**os.environ, "SLURM_JOB_ID": "1", "SLURM_NTASKS": "1", "KIT_RESULTS": "/proc/kit-results",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([str(ROOT / "cluster" / "kit-job.sh"), "pingpong"], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=30)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.strip().splitlines() == [
+        "kit-job: cannot create the results folder /proc/kit-results (set KIT_RESULTS to a writable folder)"]
 
 
 def test_every_benchmark_has_a_job_script():

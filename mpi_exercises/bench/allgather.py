@@ -33,7 +33,8 @@ def _k_arg(p) -> None:
 def add_once_arguments(p) -> None:
     from ..collectives.allgather import choices
 
-    p.add_argument("--algorithm", choices=choices(), default="ring", help="default: ring")
+    p.add_argument("--algorithm", choices=choices(), default="ring",
+                   help="the algorithm run, checked and timed (mpi: MPI.Allgather itself; default: ring)")
     core.add_once_options(p, 1000, "elements per rank (default 1000)", all_ranks=True)
     _k_arg(p)
 
@@ -50,6 +51,7 @@ def run_once(args) -> int:
     from ..collectives.allgather import allgather
 
     comm = MPI.COMM_WORLD
+    core.advise_ranks(comm, "allgather", 2, core.ONE_RANK_WHY, suggest=4)
     x = test_vector(args.N, args.dtype, comm.Get_rank())
 
     def reference():
@@ -127,6 +129,7 @@ def run(args) -> int:
     from netmodels.algorithms import registry
 
     comm = MPI.COMM_WORLD
+    core.advise_ranks(comm, "bench-allgather", 2, core.ONE_RANK_WHY, suggest=4)
     if args.k is not None:
         try:
             for a in args.algorithms:

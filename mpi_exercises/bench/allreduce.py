@@ -46,11 +46,13 @@ def mesh_arg(text: str) -> tuple[int, int]:
 def add_once_arguments(p) -> None:
     from ..collectives.allreduce import choices
 
-    p.add_argument("--algorithm", choices=choices(), default="snake", help="default: snake")
+    p.add_argument("--algorithm", choices=choices(), default="snake",
+                   help="the algorithm run, checked and timed (mpi: MPI.Allreduce itself; default: snake)")
     core.add_once_options(p, 100_000, "vector length in elements (default 100000)")
     p.add_argument("--block", type=core.positive_int, help="block size in elements (snake, fence)")
     p.add_argument("--mesh", type=mesh_arg, help="logical mesh WxH with W*H = ranks (default: MPI.Compute_dims)")
-    p.add_argument("--op", choices=OPS, default="sum", help="default: sum")
+    p.add_argument("--op", choices=OPS, default="sum",
+                   help="reduction operation, applied element-wise (max and min: real dtypes only; default: sum)")
 
 
 def test_vector(n: int, dtype, rank: int, op: str) -> np.ndarray:
@@ -83,6 +85,7 @@ def run_once(args) -> int:
     from ..collectives.allreduce import allreduce
 
     comm = MPI.COMM_WORLD
+    core.advise_ranks(comm, "allreduce", 2, core.ONE_RANK_WHY, suggest=4)
     op = getattr(MPI, args.op.upper())
     x = test_vector(args.N, args.dtype, comm.Get_rank(), args.op)
 
@@ -162,6 +165,7 @@ def run(args) -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
+    core.advise_ranks(comm, "bench-allreduce", 2, core.ONE_RANK_WHY, suggest=4)
     oversubscribed = core.warn_if_oversubscribed(comm)
     return core.versus_mpi(
         comm, args, _prepare(comm), lambda n: 8 * n, collective="allreduce", reference="MPI.Allreduce", unit="N",

@@ -63,7 +63,8 @@ def _node_args(p) -> None:
 def add_once_arguments(p) -> None:
     from ..collectives.alltoall import choices
 
-    p.add_argument("--algorithm", choices=choices(), default="multilevel", help="default: multilevel")
+    p.add_argument("--algorithm", choices=choices(), default="multilevel",
+                   help="the algorithm run, checked and timed (mpi: MPI.Alltoall itself; default: multilevel)")
     core.add_once_options(p, 1000, "elements per pair of ranks (default 1000)", all_ranks=True)
     _node_args(p)
 
@@ -80,6 +81,7 @@ def run_once(args) -> int:
     from ..collectives.alltoall import alltoall, message_lines, message_summary
 
     comm = MPI.COMM_WORLD
+    core.advise_ranks(comm, "alltoall", 2, core.ONE_RANK_WHY, suggest=4)
     size = comm.Get_size()
     x = test_rows(size, args.N, args.dtype, comm.Get_rank())
 
@@ -151,6 +153,7 @@ def run(args) -> int:
     from ..collectives.alltoall import check_ppn, message_lines, message_summary
 
     comm = MPI.COMM_WORLD
+    core.advise_ranks(comm, "bench-alltoall", 2, core.ONE_RANK_WHY, suggest=4)
     try:
         check_ppn(args.ppn, comm.Get_size())
     except ValueError as exc:

@@ -96,6 +96,7 @@ def run(args) -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
+    core.advise_ranks(comm, "barrier-bench", 2, core.ONE_RANK_WHY, suggest=4)
     oversubscribed = core.warn_if_oversubscribed(comm)
     rank = comm.Get_rank()
     algorithms = [(name, options_for(name, args.fan_in, args.n)) for name in args.algorithms]

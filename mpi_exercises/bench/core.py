@@ -113,6 +113,17 @@ def size_list_of(unit_bytes: int = 1, buffers: int = 2, all_ranks: bool = False)
 size_list = size_list_of()
 
 
+def sample_count(text: str) -> int:
+    """argparse type: a number of timed calls or samples (>= 1).  Each sample is a float64
+    kept on every rank (a row per variant timed) and reduced in one MPI call, so the number
+    is checked like a size (:func:`check_count`, 8-byte units, 16 buffers: rows and copies)."""
+    return check_count(positive_int(text), unit_bytes=8, buffers=SAMPLE_BUFFERS)
+
+
+#: buffers of samples a benchmark may hold per rank (one row per variant, their reduction)
+SAMPLE_BUFFERS = 16
+
+
 def count_of(unit_bytes: int, buffers: int, all_ranks: bool = False):
     """argparse type: one count >= 0 checked by :func:`check_count`."""
     def parse(text: str) -> int:
@@ -139,7 +150,7 @@ def add_options(p, *, warmup: tuple, iterations: tuple | None = None, repetition
     ``--json FILE`` and ``--no-progress``."""
     for flag, spec in (("--iterations", iterations), ("--repetitions", repetitions)):
         if spec is not None:
-            p.add_argument(flag, type=positive_int, default=spec[0], help=spec[1])
+            p.add_argument(flag, type=sample_count, default=spec[0], help=spec[1])
     p.add_argument("--warmup", type=nonneg_int, default=warmup[0], help=warmup[1])
     if budget is not None:
         p.add_argument("--budget-bytes", type=positive_int, default=256 * 2**20,
@@ -262,11 +273,26 @@ def start(command: str, min_ranks: int = 2, suggest: int | None = None, why: str
             print(f"{command} needs at least {min_ranks} ranks{why}: mpiexec -n {suggest or min_ranks} "
                   f"python -m mpi_exercises {command}", file=sys.stderr)
         return comm, None
-    if advised is not None and size < advised and comm.Get_rank() == 0:
-        print(f"WARNING: {command} on {size} ranks: {advised_why}; run it on at least {advised} "
-              f"(mpiexec -n {suggest or advised} python -m mpi_exercises {command})",
-              file=sys.stderr, flush=True)
+    if advised is not None:
+        advise_ranks(comm, command, advised, advised_why, suggest)
     return comm, warn_if_oversubscribed(comm)
+
+
+#: why the one-algorithm commands, their bench- variants and barrier-bench want 2 ranks
+ONE_RANK_WHY = "no message is sent, so the time is that of local copies"
+
+
+def advise_ranks(comm, command: str, advised: int, why: str, suggest: int | None = None) -> bool:
+    """One warning line on stderr (rank 0) if ``comm`` has fewer than ``advised`` ranks, for a
+    command that still runs but loses something (``why``) on fewer.  Returns True if warned."""
+    size = comm.Get_size()
+    if size >= advised:
+        return False
+    if comm.Get_rank() == 0:
+        print(f"WARNING: {command} on {size} rank{'' if size == 1 else 's'}: {why}; run it on at least "
+              f"{advised} (mpiexec -n {suggest or advised} python -m mpi_exercises {command})",
+              file=sys.stderr, flush=True)
+    return True
 
 
 def save(comm, path, benchmark: str, oversubscribed: bool, parameters: dict, **fields) -> None:
@@ -488,8 +514,8 @@ def add_once_options(p, default_n: int, n_help: str, all_ranks: bool = False) ->
     memory for the widest dtype (16 bytes) and 4 buffers (``all_ranks``: each holds a block
     per rank)."""
     p.add_argument("-N", type=count_of(16, 4, all_ranks), default=default_n, help=n_help)
-    p.add_argument("--dtype", choices=DTYPES, default="float64", help="default: float64")
-    p.add_argument("--repeat", type=positive_int, default=20, help="timed calls (default 20)")
+    p.add_argument("--dtype", choices=DTYPES, default="float64", help="numpy element type of the vectors (native byte order; default: float64)")
+    p.add_argument("--repeat", type=sample_count, default=20, help="calls timed, each after a barrier (default 20)")
     add_options(p, warmup=(3, "untimed calls first (default 3)"), progress=False)
 
 

@@ -33,7 +33,7 @@ MODES = ("single", "list")
 def add_arguments(p) -> None:
     p.add_argument("--n-max", type=core.positive_int, default=4,
                    help="n-way dissemination barriers measured for n = 1..N_MAX (default 4)")
-    p.add_argument("--barrier-repetitions", type=core.positive_int, default=50,
+    p.add_argument("--barrier-repetitions", type=core.sample_count, default=50,
                    help="timed samples per barrier (default 50)")
     p.add_argument("--inner", type=core.positive_int, default=20,
                    help="back-to-back barriers per sample (default 20)")

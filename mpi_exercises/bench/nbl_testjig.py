@@ -223,7 +223,8 @@ def report(tab: dict, oversubscribed: bool = False) -> str:
 
 def run(args) -> int:
     sizes = args.sizes
-    comm, oversubscribed = core.start("nbl-testjig", suggest=4, why=" (4 for L = 1, 2, 4, 6)")
+    comm, oversubscribed = core.start("nbl-testjig", suggest=4, why=" (4 for L = 1, 2, 4, 6)", advised=4,
+                                      advised_why="f(4) needs 3 ranks and f(6) 4: they are not measured")
     if oversubscribed is None:
         return 2
     if oversubscribed and not args.allow_oversubscribed:

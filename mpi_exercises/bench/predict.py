@@ -190,13 +190,14 @@ def add_arguments(p) -> None:
     p.add_argument("--collectives", type=core.name_list(tuple(COLLECTIVES)), default=list(COLLECTIVES),
                    help="comma-separated collectives (default: all): " + ",".join(COLLECTIVES))
     p.add_argument("--sizes", type=core.size_list_of(8, 4, all_ranks=True), default=DEFAULT_SIZES,
-                   help="vector lengths in float64 elements, suffix k/M allowed (default 1,64,1k,16k,128k)")
-    p.add_argument("--iterations", type=core.positive_int, default=100,
+                   help="comma-separated vector lengths in float64 elements, suffix k/M allowed "
+                        "(default 1,64,1k,16k,128k)")
+    p.add_argument("--iterations", type=core.sample_count, default=100,
                    help="timed calls per algorithm and size (default 100; fewer for large vectors)")
     p.add_argument("--warmup", type=core.nonneg_int, default=10, help="untimed calls first (default 10)")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="measured time compared with the predictions (default min: noise only adds time)")
-    p.add_argument("--calibration-repetitions", type=core.positive_int, default=200,
+    p.add_argument("--calibration-repetitions", type=core.sample_count, default=200,
                    help="samples per size of the ping-pong and PRTT calibration (default 200)")
     p.add_argument("--testjig", action="store_true",
                    help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
