@@ -134,12 +134,42 @@ def test_the_default_loggp_machine_is_the_kits_measurement():
     assert m.L == max(again["L_s"], 0.0)
 
 
-def test_the_output_names_the_machine_and_the_json_keys_are_the_param_names(tmp_path):
-    out = tmp_path / "r.json"
-    res = run("allreduce.ring", "-P", "8", "--model", "loggp", "--param", "g=2e-6", "--json", str(out))
+#: the default machine's name and parameters as the papers print them (LS-DYNA: 100 µs and
+#: 1.75 MB/s; Littlefield section 7.2: 54 µs, 1.54 µs per double, c2 0.25 µs, c3 0.37 µs);
+#: LogP's are the kit's fit (test_the_default_loggp_machine_is_the_kits_measurement)
+DEFAULT_OUTPUT = {
+    "alphabeta": ["100 Mbit Ethernet (LS-DYNA)", "machines.LSDYNA_100MBIT", "alpha = 100 µs", "beta = 5.71429e-07 s/B"],
+    "nbl": ["Intel Touchstone DELTA", "machines.DELTA", "alpha = 54 µs", "beta = 1.54e-06 s/element",
+            "c2 = 2.5e-07 s/element", "c3 = 3.7e-07 s/element", "f4 = 3.9"],
+    "logp": ["course kit VM", "machines.KIT_VM_LOGGP", "per-size minima", "L = 0 s", "o_s = 566.722 ns",
+             "o_r = 1.291 µs", "g = 1.2465 µs"],
+    "loggp": ["machines.KIT_VM_LOGGP", "o_s = 566.722 ns", "G = 5.30643e-12 s/B"],
+}
+
+
+@pytest.mark.parametrize("model", sorted(DEFAULT_OUTPUT))
+def test_the_default_machine_and_its_parameters_are_printed_before_the_result(model):
+    res = run("allreduce.ring", "-P", "8", "--model", model)
     assert res.returncode == 0, res.stderr
-    assert "machines.KIT_VM_LOGGP" in res.stdout and "g = 2e-06 s*" in res.stdout
+    head, sep, _ = res.stdout.partition("predicted time")
+    assert sep
+    for text in DEFAULT_OUTPUT[model]:
+        assert text in head, (text, head)
+    assert "--param overrides" not in head and "*" not in head
+
+
+@pytest.mark.parametrize("model", ["alphabeta", "logp", "loggp", "nbl"])
+def test_every_json_parameter_key_is_a_param_name(model, tmp_path):
+    """Each key of the JSON's "parameters", given back as ``--param KEY=VALUE``, is accepted and
+    comes out as that value (marked ``*`` in the printed line)."""
+    out = tmp_path / "r.json"
+    assert run("allreduce.ring", "-P", "4", "--model", model, "--json", str(out)).returncode == 0
+    keys = list(json.loads(out.read_text())["parameters"])
+    given = [f"{k}={0.5 + i}" for i, k in enumerate(keys)]
+    res = run("allreduce.ring", "-P", "4", "--model", model, "--json", str(out),
+              *[x for g in given for x in ("--param", g)])
+    assert res.returncode == 0, res.stderr
     data = json.loads(out.read_text())
-    assert set(data["parameters"]) == {"L", "o_s", "o_r", "g", "G"}
-    assert data["parameters"]["g"] == 2e-6 and data["parameters"]["o_s"] == KIT_VM_LOGGP.o_s
-    assert "KIT_VM_LOGGP" in data["machine"]
+    assert data["parameters"] == {k: 0.5 + i for i, k in enumerate(keys)}
+    assert res.stdout.count("*") == len(keys) and "with --param overrides" in res.stdout
+    assert data["machine"] == {"alphabeta": "LSDYNA_100MBIT", "nbl": "DELTA"}.get(model, "KIT_VM_LOGGP")
