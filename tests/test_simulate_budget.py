@@ -1,5 +1,5 @@
 """The simulator's size estimate (netmodels.simulate.budget) against the real schedules, and
-``--force``.  The refusals themselves are rows of tests/test_cli_errors.py."""
+``--force``.  The refusals themselves are rows of tests/test_netmodels_cli_errors.py."""
 
 import pytest
 
