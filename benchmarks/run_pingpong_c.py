@@ -72,4 +72,8 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OSError as exc:                       # a result that could not be written (disk full)
+        print(f"run_pingpong_c.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)

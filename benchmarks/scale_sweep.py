@@ -44,4 +44,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except OSError as exc:                       # a result that could not be written (disk full)
+        print(f"scale_sweep.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)

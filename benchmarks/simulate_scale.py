@@ -115,4 +115,8 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except OSError as exc:                       # a result that could not be written (disk full)
+        print(f"simulate_scale.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)
