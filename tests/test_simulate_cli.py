@@ -140,3 +140,40 @@ def test_every_json_parameter_key_is_a_param_name(model, tmp_path):
     assert data["parameters"] == {k: 0.5 + i for i, k in enumerate(keys)}
     assert res.stdout.count("*") == len(keys) and "with --param overrides" in res.stdout
     assert data["machine"] == {"alphabeta": "LSDYNA_100MBIT", "nbl": "DELTA"}.get(model, "KIT_VM_LOGGP")
+
+
+def test_a_run_longer_than_2_s_shows_its_progress_on_a_terminal_only():
+    """Ring allreduce on 2^16 ranks (131,070 steps, several seconds each to build and to
+    simulate): on a terminal (120 columns) stderr shows the build's elapsed time and the
+    simulation's step counter; into a pipe, nothing."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    argv = [sys.executable, "-m", "netmodels", "simulate", "allreduce.ring", "-P", "2^16", "--model", "logp"]
+    main_fd, child_fd = pty.openpty()
+    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=child_fd, text=True)
+    os.close(child_fd)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 4096)
+        except OSError:                          # the child closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(main_fd)
+    assert proc.returncode == 0 and "predicted time" in out
+    walls = [float(w.split()[0]) for w in out.split("wall time       build ")[1].split(", simulation ")]
+    if walls[0] > 2.5:
+        assert b"building the schedule of allreduce.ring on 65536 ranks: 00:02" in shown
+    if walls[1] > 2.5:
+        assert b"simulating: " in shown and b"/131070 [" in shown
+    assert max(walls) > 2.5, "the run was too fast to show progress: make it larger"
+    piped = run("allreduce.ring", "-P", "2^16", "--model", "logp")
+    assert piped.returncode == 0 and piped.stderr == ""

@@ -214,7 +214,7 @@ def describe_parameters(model: str, values: dict, overrides) -> list[str]:
 def _elapsed(desc: str):
     """On a terminal, after 2 s, a line ``desc: elapsed`` on stderr, kept ticking until the
     block ends (a schedule's build reports no steps of its own)."""
-    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed}", file=sys.stderr, leave=False,
+    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed}", file=sys.stderr, leave=False, delay=2,
                disable=not sys.stderr.isatty())
     done = threading.Event()
 
