@@ -11,8 +11,6 @@ S, simulated s, lockstep nominal s), the file rewritten after every level.  Dete
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from datetime import datetime, timezone
@@ -21,7 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.models.machines import DELTA, US  # noqa: E402
+from netmodels.outputs import output_problem, write_json  # noqa: E402
 from netmodels.simulate import desync  # noqa: E402
 
 MESHES = ((4, 4), (8, 8))
@@ -31,10 +31,13 @@ NOISE = (0.0, 54 * US)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="desync_experiment.py", description=__doc__.splitlines()[0])
     p.add_argument("--json", default=str(ROOT / "book" / "data" / "desync_reference.json"))
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
+    problem = output_problem(args.json)
+    if problem:                                  # refused before any work, so none is lost
+        p.error(f"--json: {problem}")
     runs = []
     doc = {"generated_by": "python benchmarks/desync_experiment.py " + " ".join(sys.argv[1:] if argv is None else argv),
            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -47,10 +50,14 @@ def main(argv=None) -> int:
         fit = desync.fit_f([r[:6] for r in rows], DELTA)
         print(f"noise {noise / US:6.0f} µs: fitted f = {fit} ({time.perf_counter() - t0:.0f} s)", flush=True)
         runs.append({"noise_s": noise, "rows": [list(r) for r in rows]})
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")     # after every level
+        write_json(args.json, doc)                                         # after every level
         print(f"wrote {args.json}", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except OSError as exc:                       # a result that could not be written (disk full)
+        print(f"desync_experiment.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)

@@ -8,7 +8,6 @@ the α-β fit (the same relative least squares as the Python ping-pong).
 Missing folders of OUT are created.
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -19,14 +18,31 @@ from pathlib import Path
 DEFAULT_OUT = "results/pingpong_c.json"
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.outputs import output_problem, write_json  # noqa: E402
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="run_pingpong_c.py", description=__doc__.split("\n\n")[0])
+    """The arguments; the output's missing folders are created and the path is checked
+    (one line, exit 2) before the run."""
+    p = OneLineParser(prog="run_pingpong_c.py", description=__doc__.split("\n\n")[0])
     p.add_argument("binary", help="the compiled benchmarks/pingpong.c")
     p.add_argument("--json", default=DEFAULT_OUT, metavar="OUT",
                    help=f"where to write the results (default {DEFAULT_OUT}; folders are created)")
     p.add_argument("--command", default=None,
                    help="how the run was started, stored in the file (default: the mpiexec line)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    folder = Path(args.json).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        p.error(f"--json: cannot create folder {folder} ({exc.strerror or exc})")
+    problem = output_problem(args.json)
+    if problem:
+        p.error(f"--json: {problem}")
+    return args
 
 
 def main(argv) -> int:
@@ -39,7 +55,6 @@ def main(argv) -> int:
         print(res.stderr, file=sys.stderr)
         return res.returncode
     data = json.loads(res.stdout)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from mpi_exercises.bench import core as _bench
     from mpi_exercises.bench.pingpong import fit
 
@@ -49,8 +64,7 @@ def main(argv) -> int:
                  "ranks": 2, "cores": cores, "oversubscribed": cores < 2, "load_average_1min": load,
                  "fit": fit(data["results"]), "fit_min": fit(data["results"], "min_s")})
     out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    write_json(out, data)
     f = data["fit_min"]["alpha_beta"]
     print(f"C ping-pong: alpha = {f['alpha_s'] * 1e6:.3f} µs, 1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s "
           f"(fit to the minima); written to {out}")
@@ -58,4 +72,8 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OSError as exc:                       # a result that could not be written (disk full)
+        print(f"run_pingpong_c.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)

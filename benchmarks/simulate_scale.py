@@ -66,13 +66,19 @@ def cases(p_log: int, p_linear: int):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from netmodels.commandline import OneLineParser
+    from netmodels.outputs import output_problem, write_json
+
+    ap = OneLineParser(prog="simulate_scale.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--P-log", type=int, default=2**20, help="ranks for logarithmic-step algorithms")
     ap.add_argument("--P-linear", type=int, default=4096, help="ranks for linear-step algorithms")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per case")
     ap.add_argument("--json", help="write the rows as JSON")
     ap.add_argument("--case", nargs=3, metavar=("NAME", "P", "SEMANTICS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    problem = args.json and output_problem(args.json)
+    if problem:                                  # refused before any work, so none is lost
+        ap.error(f"--json: {problem}")
     if args.case:
         name, p, semantics = args.case
         print(json.dumps(one_case(name, int(p), semantics)))
@@ -103,11 +109,14 @@ def main(argv=None) -> int:
               f"{r['simulate_wall_s']:>7.2f} {r['simulate_cpu_s']:>9.2f} {r['peak_rss_MB']:>7.0f} {rate:>11.3g}",
               flush=True)
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"load_average_1min": load, "cores": os.cpu_count(), "rows": rows}, fh, indent=1)
+        write_json(args.json, {"load_average_1min": load, "cores": os.cpu_count(), "rows": rows})
     return 0
 
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except OSError as exc:                       # a result that could not be written (disk full)
+        print(f"simulate_scale.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)

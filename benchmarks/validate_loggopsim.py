@@ -27,7 +27,6 @@ parameters and the finishing time LogGOPSim prints (all ranks' when P <= 16).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import re
@@ -42,7 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.models import logp, machines  # noqa: E402
+from netmodels.outputs import output_problem, write_json  # noqa: E402
 from netmodels.simulate import loggopsim  # noqa: E402
 
 #: how the two binaries were built (in LogGOPSim's src/LogGOPSim, Debian 12, g++ 12)
@@ -120,13 +121,16 @@ def run_case(binaries, workdir: Path, algorithm: str, nprocs: int, params: dict)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="validate_loggopsim.py", description=__doc__.splitlines()[0])
     p.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (default: PATH)")
     p.add_argument("--commit", default="unknown", help="the LogGOPSim commit the binaries were built from")
     p.add_argument("--json", metavar="FILE", default=str(ROOT / "book" / "data" / "loggopsim_reference.json"))
     p.add_argument("--only", metavar="ALGORITHM", choices=sorted(loggopsim.ALGORITHMS),
                    help="run this algorithm's cases only and replace them in an existing FILE")
     args = p.parse_args(argv)
+    problem = output_problem(args.json)
+    if problem:                                  # refused before any work, so none is lost
+        p.error(f"--json: {problem}")
     binaries = find_binaries(args.loggopsim)
     if binaries is None:
         print("LogGOPSim and txt2bin not found (see the build steps in this script's docstring): nothing to do")
@@ -165,7 +169,7 @@ def main(argv=None) -> int:
         kept = [c for c in old["cases"] if c["algorithm"] != args.only]
         doc = {**old, "cases": kept + out,
                "generated_by": old["generated_by"] + "; then " + doc["generated_by"]}
-    Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    write_json(args.json, doc)
     print(f"wrote {args.json}")
     return 0
 

@@ -13,7 +13,17 @@ Units are SI throughout (seconds, bytes); where a paper counts vector elements
 the function says so.
 """
 
-from .models.alphabeta import AlphaBeta
-from .models.fit import AlphaBetaFit, PiecewiseFit, fit_alpha_beta, fit_piecewise
+import importlib
 
-__all__ = ["AlphaBeta", "AlphaBetaFit", "PiecewiseFit", "fit_alpha_beta", "fit_piecewise"]
+#: name -> the module that defines it, imported on first use (the fits need scipy, which
+#: takes half a second to import: the command line, which does not fit, starts without it)
+_LAZY = {"AlphaBeta": ".models.alphabeta", "AlphaBetaFit": ".models.fit", "PiecewiseFit": ".models.fit",
+         "fit_alpha_beta": ".models.fit", "fit_piecewise": ".models.fit"}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """What a simulation will cost, known before it runs: transfers, steps, memory and time.
 
-A schedule's size is extrapolated from two small builds of the same algorithm (at
+A schedule's size is extrapolated from small builds of the same algorithm (at
 :data:`PROBE` and twice that many ranks): every count of the registry's builders grows
 like a power of P between them (P log P grows a little slower than its fitted power, and
 the counts are taken at the next power of two, so the estimate errs on the large side; the
@@ -8,11 +8,27 @@ pipelined mesh algorithms, whose number of blocks changes with P, can be off by 
 either way: tests/test_simulate_budget.py).  :func:`refusal` turns the estimate into one line
 naming the limit that a run would pass and the largest P that fits.
 
-The rates are those of ``python benchmarks/simulate_scale.py`` on the kit's 2-core build
-machine (README, "Simulating at scale"), rounded to the slow side: the slowest case moves
-3e6 transfers/s, a step costs about 65 µs of Python to build and simulate (ring allreduce
-at P = 2^15 with one element: 4.0 s for 65,534 steps), and a step of m transfers holds
-about 100 bytes per transfer at its peak.
+Three counts are extrapolated: the transfers the schedule holds, its steps, and its
+*candidate* transfers: the (rank, block) pairs a builder handles before it drops the
+empty ones (:func:`netmodels.algorithms.arrays.nonzero_step`).  With few elements the
+two differ: ring allreduce of one element on 10^6 ranks holds 2·10^6 transfers, but its
+builder walks 2·10^12 candidates (P per step), which is what makes it slow.  The
+candidates are counted by building the probes with a vector long enough that no block is
+empty (``max(N, 2 PROBE)`` elements).
+
+The rates are those of ``python -m netmodels simulate`` on the kit's 2-core build
+machine under a load average of about 3 (so on the slow side): a simulated transfer costs
+about 1/3e6 s (alltoall.direct at P = 2^13: 6.7e7 transfers in 37 s, 1.8e6/s, the
+slowest); a step costs about 65 µs of Python to build and simulate (ring allreduce at
+P = 2^15 with one element: 4.0 s for 65,534 steps); a candidate costs between 0.8 ns (ring
+allreduce, slices of one table) and about 100 ns (broadcast.two_phase, P^2 index
+arithmetic), taken as 5 ns.  Memory: a step of m transfers holds about 100 bytes per
+transfer at its peak (alltoall.direct at 2^13: 5.6 GB), a schedule about 24 bytes per
+transfer it holds (allgather.ring at 2^14: 2.7e8 transfers in 4.3 GB) and 1.2 kB per step
+(ring allreduce at 2^17 with one element: 280 MB for 262,142 steps), and a builder about
+64 bytes per candidate of its largest step.  Known misses: alltoall.multilevel's builder
+is about 10x slower per transfer than the rate above, so its time estimate is low; a
+schedule whose options are tied to P (a ``mesh``) is not estimated at all.
 """
 
 from __future__ import annotations
@@ -28,23 +44,34 @@ PROBE = 128
 TRANSFERS_PER_S = 3e6
 #: Python cost of one step, built and simulated, seconds
 STEP_S = 65e-6
+#: builder cost of one candidate transfer (see the module's docstring), seconds
+CANDIDATE_S = 5e-9
 #: peak memory per transfer of the largest step, bytes
 BYTES_PER_TRANSFER = 100
+#: memory per transfer held by the whole schedule, bytes
+BYTES_PER_HELD_TRANSFER = 24
+#: memory per step of a schedule, bytes
+BYTES_PER_STEP = 1200
+#: builder memory per candidate of its largest step, bytes
+BYTES_PER_CANDIDATE = 64
 #: a run estimated longer than this is refused (without --force), seconds
 MAX_SECONDS = 300.0
+
+#: names of the counts, in the order :class:`Growth` holds them
+COUNTS = ("transfers", "steps", "largest step", "candidates", "largest step's candidates")
 
 
 @dataclass(frozen=True)
 class Growth:
-    """Counts of a schedule at ``p0`` ranks (transfers, steps, transfers of the largest
-    step) and the power of P each grows with."""
+    """Counts of a schedule at ``p0`` ranks (:data:`COUNTS`) and the power of P each
+    grows with."""
 
     p0: int
-    counts: tuple[int, int, int]
-    powers: tuple[float, float, float]
+    counts: tuple[int, ...]
+    powers: tuple[float, ...]
 
-    def at(self, nprocs: int) -> tuple[float, float, float]:
-        """The three counts extrapolated to ``nprocs`` ranks, taken at the next power of two
+    def at(self, nprocs: int) -> tuple[float, ...]:
+        """The counts extrapolated to ``nprocs`` ranks, taken at the next power of two
         (where P is not one, algorithms pad, fold or add rounds: the power of two above
         bounds them)."""
         top = 2 ** math.ceil(math.log2(nprocs))
@@ -54,59 +81,81 @@ class Growth:
 
     def cost(self, nprocs: int) -> tuple[float, float]:
         """``(seconds, peak bytes)`` of building and simulating at ``nprocs`` ranks."""
-        transfers, steps, largest = self.at(nprocs)
-        return transfers / TRANSFERS_PER_S + steps * STEP_S, largest * BYTES_PER_TRANSFER
+        transfers, steps, largest, candidates, largest_candidates = self.at(nprocs)
+        seconds = transfers / TRANSFERS_PER_S + steps * STEP_S + candidates * CANDIDATE_S
+        peak = max(largest * BYTES_PER_TRANSFER, transfers * BYTES_PER_HELD_TRANSFER,
+                   largest_candidates * BYTES_PER_CANDIDATE) + steps * BYTES_PER_STEP
+        return seconds, peak
 
 
 def _counts(schedule) -> tuple[int, int, int]:
+    """``(transfers, steps, transfers of the largest step)`` of a schedule."""
     sizes = [len(s) for s in schedule.steps]
     return sum(sizes), len(sizes), max(sizes, default=0)
 
 
-def growth(build) -> Growth | None:
-    """The growth of ``build(P)`` (rank count -> ArraySchedule) from builds at PROBE and
-    2 PROBE ranks; None if a probe cannot be built (options tied to P, such as a mesh)."""
+def growth(build, nelems: int) -> Growth | None:
+    """The growth of ``build(P, N)`` (ranks, elements -> ArraySchedule) at ``N = nelems``
+    from builds at PROBE and 2 PROBE ranks; the candidates from the same builds with
+    ``max(nelems, 2 PROBE)`` elements.  None if a probe cannot be built (options tied to
+    P, such as a mesh)."""
+    full = nelems if nelems == 0 else max(nelems, 2 * PROBE)
     try:
-        small, large = _counts(build(PROBE)), _counts(build(2 * PROBE))
+        small, large = _counts(build(PROBE, nelems)), _counts(build(2 * PROBE, nelems))
     except (ValueError, TypeError):
         return None
+    try:
+        small_full, large_full = (_counts(build(p, full)) if full != nelems else c
+                                  for p, c in ((PROBE, small), (2 * PROBE, large)))
+    except (ValueError, TypeError):
+        small_full, large_full = small, large
+    small = (*small, max(small[0], small_full[0]), max(small[2], small_full[2]))
+    large = (*large, max(large[0], large_full[0]), max(large[2], large_full[2]))
     powers = tuple(math.log2(max(b, 1) / max(a, 1)) for a, b in zip(small, large))
     return Growth(2 * PROBE, large, powers)
 
 
-def refusal(build, nprocs: int, memory: float | None) -> str | None:
-    """One line saying which limit simulating ``build(nprocs)`` would pass, or None if it
-    fits (or is small enough to build at once).  ``memory``: bytes available (None: unknown)."""
+def refusal(build, nprocs: int, nelems: int, memory: float | None, force: bool = False) -> str | None:
+    """One line saying which limit simulating ``build(nprocs, nelems)`` would pass, or None
+    if it fits (or is small enough to build at once).  ``memory``: bytes available (None:
+    unknown).  ``force`` passes the time and memory limits, never the int32 one."""
     if nprocs > MAX_RANKS:
-        return f"P = {nprocs} is above {MAX_RANKS}, the most ranks a schedule holds (int32)"
-    if nprocs <= 4 * PROBE:
+        fit = "" if force else "; " + _largest_fit(growth(build, nelems), MAX_RANKS, memory) + " fits"
+        return (f"P = {nprocs} is above 2^31 - 1 = {MAX_RANKS}, the most ranks a schedule holds "
+                f"(int32){fit}")
+    if force or nprocs <= 4 * PROBE:
         return None
-    g = growth(build)
+    g = growth(build, nelems)
     if g is None:
         return None
     seconds, peak = g.cost(nprocs)
-    transfers, steps, largest = g.at(nprocs)
+    transfers, steps, largest, candidates, _ = g.at(nprocs)
     over = []
     if seconds > MAX_SECONDS:
-        over.append(f"about {_human(seconds)} ({transfers:.2g} transfers in {steps:.2g} steps; "
-                    f"the limit is {MAX_SECONDS:.0f} s)")
+        walked = f", {candidates:.2g} candidates" if candidates > 2 * transfers else ""
+        over.append(f"about {_human(seconds)} ({transfers:.2g} transfers in {_count(steps)} steps{walked}; "
+                    f"the limit is {MAX_SECONDS:.3g} s)")
     if memory is not None and peak > memory:
-        over.append(f"about {peak / 2**30:.3g} GiB for its largest step ({largest:.2g} transfers; "
-                    f"{memory / 2**30:.3g} GiB are available)")
+        over.append(f"about {peak / 2**30:.3g} GiB of memory ({memory / 2**30:.3g} GiB are available)")
     if not over:
         return None
     return f"P = {nprocs} would take {' and '.join(over)}; {_largest_fit(g, nprocs, memory)} fits " \
            "(--force runs it anyway)"
 
 
-def _largest_fit(g: Growth, nprocs: int, memory: float | None) -> str:
-    p = 1 << (nprocs.bit_length() - 1)
-    while p > g.p0:
+def _largest_fit(g: Growth | None, nprocs: int, memory: float | None) -> str:
+    """The largest power of two P <= ``nprocs`` whose estimate fits, as ``P = 2^k = P``."""
+    p = 1 << (min(nprocs, MAX_RANKS).bit_length() - 1)
+    while g is not None and p > g.p0:
         seconds, peak = g.cost(p)
         if seconds <= MAX_SECONDS and (memory is None or peak <= memory):
             break
         p //= 2
     return f"P = 2^{p.bit_length() - 1} = {p}"
+
+
+def _count(x: float) -> str:
+    return f"{math.ceil(x):,}" if x < 1e6 else f"{x:.2g}"
 
 
 def _human(seconds: float) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import threading
 import time
+from contextlib import contextmanager
 
 from tqdm import tqdm
 
@@ -19,55 +21,67 @@ from ..algorithms import registry
 from ..models import nbl
 from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP, LogP
-from ..models.machines import DELTA, KIT_VM_LOGGP, LSDYNA_100MBIT
+from ..models import machines
+from ..models.machines import SIMULATE_DEFAULTS
 from ..models.nbl import NBLModel
 from ..commandline import available_memory
 from ..outputs import write_json
 from . import budget
 from .engine import SEMANTICS, simulate
 
-#: model -> parameter -> (default, unit, meaning); defaults are reference machines of the kit
+_AB, _LOGGP, _NBL = (getattr(machines, SIMULATE_DEFAULTS[m]) for m in ("alphabeta", "loggp", "nbl"))
+assert getattr(machines, SIMULATE_DEFAULTS["logp"]) is _LOGGP     # logp is loggp without G
+
+#: model -> parameter -> (default, unit, meaning); defaults from machines.SIMULATE_DEFAULTS
 PARAMETERS = {
     "alphabeta": {
-        "alpha": (LSDYNA_100MBIT.alpha, "s", "latency per message"),
-        "beta": (LSDYNA_100MBIT.beta, "s/B", "time per byte"),
+        "alpha": (_AB.alpha, "s", "latency per message"),
+        "beta": (_AB.beta, "s/B", "time per byte"),
     },
     "logp": {
-        "L": (KIT_VM_LOGGP.L, "s", "latency"),
-        "o_s": (KIT_VM_LOGGP.o_s, "s", "send overhead"),
-        "o_r": (KIT_VM_LOGGP.o_r, "s", "receive overhead"),
-        "g": (KIT_VM_LOGGP.g, "s", "gap between sends (receives)"),
+        "L": (_LOGGP.L, "s", "latency"),
+        "o_s": (_LOGGP.o_s, "s", "send overhead"),
+        "o_r": (_LOGGP.o_r, "s", "receive overhead"),
+        "g": (_LOGGP.g, "s", "gap between sends (receives)"),
     },
     "nbl": {
-        "alpha": (DELTA.alpha, "s", "start-up per message"),
-        "beta": (DELTA.beta, "s/element", "time per element"),
-        "c2": (DELTA.c2, "s/element", "2-way combine"),
-        "c3": (DELTA.c3, "s/element", "3-way combine"),
+        "alpha": (_NBL.alpha, "s", "start-up per message"),
+        "beta": (_NBL.beta, "s/element", "time per element"),
+        "c2": (_NBL.c2, "s/element", "2-way combine"),
+        "c3": (_NBL.c3, "s/element", "3-way combine"),
         **{f"f{L}": (v, "", f"f({L}), node bandwidth factor with {L} links active")
            for L, v in nbl.FITTED_DELTA.items() if L > 1},
     },
 }
-PARAMETERS["loggp"] = {**PARAMETERS["logp"], "G": (KIT_VM_LOGGP.G, "s/B", "time per byte of a long message")}
+PARAMETERS["loggp"] = {**PARAMETERS["logp"], "G": (_LOGGP.G, "s/B", "time per byte of a long message")}
 
-SOURCES = {
-    "alphabeta": LSDYNA_100MBIT.name + " (machines.LSDYNA_100MBIT)",
-    "logp": KIT_VM_LOGGP.name + " (machines.KIT_VM_LOGGP: " + KIT_VM_LOGGP.source + ")",
-    "nbl": DELTA.name + " with the paper's fitted f(L) (machines.DELTA, nbl.FITTED_DELTA); "
-           "fN=VALUE sets f(N) for any N",
-}
-SOURCES["loggp"] = SOURCES["logp"]
+
+def _machine(model: str) -> str:
+    """The default machine of ``model`` as the output names it: name, variable, provenance."""
+    var = SIMULATE_DEFAULTS[model]
+    m = getattr(machines, var)
+    extra = " with the paper's fitted f(L) (nbl.FITTED_DELTA)" if model == "nbl" else ""
+    return f"{m.name} (machines.{var}: {m.source}){extra}"
+
+
+#: model -> the default machine, as printed and written to the JSON
+SOURCES = {model: _machine(model) for model in PARAMETERS}
 
 
 def _ranks(text: str) -> int:
-    """argparse type: ranks >= 1, as an integer or a power (``2^20``, ``10^6``)."""
+    """argparse type: ranks >= 1, as an integer or a power (``2^20``, ``10^6``).  A power
+    far beyond int32 is refused here, before it is computed (``2^99999999`` would not end)."""
     base, caret, power = text.strip().partition("^")
     try:
-        value = int(base) ** int(power) if caret else int(base)
+        b, k = int(base), int(power) if caret else 1
     except ValueError:
-        value = None
-    if value is None or value < 1:
+        b = k = -1
+    if b < 1 or k < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1 (or a power such as 2^20), got {text!r}")
-    return value
+    if b > 1 and k * math.log2(b) > 62:
+        raise argparse.ArgumentTypeError(f"P = {text.strip()} is far above 2^31 - 1 = {budget.MAX_RANKS}, "
+                                         "the most ranks a schedule holds (int32)")
+    return b**k
 
 
 def _elements(text: str) -> int:
@@ -92,7 +106,7 @@ def _epilog() -> str:
              "  " + ", ".join(sorted(registry.names())), "",
              "model parameters (--param NAME=VALUE, SI units; defaults):"]
     for model, params in PARAMETERS.items():
-        lines.append(f"  {model}: {SOURCES[model]}")
+        lines.append(f"  {model}: {SOURCES[model]}" + ("; fN=VALUE sets f(N) for any N" if model == "nbl" else ""))
         for name, (default, unit, meaning) in params.items():
             lines.append(f"    {name:<6} = {default:<12.6g} {unit:<10} {meaning}")
     takes = {}
@@ -171,6 +185,8 @@ def _option(text: str):
 
 def format_time(seconds: float) -> str:
     """``seconds`` with a readable unit (ns, µs, ms, s)."""
+    if seconds == 0:
+        return "0 s"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
         if seconds >= scale or unit == "ns":
             return f"{seconds / scale:.6g} {unit}"
@@ -178,14 +194,43 @@ def format_time(seconds: float) -> str:
 
 
 def describe_parameters(model: str, values: dict, overrides) -> list[str]:
-    """Lines naming the machine and every parameter value with its unit (``*``: set by --param)."""
+    """Lines naming the machine and every parameter value with its unit (``*``: set by --param);
+    times in a readable unit (µs, ns), the rest in SI units."""
     given = {name for name, _ in overrides}
     lines = [f"  machine         {SOURCES[model]}" + (" with --param overrides" if given else "")]
     units = {name: unit for name, (_, unit, _) in PARAMETERS[model].items()}
-    shown = "  ".join(f"{name} = {value:.6g}{(' ' + units.get(name, '')).rstrip()}{'*' if name in given else ''}"
-                      for name, value in values.items())
-    lines.append(f"  parameters      {shown}")
+
+    def shown(name, value):
+        unit = units.get(name, "")
+        text = format_time(value) if unit == "s" else f"{value:.6g}{(' ' + unit).rstrip()}"
+        return f"{name} = {text}{'*' if name in given else ''}"
+
+    lines.append("  parameters      " + "  ".join(shown(n, v) for n, v in values.items()))
     return lines
+
+
+@contextmanager
+def _elapsed(desc: str):
+    """On a terminal, after 2 s, a line ``desc: elapsed`` on stderr, kept ticking until the
+    block ends (a schedule's build reports no steps of its own)."""
+    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed}", file=sys.stderr, leave=False, delay=2,
+               disable=not sys.stderr.isatty())
+    done = threading.Event()
+
+    def tick():
+        if done.wait(2.0):
+            return
+        while not done.wait(0.5):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()
 
 
 def run(args) -> int:
@@ -196,23 +241,28 @@ def run(args) -> int:
         model = build_model(args.model, values)
         n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
         options = {k: _option(v) for k, v in args.option}
-        if not args.force:
-            refused = budget.refusal(lambda p: algorithm.build(p, n, **options), args.ranks, available_memory())
-            if refused:
-                print(f"python -m netmodels simulate: error: {refused}", file=sys.stderr)
-                return 2
+        refused = budget.refusal(lambda p, m: algorithm.build(p, m, **options), args.ranks, n,
+                                 available_memory(), force=args.force)
+        if refused:
+            print(f"python -m netmodels simulate: error: {refused}", file=sys.stderr)
+            return 2
         t0 = time.perf_counter()
-        schedule = algorithm.build(args.ranks, n, **options)
+        with _elapsed(f"building the schedule of {name} on {args.ranks} ranks"):
+            schedule = algorithm.build(args.ranks, n, **options)
         t1 = time.perf_counter()
-        with tqdm(total=schedule.nsteps, unit="step", desc="simulating", file=sys.stderr, delay=2,
-                  disable=not sys.stderr.isatty(), leave=False) as bar:
-            result = simulate(schedule, model, semantics=args.semantics, progress=bar.update)
-        t2 = time.perf_counter()
     except (ValueError, TypeError) as exc:
         print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
         return 2
     print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model} ({args.semantics})")
-    print("\n".join(describe_parameters(args.model, values, args.param)))
+    print("\n".join(describe_parameters(args.model, values, args.param)), flush=True)
+    try:
+        with tqdm(total=schedule.nsteps, unit="step", desc="simulating", file=sys.stderr, delay=2,
+                  disable=not sys.stderr.isatty(), leave=False) as bar:
+            result = simulate(schedule, model, semantics=args.semantics, progress=bar.update)
+    except (ValueError, TypeError) as exc:       # a model that lacks a value the schedule needs
+        print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
+        return 2
+    t2 = time.perf_counter()
     print(f"  predicted time  {format_time(result.time)}")
     print(f"  steps           {result.steps}")
     print(f"  messages        {result.messages}")
@@ -220,8 +270,11 @@ def run(args) -> int:
     print(f"  wall time       build {t1 - t0:.3f} s, simulation {t2 - t1:.3f} s")
     if args.json:
         record = {"algorithm": name, "P": args.ranks, "N": n, "options": options, "model": args.model,
-                  "machine": SOURCES[args.model], "parameters": values, "semantics": args.semantics,
-                  "time_s": result.time, "steps": result.steps, "messages": result.messages,
-                  "bytes": result.bytes, "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
+                  "machine": SIMULATE_DEFAULTS[args.model], "machine_description": SOURCES[args.model],
+                  "parameters": values, "parameter_units": {k: u for k, (_, u, _) in PARAMETERS[args.model].items()
+                                                            if k in values},
+                  "semantics": args.semantics, "time_s": result.time, "steps": result.steps,
+                  "messages": result.messages, "bytes": result.bytes,
+                  "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
         write_json(args.json, record)
     return 0

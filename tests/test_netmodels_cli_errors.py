@@ -1,0 +1,155 @@
+"""``python -m netmodels`` and the ``benchmarks/*.py`` scripts refuse bad input with one line.
+
+One table, :data:`CASES`, of ``(argv, fragment, status)``: ``python -m netmodels ...`` (argv
+starting with ``netmodels``) or ``python benchmarks/SCRIPT ...`` must end within 10 s with
+``status``, exactly one line on stderr holding ``fragment``, and no result.  Paths in argv
+may name the places the fixture makes: ``{DIR}`` a writable folder, ``{FILE}`` an ordinary
+file, ``{RO}`` a read-only folder and ``{ROFILE}`` a read-only file.  As root, permission
+bits stop nothing (``os.access`` says writable, and writing works), so there the read-only
+places are made immutable with ``chattr +i``, which stops root too; where the file system
+has no such attribute those rows are skipped, saying so.  ``FSIZE`` rows run under a
+file-size limit (``ulimit -f``), which stops a write at the end the way a full disk does.
+
+The estimate behind the size refusals is tested in tests/test_simulate_budget.py; ``--force``
+there too.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.mpirun import ROOT
+
+MISSING = "/nonexistent-folder/out.json"
+SIM = ["netmodels", "simulate"]
+RING = [*SIM, "allreduce.ring", "-P", "4", "--model", "logp"]
+#: the size limit of rows marked so, bytes (a result file is larger)
+FSIZE = 64
+#: the benchmarks scripts with a --json option (run_pingpong_c.py creates missing folders)
+SCRIPTS = ["desync_experiment.py", "scale_sweep.py", "simulate_scale.py", "validate_loggopsim.py"]
+
+#: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
+CASES = [
+    # ---------------------------------------------------------------- the command and its arguments
+    (["netmodels"], "required: COMMAND", 2),
+    (["netmodels", "nonesuch"], "invalid choice: 'nonesuch'", 2),
+    ([*SIM, "allreduce.ring", "--model", "logp"], "required: -P/--ranks", 2),
+    ([*SIM, "allreduce.ring", "-P", "4"], "required: --model", 2),
+    ([*SIM, "allreduce.ring", "-P", "0", "--model", "logp"], "integer >= 1", 2),
+    ([*SIM, "allreduce.ring", "-P", "x", "--model", "logp"], "integer >= 1", 2),
+    ([*SIM, "allreduce.ring", "-P", "2^x", "--model", "logp"], "a power such as 2^20", 2),
+    ([*SIM, "allreduce.ring", "-P", "2^-1", "--model", "logp"], "a power such as 2^20", 2),
+    ([*SIM, "allreduce.ring", "-P", "1e6", "--model", "logp"], "a power such as 2^20", 2),
+    ([*SIM, "nonesuch", "-P", "4", "--model", "logp"], "must be one of", 2),
+    ([*SIM, "binomial", "-P", "4", "--model", "logp"], "ambiguous", 2),
+    ([*SIM, "allreduce.ring", "-P", "4", "--model", "bsp"], "invalid choice", 2),
+    ([*RING, "--semantics", "exact"], "invalid choice: 'exact'", 2),
+    ([*RING, "--param", "q=1"], "no parameter 'q'", 2),
+    ([*RING, "--param", "g=-1"], ">= 0", 2),
+    ([*RING, "--param", "g=inf"], "finite", 2),
+    ([*SIM, "allreduce.ring", "-P", "4", "--model", "alphabeta", "--param", "alpha=fast"], ">= 0", 2),
+    ([*SIM, "allreduce.ring", "-P", "4", "--model", "alphabeta", "--param", "alpha"], "NAME=VALUE", 2),
+    ([*RING, "-N", "-3"], "integer >= 0", 2),
+    ([*RING, "-N", "10^6"], "-N/--elements", 2),
+    ([*RING, "--option", "bogus=1"], "an option of no algorithm", 2),
+    ([*SIM, "broadcast.binomial", "-P", "4", "--model", "logp", "--option", "root=4"], "root", 2),
+    ([*SIM, "dissemination", "-P", "4", "--model", "logp", "-N", "5"], "nelems must be 0", 2),
+    ([*SIM, "dissemination", "-P", "4", "--model", "logp", "--option", "fan_in=3"], "takes", 2),
+    ([*SIM, "fence", "-P", "8", "--model", "alphabeta", "--option", "mesh=3x3"], "W*H must equal 8", 2),
+    ([*SIM, "barrier.nway_dissemination", "-P", "64", "--model", "nbl", "--option", "n=4"], "f table", 2),
+    # ---------------------------------------------------------------- sizes that cannot finish
+    ([*SIM, "dissemination", "-P", "2^40", "--model", "logp"],
+     "P = 1099511627776 is above 2^31 - 1 = 2147483647, the most ranks a schedule holds (int32); P = 2^", 2),
+    ([*SIM, "dissemination", "-P", "2^31", "--model", "logp"],
+     "P = 2147483648 is above 2^31 - 1 = 2147483647, the most ranks a schedule holds (int32); P = 2^", 2),
+    ([*SIM, "dissemination", "-P", "2^31", "--model", "logp", "--force"], "holds (int32)", 2),
+    ([*SIM, "dissemination", "-P", "2^99999999", "--model", "logp"], "P = 2^99999999 is far above 2^31 - 1", 2),
+    ([*SIM, "alltoall.direct", "-P", "10^6", "--model", "logp"], "the limit is 300 s) and about", 2),
+    ([*SIM, "alltoall.direct", "-P", "10^6", "--model", "logp"], "fits (--force runs it anyway)", 2),
+    ([*SIM, "allreduce.ring", "-P", "10^6", "--model", "logp"], "2.3e+12 candidates; the limit is 300 s", 2),
+    ([*SIM, "allreduce.ring", "-P", "10^6", "-N", "1000000", "--model", "logp"], "2.3e+12 transfers", 2),
+    ([*SIM, "broadcast.two_phase", "-P", "2^20", "--model", "logp"], "GiB of memory", 2),
+    # ---------------------------------------------------------------- output paths, checked before any work
+    ([*RING, "--json", MISSING], "folder /nonexistent-folder does not exist", 2),
+    ([*RING, "--json", "/tmp"], "/tmp is a folder, not a file", 2),
+    ([*RING, "--json", ""], "the output path is empty", 2),
+    ([*RING, "--json", "{FILE}/out.json"], "is not a folder", 2),
+    ([*RING, "--json", "{RO}/out.json"], "is not writable", 2),
+    ([*RING, "--json", "{ROFILE}"], "the file is read-only", 2),
+    ([*RING, "--json", "{DIR}/out.json", "FSIZE"], "(File too large); the file was left as it was", 1),
+    *[(["benchmarks/" + s, "--json", MISSING], f"{s}: error: --json: cannot write {MISSING}", 2) for s in SCRIPTS],
+    *[(["benchmarks/" + s, "--json", "/tmp"], "/tmp is a folder, not a file", 2) for s in SCRIPTS],
+    *[(["benchmarks/" + s, "--json", "{RO}/out.json"], "is not writable", 2) for s in SCRIPTS],
+    *[(["benchmarks/" + s, "--bogus"], "unrecognized arguments: --bogus", 2) for s in SCRIPTS],
+    (["benchmarks/run_pingpong_c.py"], "required: binary", 2),
+    (["benchmarks/run_pingpong_c.py", "/bin/true", "--json", "/tmp"], "/tmp is a folder, not a file", 2),
+    (["benchmarks/run_pingpong_c.py", "/bin/true", "--json", "{FILE}/out.json"], "cannot create folder", 2),
+    (["benchmarks/run_pingpong_c.py", "/bin/true", "--json", "{RO}/sub/out.json"], "cannot create folder", 2),
+]
+
+
+@pytest.fixture
+def places(tmp_path):
+    """``{DIR, FILE, RO, ROFILE}`` -> paths, and why read-only places could not be made (or None)."""
+    ro, rofile, file = tmp_path / "ro", tmp_path / "ro.json", tmp_path / "file"
+    ro.mkdir()
+    rofile.write_text('{"a": "good result"}')
+    file.write_text("x")
+    locked, why = [], None
+    if os.geteuid() == 0:
+        for p in (ro, rofile):
+            res = subprocess.run(["chattr", "+i", str(p)], capture_output=True, text=True)
+            if res.returncode != 0:
+                why = f"root ignores permission bits, and chattr +i failed here: {res.stderr.strip()}"
+                break
+            locked.append(p)
+    else:
+        ro.chmod(0o555)
+        rofile.chmod(0o444)
+    yield {"DIR": str(tmp_path), "FILE": str(file), "RO": str(ro), "ROFILE": str(rofile)}, why
+    for p in locked:
+        subprocess.run(["chattr", "-i", str(p)], check=True)
+    ro.chmod(0o755)
+
+
+def _limit_file_size():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
+
+
+@pytest.mark.parametrize("argv, fragment, status", CASES,
+                         ids=[" ".join(c[0][:4]) + f"-{i}" for i, c in enumerate(CASES)])
+def test_bad_input_is_one_line_and_its_status(argv, fragment, status, places):
+    where, why_not = places
+    if why_not and any("{RO" in a for a in argv):
+        pytest.skip(why_not)
+    fsize = "FSIZE" in argv
+    argv = [a.format(**where) for a in argv if a != "FSIZE"]
+    cmd = [sys.executable, "-m", *argv] if argv[0] == "netmodels" else [sys.executable, *argv]
+    start = time.monotonic()
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=10,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         preexec_fn=_limit_file_size if fsize else None)
+    assert time.monotonic() - start < 10
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.returncode == status, res.stderr
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in res.stderr, res.stderr
+    if status == 2:                              # refused before any work
+        assert "predicted time" not in res.stdout
+    assert not os.path.exists(os.path.join(where["DIR"], "out.json"))
+    assert open(where["ROFILE"]).read() == '{"a": "good result"}'
+    assert [n for n in os.listdir(where["DIR"]) if n.startswith(".")] == []     # no temporary file left
+
+
+def test_every_command_and_script_has_a_row():
+    from netmodels.__main__ import COMMANDS
+
+    covered = {tuple(c[0][:2]) for c in CASES if c[0][0] == "netmodels"} | {c[0][0] for c in CASES}
+    wanted = {("netmodels", n) for n in COMMANDS} | {
+        "benchmarks/" + p.name for p in (ROOT / "benchmarks").glob("*.py")}
+    assert wanted - covered == set()
