@@ -58,7 +58,9 @@ from .._check import positive, positive_int
 from ..algorithms.arrays import ArraySchedule, as_arrays
 from ..models.step import Step
 
-SEMANTICS = ("sync", "dataflow")
+SEMANTICS = ("sync", "stepwise", "loggopsim")
+#: earlier names still accepted: "dataflow" was the step-ordered rule, now "stepwise"
+ALIASES = {"dataflow": "stepwise"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,6 +159,30 @@ def steps(a: ArraySchedule, elem_bytes: int = 8, topology=None):
                    copy_src, copy_count, elem_bytes)
 
 
+# ----------------------------------------------------------------------------- LogGOPSim's rules
+def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress) -> SimResult:
+    """The *loggopsim* semantics (:mod:`netmodels.simulate.arrival`): the LogP family only."""
+    from .arrival import run
+
+    if not rule.clocked:
+        raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, PLogP), "
+                         f"got {type(model).__name__}")
+    steps_, extras = [], []
+    messages = nbytes_total = 0
+    for step in steps(a, elem_bytes, topology):
+        if progress is not None:
+            progress(1)
+        steps_.append(step)
+        n = 0 if step is None else step.src.size
+        if step is not None:
+            messages += n
+            nbytes_total += int(step.count.sum()) * elem_bytes
+        extras.append(rng.exponential(noise, n) if rng is not None and noise > 0 and n else None)
+    finish = run(a.nprocs, steps_, model.message_terms, extras, entry)
+    return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
+                     None, "loggopsim", type(model).__name__)
+
+
 # ----------------------------------------------------------------------------- entry point
 def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None, seed=None,
              topology=None, elem_bytes: int = 8, progress=None) -> SimResult:
@@ -175,6 +201,7 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
                          f"NBLModel, NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel or LoP; got {type(model).__name__}")
     a = as_arrays(schedule)
+    semantics = ALIASES.get(semantics, semantics)
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {semantics!r}")
     elem_bytes = positive_int("elem_bytes", elem_bytes)
@@ -188,6 +215,8 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         noise = positive("noise", noise, allow_zero=True)
         rng = np.random.default_rng(seed)
     rule = model.step_rule(a)
+    if semantics == "loggopsim":
+        return _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress)
     sync = semantics == "sync"
     clock = entry.copy()                    # dataflow: per-rank clock
     now = float(entry.max(initial=0.0))     # sync: the end of the previous step
