@@ -88,8 +88,11 @@ def run(nprocs: int, steps, terms_of, extras, entry: np.ndarray) -> np.ndarray:
     phase = [0] * nprocs               # the phase a rank is in
     sent = [0] * nprocs                # sends of the phase done
     matched = [0] * nprocs             # receives of the phase matched
-    uq = [dict() for _ in range(nprocs)]   # (src, step) -> messages handled, not yet matched
-    rq = [dict() for _ in range(nprocs)]   # (src, step) -> receives posted, not yet matched
+    # matching key of a message and of its receive: (receiver, sender, step) as one integer
+    key_of = ((c["dst"].astype(np.int64) * nprocs + c["src"].astype(np.int64)) * (max(tstep, default=0) + 1)
+              + c["t"].astype(np.int64)).tolist() if n else []
+    uq: dict = {}                      # key -> messages handled, not yet matched
+    rq: dict = {}                      # key -> receives posted, not yet matched
     heap: list = []
     push, pop = heapq.heappush, heapq.heappop
     ts = 0
@@ -140,21 +143,21 @@ def run(nprocs: int, steps, terms_of, extras, entry: np.ndarray) -> np.ndarray:
                 continue
             nexto[h] = time + hold[i]
             nextgr[h] = time + rgap[i]
-            key = (src[i], tstep[i])
-            waiting = rq[h].get(key, 0)
+            key = key_of[i]
+            waiting = rq.get(key, 0)
             if waiting:
-                rq[h][key] = waiting - 1
+                rq[key] = waiting - 1
                 matched[h] += 1
                 advance(h)
             else:
-                uq[h][key] = uq[h].get(key, 0) + 1
+                uq[key] = uq.get(key, 0) + 1
         else:                                   # a receive is posted
-            key = (src[i], tstep[i])
-            handled = uq[h].get(key, 0)
+            key = key_of[i]
+            handled = uq.get(key, 0)
             if handled:
-                uq[h][key] = handled - 1
+                uq[key] = handled - 1
                 matched[h] += 1
                 advance(h)
             else:
-                rq[h][key] = rq[h].get(key, 0) + 1
+                rq[key] = rq.get(key, 0) + 1
     return np.array(nexto)
