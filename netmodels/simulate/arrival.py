@@ -35,7 +35,7 @@ import heapq
 
 import numpy as np
 
-_SEND, _RECV, _MSG = 1, 2, 4      # LogGOPSim's order of operation types when released together
+_SEND, _RECV, _MSG, _WAKE = 1, 2, 4, 5    # (LogGOPSim's order of operation types when released together)
 
 
 def _columns(steps, terms_of, extras):
@@ -98,6 +98,12 @@ def run(nprocs: int, steps, terms_of, extras, entry: np.ndarray) -> np.ndarray:
     ts = 0
 
     posted = [False] * nprocs          # the phase's receives are posted
+    # messages that found the CPU or the receive gap busy wait in ``blocked[h]`` (by age);
+    # one token per rank stands for them in the event heap, at the time the CPU and gap
+    # are next free and at the age of the oldest: LogGOPSim re-queues every waiting
+    # message each time, with the same outcome (only the oldest can be handled first)
+    blocked = [[] for _ in range(nprocs)]
+    token: list = [None] * nprocs
 
     def advance(h: int):
         """Release what rank h may do next after one of its operations completed."""
@@ -136,13 +142,29 @@ def run(nprocs: int, steps, terms_of, extras, entry: np.ndarray) -> np.ndarray:
             ts += 1
             sent[h] += 1
             advance(h)
-        elif kind == _MSG:
+        elif kind == _MSG or kind == _WAKE:
+            if kind == _WAKE:                   # the oldest waiting message of rank h retries
+                if token[h] != (time, order):
+                    continue                    # superseded by a later token
+                i = blocked[h][0][1]
             busy = nexto[h] if nexto[h] > nextgr[h] else nextgr[h]
             if busy > time:
-                push(heap, (busy, order, kind, h, i))
+                if kind == _MSG:
+                    heapq.heappush(blocked[h], (order, i))
+                    if token[h] is not None and token[h][1] < order:
+                        continue                # an older message waits already
+                token[h] = (busy, order)
+                push(heap, (busy, order, _WAKE, h, -1))
                 continue
+            if kind == _WAKE:
+                heapq.heappop(blocked[h])
+                token[h] = None
             nexto[h] = time + hold[i]
             nextgr[h] = time + rgap[i]
+            if blocked[h]:                      # the others wait for the CPU and gap again
+                nxt = (nexto[h] if nexto[h] > nextgr[h] else nextgr[h], blocked[h][0][0])
+                token[h] = nxt
+                push(heap, (nxt[0], nxt[1], _WAKE, h, -1))
             key = key_of[i]
             waiting = rq.get(key, 0)
             if waiting:
