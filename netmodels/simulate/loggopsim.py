@@ -161,3 +161,21 @@ def compare(data: dict, semantics: str = "loggopsim", only=None) -> list[dict]:
                          "loggopsim_s": t_ps * unit, "kit_s": kit * unit,
                          "relative": (kit - t_ps) / t_ps if t_ps else float(kit != 0)})
     return rows
+
+
+def agreement(rows: list[dict], semantics=("loggopsim", "stepwise", "sync"), tolerance: float = 1e-9) -> list[dict]:
+    """Per algorithm (random schedules as one), from the rows of
+    ``book/data/loggopsim_comparison.json`` (one per case and parameter set, with each
+    semantics' relative difference to LogGOPSim): the number of rows and, per semantics,
+    how many are within ``tolerance`` and the smallest and largest relative difference."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(r["case"].split("/", 1)[0], []).append(r)
+    out = []
+    for name, rs in groups.items():
+        row = {"algorithm": name, "rows": len(rs)}
+        for sem in semantics:
+            v = [r[sem] for r in rs]
+            row[sem] = {"equal": sum(abs(x) <= tolerance for x in v), "min": min(v), "max": max(v)}
+        out.append(row)
+    return out
