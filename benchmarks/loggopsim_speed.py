@@ -40,8 +40,16 @@ def one_case(name: str, p: int, n: int, semantics: str) -> dict:
     t0 = time.perf_counter()
     r = simulate(a, model, semantics=semantics, elem_bytes=loggopsim.ELEM_BYTES)
     dt = time.perf_counter() - t0
-    return {"transfers": r.messages, "seconds": dt, "time_s": r.time,
-            "peak_rss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {"transfers": r.messages, "seconds": dt, "time_s": r.time, "peak_rss_MB": peak_rss_mb()}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (MB): VmHWM, which a fresh process starts anew
+    (``ru_maxrss`` keeps the parent's peak across fork and exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def kit(name: str, p: int, n: int, semantics: str) -> dict:
@@ -72,9 +80,10 @@ def loggopsim_run(where: str, p: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--loggopsim", metavar="DIR", required="--case" not in (argv or sys.argv))
+    ap.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (needed but with --size-goals-only)")
     ap.add_argument("--P", type=int, nargs="+", default=[2**16, 2**17, 2**18])
     ap.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--size-goals-only", action="store_true", help="only the 2^20 and 4096-rank goals")
     args = ap.parse_args(argv)
     if args.case:
         name, p, n, sem = args.case
@@ -85,7 +94,7 @@ def main(argv=None) -> int:
     print("\n| case | transfers | LogGOPSim s | " + " | ".join(f"{s} s" for s in SEMANTICS)
           + " | " + " | ".join(f"{s} / LogGOPSim rate" for s in SEMANTICS) + " |")
     print("|---|---:|---:|" + "---:|" * (2 * len(SEMANTICS)))
-    for p in args.P:
+    for p in ([] if args.size_goals_only else args.P):
         ref = loggopsim_run(args.loggopsim, p)
         runs = {s: kit("barrier.dissemination", p, 0, s) for s in SEMANTICS}
         for s, r in runs.items():
@@ -93,7 +102,7 @@ def main(argv=None) -> int:
         n = runs["sync"]["transfers"]
         print(f"| dissemination P=2^{p.bit_length() - 1} | {n:.2e} | {ref['seconds']:.2f} | "
               + " | ".join(f"{runs[s]['seconds']:.2f}" for s in SEMANTICS) + " | "
-              + " | ".join(f"{ref['seconds'] / runs[s]['seconds']:.1f}x" for s in SEMANTICS) + " |", flush=True)
+              + " | ".join(f"{ref['seconds'] / runs[s]['seconds']:.2g}x" for s in SEMANTICS) + " |", flush=True)
     print("\n| size goal | semantics | transfers | s | peak RSS MB |")
     print("|---|---|---:|---:|---:|")
     for name, p, n in (("barrier.dissemination", 2**20, 0), ("allreduce.ring", 4096, 4096)):
