@@ -61,7 +61,7 @@ def cases(p_log: int, p_linear: int):
             continue
         collective, algorithm = name.split(".", 1)
         linear = algorithm in LINEAR or collective in LINEAR_COLLECTIVES
-        for semantics in ("sync", "dataflow"):
+        for semantics in ("sync", "stepwise"):
             yield name, p_linear if linear else p_log, semantics
 
 

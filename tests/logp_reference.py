@@ -2,7 +2,7 @@
 
 An independent implementation of the rules of :class:`netmodels.models.logp.LogPClock`
 (the one the simulator asks), written per transfer with no numpy step columns, as the
-rules were first written: the simulator under *dataflow* must give the same exit times.
+rules were first written: the simulator under *stepwise* must give the same exit times.
 Small P only.
 """
 

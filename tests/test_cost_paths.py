@@ -61,7 +61,7 @@ def test_every_model_costs_every_registry_entry_in_both_semantics(name):
         s = build(name, P)
         for label, model in MODELS.items():
             sy = simulate(s, model)
-            df = simulate(s, model, semantics="dataflow")
+            df = simulate(s, model, semantics="stepwise")
             for r in (sy, df):
                 assert np.isfinite(r.time) and r.time >= 0, (name, P, label)
                 assert r.finish.shape == (P,) and np.all(r.finish <= r.time)
@@ -89,7 +89,7 @@ def test_every_cost_path_agrees_with_the_engine(name):
             nblm = nbl.NBLModel(A, 8 * B, None, {2: 1e-9, 3: 2e-9})
             assert got["nbl"] == pytest.approx(simulate(s, nblm).time, rel=1e-12)
             loggp = logp.LogGP(L=3 * US, o=1 * US, g=0.5 * US, P=2, G=1e-9, combine=1e-9)
-            assert got["loggp"] == pytest.approx(simulate(s, loggp, semantics="dataflow").time, rel=1e-12)
+            assert got["loggp"] == pytest.approx(simulate(s, loggp, semantics="stepwise").time, rel=1e-12)
             # the NBL step costs
             m = MODELS["NBLModel nominal"]
             assert nbl_cost.cost(s, m) == pytest.approx(simulate(s, m).time, rel=1e-12)
@@ -101,9 +101,9 @@ def test_every_cost_path_agrees_with_the_engine(name):
                 assert bsp.cost(s, b, 1e-9) == pytest.approx(
                     simulate(s, bsp.BSP(1e-9, 20 * US, unit, combine=1e-9)).time, rel=1e-12)
                 assert bsp.program(s, unit, 1e-9).cost(b) == pytest.approx(bsp.cost(s, b, 1e-9), rel=1e-12)
-            # logp.simulate is the engine under dataflow
+            # logp.simulate is the engine under stepwise
             lp = MODELS["LogP"]
-            np.testing.assert_array_equal(logp.simulate(s, lp), simulate(s, lp, semantics="dataflow").finish)
+            np.testing.assert_array_equal(logp.simulate(s, lp), simulate(s, lp, semantics="stepwise").finish)
             # the models panel's LoP cost
             lm = MODELS["LoP"]
             assert mp.lop_cost(s, lm.rtt, lm.overhead) == pytest.approx(simulate(s, lm).time, rel=1e-12)
@@ -116,7 +116,7 @@ def test_the_engine_agrees_with_the_per_transfer_references(name):
         s = build(name, P)
         for m in (MODELS["LogP"], logp.LogP(L=2 * US, o=1 * US, g=4 * US, P=2, o_r=0.5 * US)):
             ref = logp_reference.simulate(s, m, combine_s_per_elem=m.combine)
-            np.testing.assert_allclose(simulate(s, m, semantics="dataflow").finish, ref, rtol=1e-12)
+            np.testing.assert_allclose(simulate(s, m, semantics="stepwise").finish, ref, rtol=1e-12)
         m = MODELS["NBLModel nominal"]
         assert simulate(s, m).time == pytest.approx(nbl_reference.cost(s, m), rel=1e-12)
 
@@ -132,7 +132,7 @@ def test_twolevel_and_the_models_panel_are_the_engine():
         c = mp.model_costs(alg, 8, 64, mach)
         sched = bsp.compared(alg, 8, 64)
         assert c["BSP"] == pytest.approx(simulate(sched, mach.bsp).time, rel=1e-12)
-        assert c["LogP"] == pytest.approx(simulate(sched, mach.logp, semantics="dataflow").time, rel=1e-12)
+        assert c["LogP"] == pytest.approx(simulate(sched, mach.logp, semantics="stepwise").time, rel=1e-12)
         assert c["α-β"] == pytest.approx(simulate(sched, nbl.NBLModel.standard(A, 8 * B)).time, rel=1e-12)
 
 

@@ -354,7 +354,7 @@ def test_loggp_simulation_of_one_message_and_of_two_back_to_back_is_written_out_
 
 
 @pytest.mark.parametrize("o, g", [(1.5e-6, 1e-6), (1e-6, 4e-6)])       # o > g and g > o
-@pytest.mark.parametrize("semantics", ["sync", "dataflow"])
+@pytest.mark.parametrize("semantics", ["sync", "stepwise", "loggopsim"])
 def test_two_long_messages_into_one_rank_charge_the_receiver_twice(o, g, semantics):
     """Ranks 0 and 1 send m bytes to rank 2 at once.  Both first bytes arrive at o + L;
     the receiver takes the first at o + L and is busy o + (m - 1) G with it, the second's

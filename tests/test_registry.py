@@ -161,7 +161,7 @@ def test_every_algorithm_is_simulated_under_every_model(name):
     for P in SIZES:
         a = alg.build(P, lengths(alg, P)[-1])
         for model_name, model in MODELS.items():
-            for semantics in ("sync", "dataflow"):
+            for semantics in ("sync", "stepwise"):
                 r = simulate(a, model, semantics=semantics)
                 assert math.isfinite(r.time) and r.time >= 0, (P, model_name, semantics)
                 if P > 1:

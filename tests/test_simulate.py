@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netmodels.algorithms import arrays, barriers, broadcast, combining, registry
 from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
@@ -50,24 +52,51 @@ def rel(a, b):
 
 # ----------------------------------------------------------------------------- per-transfer references
 @pytest.mark.parametrize("p", SIZES)
-def test_dataflow_logp_equals_the_per_transfer_simulation(p):
+def test_stepwise_logp_equals_the_per_transfer_simulation(p):
     for s in kit_schedules(p):
         for m in LOGP:
             ref = logp_reference.simulate(s, m)
-            got = simulate(ArraySchedule.from_schedule(s), m, semantics="dataflow")
+            got = simulate(ArraySchedule.from_schedule(s), m, semantics="stepwise")
             assert np.max(np.abs(got.finish - ref) / np.maximum(ref, 1e-300)) <= 1e-9, (s.name, p)
             assert rel(got.time, ref.max(initial=0.0)) <= 1e-9
 
 
 @pytest.mark.parametrize("p", [1, 2, 3, 5, 8, 13, 16, 31, 64])
-def test_dataflow_loggp_equals_the_per_transfer_simulation(p):
+def test_stepwise_loggp_equals_the_per_transfer_simulation(p):
     # G > 0 with message sizes that change from step to step (Rabenseifner, Fence, trees):
     # the receive gap must start at the first byte in both
     m = logp.LogGP(L=3 * US, o=1 * US, g=2 * US, P=2, o_r=1.5 * US, G=1e-9)
     for s in kit_schedules(p):
         ref = logp_reference.simulate(s, m, elem_bytes=8)
-        got = simulate(s, m, semantics="dataflow", elem_bytes=8)
+        got = simulate(s, m, semantics="stepwise", elem_bytes=8)
         assert np.max(np.abs(got.finish - ref) / np.maximum(ref, 1e-300)) <= 1e-9, (s.name, p)
+
+
+@st.composite
+def random_schedules(draw):
+    """A schedule of 2 to 12 ranks and 1 to 6 steps, each with up to 3P messages between
+    random distinct ranks (a pair may repeat), of 0 to 4096 elements."""
+    p = draw(st.integers(2, 12))
+    steps = []
+    for _ in range(draw(st.integers(1, 6))):
+        pairs = draw(st.lists(st.tuples(st.integers(0, p - 1), st.integers(1, p - 1),
+                                        st.sampled_from([0, 1, 7, 512, 4096])), max_size=3 * p))
+        src = np.array([a for a, _, _ in pairs], dtype=np.int64)
+        dst = (src + np.array([b for _, b, _ in pairs], dtype=np.int64)) % p
+        steps.append(ArrayStep.of(src, dst, 0, [c for _, _, c in pairs]))
+    return ArraySchedule("random", p, 4096, steps)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(random_schedules(), st.sampled_from([(1.5, 1.0, 2.0), (1.0, 4.0, 0.5)]), st.sampled_from([0.0, 1e-3]))
+def test_stepwise_equals_the_per_transfer_simulation_on_random_schedules(s, o_g_or, G):
+    # any schedule, several messages into one rank, sizes that change: the receiver's
+    # (m - 1) G from its first byte, the gaps, the order of arrival (tests/logp_reference.py)
+    o, g, o_r = o_g_or
+    m = logp.LogGP(L=3 * US, o=o * US, g=g * US, P=2, o_r=o_r * US, G=G * US)
+    ref = logp_reference.simulate(s, m, elem_bytes=8)
+    got = simulate(s, m, semantics="stepwise", elem_bytes=8)
+    assert np.max(np.abs(got.finish - ref) / np.maximum(ref, 1e-300)) <= 1e-9
 
 
 @pytest.mark.parametrize("p", SIZES)
@@ -91,28 +120,28 @@ def test_sync_nbl_equals_the_papers_closed_forms(mesh):
 def test_either_form_gives_the_same_result():
     s = combining.rabenseifner(13, 40).to_schedule()
     for m in LOGP + NBL + [AB]:
-        for sem in ("sync", "dataflow"):
+        for sem in ("sync", "stepwise"):
             a, b = simulate(s, m, semantics=sem), simulate(ArraySchedule.from_schedule(s), m, semantics=sem)
             assert a.time == b.time and np.array_equal(a.finish, b.finish)
             assert (a.steps, a.messages, a.bytes) == (s.nsteps, sum(map(len, s.steps)),
                                                        8 * sum(t.count for st in s.steps for t in st))
 
 
-def test_dataflow_with_entry_skew_equals_the_per_transfer_simulation():
+def test_stepwise_with_entry_skew_equals_the_per_transfer_simulation():
     rng = np.random.default_rng(1)
     for p in (5, 16, 23):
         skew = rng.uniform(0, 20 * US, p)
         for s in kit_schedules(p):
             ref = logp_reference.simulate(s, LOGP[0], entry=skew)
-            got = simulate(s, LOGP[0], semantics="dataflow", skew=skew)
+            got = simulate(s, LOGP[0], semantics="stepwise", skew=skew)
             assert np.allclose(got.finish, ref, rtol=1e-12, atol=0)
 
 
-def test_sync_is_never_faster_than_dataflow_and_counts_steps():
+def test_sync_is_never_faster_than_stepwise_and_counts_steps():
     for p in (6, 16, 21):
         for s in kit_schedules(p):
             for m in LOGP + NBL + [AB]:
-                sy, df = simulate(s, m), simulate(s, m, semantics="dataflow")
+                sy, df = simulate(s, m), simulate(s, m, semantics="stepwise")
                 assert df.time <= sy.time * (1 + 1e-12), (s.name, p, type(m).__name__)
                 assert sy.step_times.shape == (s.nsteps,) and df.step_times is None
                 assert sy.time == pytest.approx(sy.step_times.sum(), rel=1e-12)
@@ -128,7 +157,7 @@ def test_dissemination_under_logp_equals_the_closed_form(p):
     a = barriers.dissemination(p)
     for m in (LOGP if p < 2**20 else LOGP[1:]):       # at 2^20 the binding gap only (fast tests)
         want = logp.barrier_time("dissemination", m.with_P(p))
-        for sem in ("sync", "dataflow"):
+        for sem in ("sync", "stepwise"):
             assert rel(simulate(a, m, semantics=sem).time, want) <= 1e-12, (p, sem)
 
 
@@ -148,7 +177,7 @@ def test_binomial_broadcast_closed_forms(p):
     n = 1000
     a = broadcast.binomial(p, n, root=p // 3)
     R = math.ceil(math.log2(p))
-    for sem in ("sync", "dataflow"):
+    for sem in ("sync", "stepwise"):
         assert rel(simulate(a, AB, semantics=sem).time, R * (AB.alpha + AB.beta * 8 * n)) <= 1e-12
     m = LOGP[0]
     assert rel(simulate(a, m).time, R * m.one_way) <= 1e-12
@@ -172,7 +201,7 @@ def test_ring_under_alphabeta(p):
     for n in (p, 5 * p + 1):
         want = 2 * (p - 1) * (AB.alpha + AB.beta * 8 * -(-n // p))
         assert rel(simulate(combining.ring(p, n), AB).time, want) <= 1e-12
-        assert rel(simulate(combining.ring(p, n), AB, semantics="dataflow").time, want) <= 1e-12
+        assert rel(simulate(combining.ring(p, n), AB, semantics="stepwise").time, want) <= 1e-12
 
 
 def test_loggp_round_trip_equals_the_prtt_forward_model():
@@ -183,7 +212,7 @@ def test_loggp_round_trip_equals_the_prtt_forward_model():
         for nbytes in (1, 8, 8000):
             s = Schedule("prtt", 2, nbytes, [tuple(Transfer(0, 1, 0, nbytes) for _ in range(nmsg)),
                                              (Transfer(1, 0, 0, nbytes),)])
-            got = simulate(s, m, semantics="dataflow", elem_bytes=1).time
+            got = simulate(s, m, semantics="stepwise", elem_bytes=1).time
             assert rel(got, float(logp.prtt_model(m, nmsg, 0.0, nbytes))) <= 1e-12
 
 
@@ -224,7 +253,7 @@ def test_contention_on_a_ring_of_links():
         got = simulate(shift(p, d, n), AB, topology=RingLinks(p)).time
         assert rel(got, AB.alpha + d * AB.beta * 8 * n) <= 1e-12
         m = logp.LogGP(L=3 * US, o=1 * US, g=2 * US, P=2, G=1e-9)
-        got = simulate(shift(p, d, n), m, topology=RingLinks(p), semantics="dataflow").time
+        got = simulate(shift(p, d, n), m, topology=RingLinks(p), semantics="stepwise").time
         assert rel(got, m.o_s + m.L + m.o_r + d * (8 * n - 1) * m.G) <= 1e-12
         nb = NBLModel.standard(10 * US, 0.1 * US)
         got = simulate(shift(p, d, n), nb, topology=RingLinks(p)).time
@@ -257,7 +286,7 @@ def test_noise_is_seeded_and_adds_the_drawn_latency():
     m = LOGP[0]
     assert rel(simulate(s, m, noise=3 * US, seed=42).time, m.one_way + draw) <= 1e-12
     a = barriers.dissemination(64)
-    r1, r2 = (simulate(a, m, noise=1 * US, seed=7, semantics="dataflow") for _ in range(2))
+    r1, r2 = (simulate(a, m, noise=1 * US, seed=7, semantics="stepwise") for _ in range(2))
     assert np.array_equal(r1.finish, r2.finish)
     assert r1.time > simulate(a, m).time
     assert simulate(a, m, noise=0.0, seed=7).time == simulate(a, m).time
@@ -297,4 +326,4 @@ def test_array_builders_simulate_like_their_twins():
         n = 0 if name.startswith("barrier.") else 50
         a = registry.build(name, 21, n)
         t = arrays.as_transfers(a)
-        assert simulate(a, LOGP[1], semantics="dataflow").time == logp_reference.simulate(t, LOGP[1]).max()
+        assert simulate(a, LOGP[1], semantics="stepwise").time == logp_reference.simulate(t, LOGP[1]).max()

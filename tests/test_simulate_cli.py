@@ -35,11 +35,11 @@ def test_dissemination_at_2_20_under_logp_equals_the_closed_form(tmp_path):
 def test_parameters_and_semantics_reach_the_model(tmp_path):
     out = tmp_path / "r.json"
     res = run("allreduce.recursive_doubling", "-P", "6", "-N", "100", "--model", "alphabeta",
-              "--param", "alpha=1e-6", "--param", "beta=1e-9", "--semantics", "dataflow", "--json", str(out))
+              "--param", "alpha=1e-6", "--param", "beta=1e-9", "--semantics", "stepwise", "--json", str(out))
     assert res.returncode == 0, res.stderr
     data = json.loads(out.read_text())
     assert data["time_s"] == pytest.approx(4 * (1e-6 + 800e-9), rel=1e-12)   # fold, 2 exchanges, fold
-    assert data["semantics"] == "dataflow" and data["bytes"] == 8 * 100 * (2 + 4 * 2 + 2)
+    assert data["semantics"] == "stepwise" and data["bytes"] == 8 * 100 * (2 + 4 * 2 + 2)
     res = run("barrier.nway_dissemination", "-P", "9", "--model", "nbl", "--option", "n=2", "--json", str(out))
     assert res.returncode == 0, res.stderr
     assert json.loads(out.read_text())["steps"] == 2

@@ -82,7 +82,7 @@ def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> d
     * ``alpha-beta``: :func:`alpha_beta_time`;
     * ``nbl``: Littlefield's step cost L α + f(L) β S + combining, the busiest rank per step
       (:class:`netmodels.models.nbl.NBLModel`, *sync*; f from the test jig, else f(L) = 1);
-    * ``loggp``: message by message (LogGP with G per byte and the combine cost, *dataflow*),
+    * ``loggp``: message by message (LogGP with G per byte and the combine cost, *stepwise*),
       the last rank to finish.
     """
     from dataclasses import replace
@@ -94,7 +94,7 @@ def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> d
     loggp = replace(cal.loggp, combine=cal.c2)
     return {"alpha-beta": alpha_beta_time(schedule, cal.alpha, cal.beta, elem_bytes, cal.c2),
             "nbl": simulate(schedule, nbl).time,
-            "loggp": simulate(schedule, loggp, semantics="dataflow", elem_bytes=elem_bytes).time}
+            "loggp": simulate(schedule, loggp, semantics="stepwise", elem_bytes=elem_bytes).time}
 
 
 def relative_error(predicted: float, measured: float) -> float:

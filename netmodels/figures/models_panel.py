@@ -2,7 +2,7 @@
 
 :func:`model_costs` prices one schedule of :data:`netmodels.models.bsp.COMPARED` in every
 model with the kit's one simulator (:func:`netmodels.simulate.simulate`) and each model's step
-rule: BSP (*sync*: a superstep costs ``g h + l``), LogP (*dataflow*: the last rank's exit;
+rule: BSP (*sync*: a superstep costs ``g h + l``), LogP (*stepwise*: the last rank's exit;
 every message is a small message, sizes are ignored) and, as α-β, Littlefield's standard
 model ``NBLModel.standard`` (loosely synchronous: a step costs, on its busiest rank, ``α``
 per message sent or received plus ``β`` times its largest message; the chapter's α-β in
@@ -61,7 +61,7 @@ def model_costs(algorithm: str, P: int, N: int, machine: Machine) -> dict:
     s = bsp.compared(algorithm, P, N)
     ab = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
     return {"PRAM steps": bsp.pram_steps(s), "BSP": simulate(s, machine.bsp).time,
-            "LogP": simulate(s, machine.logp, semantics="dataflow", elem_bytes=ELEM_BYTES).time,
+            "LogP": simulate(s, machine.logp, semantics="stepwise", elem_bytes=ELEM_BYTES).time,
             "α-β": simulate(s, ab).time}
 
 

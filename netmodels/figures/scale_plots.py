@@ -35,7 +35,7 @@ SWEPT = ("barrier.dissemination", "barrier.binomial", "barrier.butterfly",
 COLLECTIVES = tuple(dict.fromkeys(name.split(".", 1)[0] for name in SWEPT))
 RING_MAX = 1024
 #: model name -> semantics used for it
-SEMANTICS = {"α-β": "sync", "LogGP": "dataflow", "NBL f(L) = L": "sync"}
+SEMANTICS = {"α-β": "sync", "LogGP": "stepwise", "NBL f(L) = L": "sync"}
 
 
 def machines(P: int) -> dict:

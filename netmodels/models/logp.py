@@ -12,7 +12,7 @@ Units are SI: seconds, bytes.  LogP's parameters:
 
 Each class carries its step rule (:meth:`LogP.step_rule`, :class:`LogPClock`), the one the
 simulator (:func:`netmodels.simulate.simulate`) asks; :func:`simulate` is that simulator
-under its *dataflow* semantics.  :func:`barrier_time` gives the closed forms derived in
+under its *stepwise* semantics.  :func:`barrier_time` gives the closed forms derived in
 the chapter, which the tests check against the simulator.
 """
 
@@ -335,7 +335,7 @@ class LogPClock:
 def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
              combine_s_per_elem: float = 0.0) -> np.ndarray:
     """Exit time (s) of every rank when ``schedule`` runs on ``params``: the simulator
-    :func:`netmodels.simulate.simulate` under its *dataflow* semantics with this model's
+    :func:`netmodels.simulate.simulate` under its *stepwise* semantics with this model's
     step rule (:class:`LogPClock`).
 
     ``entry`` (s, >= 0, one per rank) delays each rank's start; default 0.  ``elem_bytes``
@@ -356,7 +356,7 @@ def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
                      params.combine)
     if combine_s_per_elem:
         model = _replace(model, combine=positive("combine_s_per_elem", combine_s_per_elem, allow_zero=True))
-    return _simulate(schedule, model, semantics="dataflow", skew=entry,
+    return _simulate(schedule, model, semantics="stepwise", skew=entry,
                      elem_bytes=elem_bytes or 1).finish
 
 

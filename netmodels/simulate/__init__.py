@@ -1,7 +1,7 @@
 """The time of a schedule under a model of communication.
 
 - :mod:`netmodels.simulate.engine`: :func:`simulate`, the vectorised simulator: it walks the
-  steps (loosely synchronous or dataflow; skew, noise, link contention) and asks the model's
+  steps (loosely synchronous, step-ordered *stepwise*, or LogGOPSim's rules; skew, noise, link contention) and asks the model's
   step rule (:mod:`netmodels.models.step`) what each step costs, for every model of the kit
   (α-β, NBL, LogP, LogGP, PLogP, BSP, two-level α-β, LoP);
 - :mod:`netmodels.simulate.cost`: the NBL cost of a schedule step by step, the busiest node

@@ -9,7 +9,7 @@ in use when the model says that two or three should be".
 
 The loosely synchronous model cannot say: it charges every node the links the schedule
 gives it in a step.  :func:`simulate_fluid`, a third timing semantics beside the
-simulator's *sync* and *dataflow* (named for what it is: self-timed, fluid bandwidth
+simulator's *sync* and *stepwise* (named for what it is: self-timed, fluid bandwidth
 sharing), runs a schedule *self-timed* on a machine
 whose node bandwidth is shared by the transfers actually in progress at that moment:
 
@@ -208,7 +208,7 @@ def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: f
 
 
 def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0,
-                      seed: int = 0, semantics: str = "dataflow"):
+                      seed: int = 0, semantics: str = "stepwise"):
     """As :func:`experiment`, with the vectorised simulator's NBL rules instead of the fluid
     machine (:func:`netmodels.simulate.simulate` with the nominal f(L) = L, ``semantics``
     and ``noise``): there a node is charged the links the schedule gives it in a step,

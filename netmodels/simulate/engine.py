@@ -9,13 +9,22 @@ vector element) for α-β and LogGP; the NBL model counts elements, as its paper
 A transfer with ``src == dst`` is local work: no message, no time.  A receive offset
 column, if a schedule carries one, plays no part in the time.
 
-**Two semantics.**  *sync* (loosely synchronous, the NBL paper's assumption): every
+**Three semantics.**  *sync* (loosely synchronous, the NBL paper's assumption): every
 rank performs step t together; step t begins when the last rank has finished step
 t - 1 (step 0 when the last rank has entered, see ``skew``), and every rank that
-takes part in a step finishes at its end.  *dataflow* (as LogGOPSim): every rank has
-its own clock and begins its part of step t as soon as it has finished its part of
-step t - 1 (its own receives of t - 1 have arrived and been handled); a rank without
-a transfer in a step is not held up by it.
+takes part in a step finishes at its end.  *stepwise* (step-ordered; called
+*dataflow* before, a name still accepted): every rank has its own clock and begins its
+part of step t as soon as it has finished its part of step t - 1; within a step it
+does its sends, then its receives, and it touches no message of step t + 1 before it
+has finished step t; a rank without a transfer in a step is not held up by it.  This is
+an MPI program that posts step t's receives only after its sends and handles a message
+only inside its matching receive (no progress thread, rendezvous-like).  *loggopsim*
+(LogGOPSim's rules, :mod:`netmodels.simulate.arrival`; the LogP family only): a message
+is handled as soon as it has arrived and the CPU and the receive gap allow, oldest
+first, even before its receive is posted and before the rank's own later sends; this is
+an MPI library that progresses eager messages on arrival.  The *loggopsim* semantics
+equals LogGOPSim on the comparison of ``book/data/loggopsim_reference.json``; it runs
+event by event in Python and is the slowest of the three.
 
 **Models.**  The engine knows no model: it asks ``model.step_rule(schedule)`` for the
 model's step rule (:mod:`netmodels.models.step`) and hands it every step.  A
@@ -23,7 +32,7 @@ step-synchronous rule (α-β :class:`~netmodels.models.alphabeta.AlphaBeta`, NBL
 :class:`~netmodels.models.nbl.NBLModel` or :class:`~netmodels.models.nbl.NBLMachine`,
 BSP, two-level α-β, LoP) answers per-rank communication and combining times ``comm``
 and ``comp``.  Under *sync* such a step costs ``max comm + max comp`` over the ranks.
-Under *dataflow* a message from s to d starts when both have begun the step
+Under *stepwise* a message from s to d starts when both have begun the step
 (``max(b_s, b_d)``, b the rank's begin) and ends ``max(comm_s, comm_d)`` later; a rank
 ends its communication at ``max(b + comm, end of each of its messages)`` and then
 combines for ``comp``.  A clocked rule (the LogP family,
@@ -58,7 +67,9 @@ from .._check import positive, positive_int
 from ..algorithms.arrays import ArraySchedule, as_arrays
 from ..models.step import Step
 
-SEMANTICS = ("sync", "dataflow")
+SEMANTICS = ("sync", "stepwise", "loggopsim")
+#: earlier names still accepted: "dataflow" was the step-ordered rule, now "stepwise"
+ALIASES = {"dataflow": "stepwise"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +80,7 @@ class SimResult:
     *sync* the end of the last step the rank takes part in (its entry time if none).
     steps, messages, bytes: the schedule's steps, messages (``src != dst``) and bytes
     sent.  step_times: under *sync* the duration of every step (s; the first step is
-    counted from the last rank's entry), None under *dataflow*.
+    counted from the last rank's entry), None under *stepwise* and *loggopsim*.
     """
 
     time: float
@@ -157,6 +168,30 @@ def steps(a: ArraySchedule, elem_bytes: int = 8, topology=None):
                    copy_src, copy_count, elem_bytes)
 
 
+# ----------------------------------------------------------------------------- LogGOPSim's rules
+def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress) -> SimResult:
+    """The *loggopsim* semantics (:mod:`netmodels.simulate.arrival`): the LogP family only."""
+    from .arrival import run
+
+    if not rule.clocked:
+        raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, PLogP), "
+                         f"got {type(model).__name__}")
+    steps_, extras = [], []
+    messages = nbytes_total = 0
+    for step in steps(a, elem_bytes, topology):
+        if progress is not None:
+            progress(1)
+        steps_.append(step)
+        n = 0 if step is None else step.src.size
+        if step is not None:
+            messages += n
+            nbytes_total += int(step.count.sum()) * elem_bytes
+        extras.append(rng.exponential(noise, n) if rng is not None and noise > 0 and n else None)
+    finish = run(a.nprocs, steps_, model.message_terms, extras, entry)
+    return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
+                     None, "loggopsim", type(model).__name__)
+
+
 # ----------------------------------------------------------------------------- entry point
 def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None, seed=None,
              topology=None, elem_bytes: int = 8, progress=None) -> SimResult:
@@ -164,8 +199,8 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
     (``model.step_rule(schedule)``, :mod:`netmodels.models.step`): AlphaBeta, NBLModel,
-    NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel, LoP.  semantics: "sync" or
-    "dataflow".  skew: entry time of every rank (s, scalar or one per rank, >= 0).
+    NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel, LoP.  semantics: "sync", "stepwise"
+    or "loggopsim" (the LogP family only); "dataflow" is the old name of "stepwise".  skew: entry time of every rank (s, scalar or one per rank, >= 0).
     noise: mean extra latency per message (s, >= 0; exponential), drawn with
     ``numpy.random.default_rng(seed)``.  topology: see the module docstring.
     elem_bytes: bytes per vector element.  progress: called with 1 after every step (e.g. a
@@ -175,6 +210,7 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
                          f"NBLModel, NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel or LoP; got {type(model).__name__}")
     a = as_arrays(schedule)
+    semantics = ALIASES.get(semantics, semantics)
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {semantics!r}")
     elem_bytes = positive_int("elem_bytes", elem_bytes)
@@ -188,8 +224,10 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         noise = positive("noise", noise, allow_zero=True)
         rng = np.random.default_rng(seed)
     rule = model.step_rule(a)
+    if semantics == "loggopsim":
+        return _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress)
     sync = semantics == "sync"
-    clock = entry.copy()                    # dataflow: per-rank clock
+    clock = entry.copy()                    # stepwise: per-rank clock
     now = float(entry.max(initial=0.0))     # sync: the end of the previous step
     step_times = np.zeros(a.nsteps) if sync else None
     step_ends = np.full(a.nsteps, now)

@@ -20,49 +20,82 @@ barrier's empty message is LogGP's one-byte message, as in
 :func:`netmodels.models.logp.wire_bytes`).
 
 LogGOPSim's parameters are integers in its own time unit; :data:`TIME_UNIT` (one
-picosecond) keeps 0.5 ns/B exact.  The cases of the validation (:data:`CASES`) are
-rebuilt by :func:`case_schedule` from their JSON description, so a stored LogGOPSim
-time can be compared with the kit's simulation of the very same schedule.
+picosecond) keeps 0.25 ns/B exact.  The cases of the comparison (:func:`cases`: every
+registered builder at P in :data:`NPROCS` and sizes :data:`SIZES`, and seeded random
+schedules) are rebuilt by :func:`case_arrays` from their JSON description, so a stored
+LogGOPSim time can be compared with the kit's simulation of the very same schedule.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..algorithms import registry
-from ..algorithms.arrays import as_transfers
+from ..algorithms.arrays import ArraySchedule, ArrayStep, as_transfers
 from ..algorithms.schedule import Schedule
 from .._check import positive_int
 
 #: LogGOPSim's time unit used here (s): parameters and results are integers of it
 TIME_UNIT = 1e-12
 
-#: validation case (the name LogGOPSim's stored data uses) -> (registered algorithm, its
-#: options, vector length in elements as a function of P)
-ALGORITHMS = {
-    "dissemination": ("barrier.dissemination", {}, lambda p: 0),          # empty messages
-    "binomial_bcast": ("broadcast.binomial", {}, lambda p: 1024),         # 8 KiB from rank 0
-    "ring": ("allreduce.ring", {}, lambda p: 2**20),                      # 8 MiB, blocks of 2^20 / P
-    "nway_dissemination": ("barrier.nway_dissemination", {"n": 3}, lambda p: 0),  # 3 out, 3 in a round
-    "fence": ("allreduce.fence", {"block": 512}, lambda p: 4096),         # 8 blocks of 512, default mesh
-    "rabenseifner": ("allreduce.rabenseifner", {}, lambda p: 2**20),      # messages halve, then double
+#: the comparison's grid: every registered builder at these P and message sizes (bytes; the
+#: builder's ``nelems`` is ``size / ELEM_BYTES``; barriers carry no data and run once)
+NPROCS = (2, 3, 7, 37, 100, 1000)
+SIZES = (8, 4096, 2**20)
+ELEM_BYTES = 8
+#: random schedules of the comparison: seeds of :func:`random_schedule`
+RANDOM_SEEDS = tuple(range(200))
+
+#: the LogGP parameter sets, in LogGOPSim's integer picoseconds (o_s = o_r = o)
+PARAMETER_SETS = {
+    "g>o": {"L": 5_000_000, "o": 1_500_000, "g": 2_000_000, "G": 500},
+    "g<o": {"L": 3_000_000, "o": 2_000_000, "g": 1_000_000, "G": 250},
 }
 
-#: (algorithm, P) of the validation: the first three algorithms at P = 8, 64, 1024, where
-#: the kit's rules and LogGOPSim's should agree, two where a rank has several messages
-#: to handle in one step and the two order its work differently, and Rabenseifner's,
-#: whose message sizes change from step to step (the receive gap's convention shows)
-CASES = ([(a, p) for a in ("dissemination", "binomial_bcast", "ring") for p in (8, 64, 1024)]
-         + [("nway_dissemination", p) for p in (16, 64, 1024)]
-         + [("fence", p) for p in (8, 64, 1024)]
-         + [("rabenseifner", p) for p in (8, 64, 1024)])
+
+def cases():
+    """Every case of the comparison as a JSON-able dict: ``{"algorithm", "nprocs", "bytes"}``
+    for a registered builder, ``{"random": seed}`` for a random schedule."""
+    out = []
+    for name in registry.names():
+        sizes = (0,) if registry.get(name).collective == "barrier" else SIZES
+        for p in NPROCS:
+            for size in sizes:
+                out.append({"algorithm": name, "nprocs": p, "bytes": size})
+    out += [{"random": seed} for seed in RANDOM_SEEDS]
+    return out
 
 
-def case_schedule(algorithm: str, nprocs: int, nelems: int | None = None) -> Schedule:
-    """The per-transfer schedule of a validation case: ``algorithm`` a key of
-    :data:`ALGORITHMS`, ``nelems`` its vector length (default: the case's)."""
-    p = positive_int("nprocs", nprocs)
-    if nelems is not None:
-        nelems = positive_int("nelems", nelems, minimum=0)
-    return case_arrays(algorithm, p, nelems).to_schedule()
+def case_key(case: dict) -> str:
+    """A short name of a case (``alltoall.direct/P=37/4096B`` or ``random/7``)."""
+    if "random" in case:
+        return f"random/{case['random']}"
+    return f"{case['algorithm']}/P={case['nprocs']}/{case['bytes']}B"
+
+
+def case_arrays(case: dict) -> ArraySchedule:
+    """The columnar schedule of a case (see :func:`cases`)."""
+    if "random" in case:
+        return random_schedule(case["random"])
+    return registry.build(case["algorithm"], positive_int("nprocs", case["nprocs"]),
+                          case["bytes"] // ELEM_BYTES)
+
+
+def random_schedule(seed: int) -> ArraySchedule:
+    """A random schedule (``numpy.random.default_rng(seed)``): 2 to 40 ranks, 1 to 8 steps,
+    each with 0 to 3P messages between distinct random ranks (a pair may repeat in a step),
+    of 0, 1, 512 or 131072 elements (0 B to 1 MiB); some ranks sit steps out."""
+    rng = np.random.default_rng(seed)
+    p = int(rng.integers(2, 41))
+    nelems = 131072
+    steps = []
+    for _ in range(int(rng.integers(1, 9))):
+        n = int(rng.integers(0, 3 * p + 1))
+        src = rng.integers(0, p, n)
+        dst = (src + rng.integers(1, p, n)) % p
+        count = rng.choice(np.array([0, 1, 512, 131072]), n)
+        steps.append(ArrayStep.of(src, dst, 0, count, False))
+    return ArraySchedule(f"random{seed}", p, nelems, steps)
 
 
 def to_goal(schedule, elem_bytes: int = 8) -> str:
@@ -106,34 +139,43 @@ def to_goal(schedule, elem_bytes: int = 8) -> str:
     return "".join(parts)
 
 
-def case_arrays(algorithm: str, nprocs: int, nelems: int | None = None):
-    """:func:`case_schedule` in columnar form (what the vectorised simulator takes), as the
-    registry builds it."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
-    p = positive_int("nprocs", nprocs)
-    name, options, length = ALGORITHMS[algorithm]
-    return registry.build(name, p, length(p) if nelems is None else nelems, **options)
-
-
-def compare(data: dict) -> list[dict]:
+def compare(data: dict, semantics: str = "loggopsim", only=None) -> list[dict]:
     """LogGOPSim's stored times (``data``: ``book/data/loggopsim_reference.json``) beside the
     kit's :func:`netmodels.simulate.simulate` of the same schedule with the same parameters
-    (dataflow semantics, o_s = o_r = o): rows with both times (s) and the relative difference."""
+    (``semantics``; o_s = o_r = o; times in picoseconds, exact integers in floating point):
+    rows with both times (s) and the relative difference.  ``only(case) -> bool`` picks cases."""
     from ..models.logp import LogGP
     from .engine import simulate
 
     unit = data["time_unit_s"]
-    rows, cache = [], {}
+    rows = []
     for c in data["cases"]:
-        key = (c["algorithm"], c["nprocs"])
-        if key not in cache:
-            cache[key] = case_arrays(*key)
-        p = data["parameter_sets"][c["parameters"]]
-        model = LogGP(L=p["L_ps"] * unit, o=p["o_ps"] * unit, g=p["g_ps"] * unit, P=c["nprocs"],
-                      G=p["G_ps"] * unit)
-        kit = simulate(cache[key], model, semantics="dataflow").time
-        lgs = c["time_ps"] * unit
-        rows.append({"algorithm": c["algorithm"], "P": c["nprocs"], "parameters": c["parameters"],
-                     "loggopsim_s": lgs, "kit_s": kit, "relative": (kit - lgs) / lgs})
+        if only is not None and not only(c):
+            continue
+        a = case_arrays(c)
+        for name, t_ps in c["time_ps"].items():
+            q = data["parameter_sets"][name]
+            model = LogGP(L=q["L"], o=q["o"], g=q["g"], P=a.nprocs, G=q["G"])
+            kit = simulate(a, model, semantics=semantics, elem_bytes=data["elem_bytes"]).time
+            rows.append({"case": case_key(c), "parameters": name, "messages": c["messages"],
+                         "loggopsim_s": t_ps * unit, "kit_s": kit * unit,
+                         "relative": (kit - t_ps) / t_ps if t_ps else float(kit != 0)})
     return rows
+
+
+def agreement(rows: list[dict], semantics=("loggopsim", "stepwise", "sync"), tolerance: float = 1e-9) -> list[dict]:
+    """Per algorithm (random schedules as one), from the rows of
+    ``book/data/loggopsim_comparison.json`` (one per case and parameter set, with each
+    semantics' relative difference to LogGOPSim): the number of rows and, per semantics,
+    how many are within ``tolerance`` and the smallest and largest relative difference."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(r["case"].split("/", 1)[0], []).append(r)
+    out = []
+    for name, rs in groups.items():
+        row = {"algorithm": name, "rows": len(rs)}
+        for sem in semantics:
+            v = [r[sem] for r in rs]
+            row[sem] = {"equal": sum(abs(x) <= tolerance for x in v), "min": min(v), "max": max(v)}
+        out.append(row)
+    return out
