@@ -200,3 +200,51 @@ def test_a_fit_that_does_not_converge_is_reported(monkeypatch):
 
 def test_references_5_and_6_are_the_same_entry():
     assert lop_audit.PRINTED_REFERENCE_5 == lop_audit.PRINTED_REFERENCE_6
+
+
+def test_whole_round_trip_reading_counts_the_latency_once():
+    rtt = lambda p: np.full(np.shape(p), 20e-6) if np.ndim(p) else 20e-6      # constant R
+    ov = lambda p: np.full(np.shape(p), 1e-6) if np.ndim(p) else 1e-6         # constant O
+    L = 20e-6 / 2 - 2e-6                                                       # R/2 - 2 O
+    for n in (1, 4, 9):
+        assert lop.t_one_to_n(n, rtt, ov) == pytest.approx(1e-6 + n * L)
+        assert lop.t_one_to_n(n, rtt, ov, rtt_per_message=False) == pytest.approx(1e-6 + L)
+        assert lop.t_one_to_n(n, rtt, ov, post_list=True, rtt_per_message=False) == pytest.approx(n * 1e-6 + L)
+    # one round of 63 messages against six rounds of one: 1e-6 + L against 6 (1e-6 + L)
+    n, times = lop.best_n(64, rtt, ov, rtt_per_message=False)
+    assert n == 63 and times[0] == pytest.approx(6 * (1e-6 + L)) and times[-1] == pytest.approx(1e-6 + L)
+
+
+def test_non_pipeline_part_at_one_peer_from_the_printed_numbers():
+    # t_rtt(1) minus 22.4558 / (1 - 0.0140), typed from the paper (µs)
+    send = paper_send_rtt_us(1) - 22.4558 / (-0.0140 + 1)
+    rdma = paper_rdma_rtt_us(1) - 16.7937 / (0.0058 + 1)
+    assert lop_audit.non_pipeline_at_one(m.LOP_SENDRECV_RTT_MIN.lambdas) == pytest.approx(send * 1e-6, rel=1e-9)
+    assert lop_audit.non_pipeline_at_one(m.LOP_RDMAW_RTT_MIN.lambdas) == pytest.approx(rdma * 1e-6, rel=1e-9)
+    assert send < 0 and rdma < -0.5
+    # the same curve with λ6 moved (λ3, λ4 adjusted) gives the same value
+    l1, l2, l3, l4, l5, l6 = m.LOP_SENDRECV_RTT_MIN.lambdas
+    new4 = l4 * np.exp(l5 * (1.0 - l6))
+    moved = (l1, l2, l3 + l4 - new4, new4, l5, 1.0)
+    assert lop_audit.non_pipeline_at_one(moved) == pytest.approx(send * 1e-6, rel=1e-9)
+    assert moved[2] == pytest.approx(send * 1e-6, rel=1e-6)     # λ6 = 1: λ3 is that value
+
+
+def test_linear_fit_recovers_a_line():
+    p = np.arange(1, 20)
+    a, g, worst = lop_audit.linear_fit(p, 3e-6 + 2e-6 * p)
+    assert a == pytest.approx(3e-6) and g == pytest.approx(2e-6) and worst < 1e-9
+    a, g, worst = lop_audit.linear_fit([1, 2, 3], [1.0, 1.0, 4.0])
+    assert (a, g) == pytest.approx((-1.0, 1.5))
+    assert worst == pytest.approx(1.0)      # the line gives 0.5, 2.0, 3.5: 2.0 against 1.0 at p = 2
+
+
+def test_printed_rounding_spread_is_the_lambda5_term():
+    # non_pipeline_at_one = (λ3 + λ4) - λ4 e^(λ5 (1 - λ6)); moving λ5 by 5e-5 changes the
+    # exponential by the factor e^(±5e-5 (1 - λ6)): for Send/Receive 9.78 µs x 5e-5 x 100.3
+    l1, l2, l3, l4, l5, l6 = m.LOP_SENDRECV_RTT_MIN.lambdas
+    expo = l4 * math.exp(l5 * (1 - l6))
+    by_l5 = max(abs(expo * (math.exp(s * 5e-5 * (1 - l6)) - 1)) for s in (-1, 1))
+    spread = lop_audit.printed_rounding_spread(lop_audit.non_pipeline_at_one, m.LOP_SENDRECV_RTT_MIN.lambdas)
+    assert spread == pytest.approx(by_l5, rel=1e-6)
+    assert 0.04e-6 < spread < 0.06e-6

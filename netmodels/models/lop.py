@@ -128,15 +128,22 @@ def latency_list(p, rtt, overhead):
     return _out(np.asarray(rtt(p)) / 2 - (p * np.asarray(overhead(p)) + overhead(1.0)))
 
 
-def t_one_to_n(n, rtt, overhead, *, post_list: bool = False):
+def t_one_to_n(n, rtt, overhead, *, post_list: bool = False, rtt_per_message: bool = True):
     """Time (s) to send one message to each of ``n`` peers (end of section 4.7).
 
     ``t_1:n = o(n) + n L(n)``; with ``post_list`` ``t_1:n^list = n o(n) + n L(n)``, both
     with :func:`latency`, as printed.  (With :func:`latency_list` in the second the
-    paper's curves give negative times from a few peers on: see the chapter.)"""
+    paper's curves give negative times from a few peers on: see the chapter.)
+
+    The factor ``n`` of ``n L(n)`` makes sense only if ``t_rtt(n)`` is a time *per
+    message* (the paper does not say which it fits).  ``rtt_per_message=False`` is the
+    other reading, ``t_rtt(n)`` the whole round trip to ``n`` peers: ``L(n)`` is then the
+    latency of the whole batch and is counted once, ``o(n) + L(n)`` (``n o(n) + L(n)``
+    with ``post_list``).  That variant is ours, for comparing the two readings."""
     n = peers("n", n)
     o = np.asarray(overhead(n))
-    return _out((n * o if post_list else o) + n * np.asarray(latency(n, rtt, overhead)))
+    batches = n if rtt_per_message else 1.0
+    return _out((n * o if post_list else o) + batches * np.asarray(latency(n, rtt, overhead)))
 
 
 def round_sizes(P: int, n: int) -> tuple[int, ...]:
@@ -153,21 +160,26 @@ def _round_sizes(P: int, n: int) -> tuple[int, ...]:
     return tuple(int(np.bincount(step.src, minlength=P).max()) for step in sched.steps)
 
 
-def nway_barrier_time(P: int, n: int, rtt, overhead, *, post_list: bool = False) -> float:
+def nway_barrier_time(P: int, n: int, rtt, overhead, *, post_list: bool = False,
+                      rtt_per_message: bool = True) -> float:
     """Predicted time (s) of the n-way dissemination barrier on ``P`` ranks under LoP.
 
     Each round costs ``t_1:m`` with ``m`` the messages a rank sends in it
     (:func:`round_sizes`; ``m = n`` except where ``P`` is small or not a power of n+1),
-    rounds follow one another (the paper's round-based use of L(p))."""
-    return float(sum(t_one_to_n(m, rtt, overhead, post_list=post_list) for m in round_sizes(P, n)))
+    rounds follow one another (the paper's round-based use of L(p)).  ``rtt_per_message``
+    as in :func:`t_one_to_n`."""
+    return float(sum(t_one_to_n(m, rtt, overhead, post_list=post_list, rtt_per_message=rtt_per_message)
+                     for m in round_sizes(P, n)))
 
 
-def best_n(P: int, rtt, overhead, *, n_max: int | None = None, post_list: bool = False):
+def best_n(P: int, rtt, overhead, *, n_max: int | None = None, post_list: bool = False,
+           rtt_per_message: bool = True):
     """``(n, times)``: the n in 1..n_max (default P - 1) with the fastest predicted barrier,
     and the predicted times (s) of every n (index 0 is n = 1).  ``P >= 2``."""
     P = positive_int("P", P, minimum=2)
     n_max = P - 1 if n_max is None else positive_int("n_max", n_max)
-    times = np.array([nway_barrier_time(P, n, rtt, overhead, post_list=post_list)
+    times = np.array([nway_barrier_time(P, n, rtt, overhead, post_list=post_list,
+                                        rtt_per_message=rtt_per_message)
                       for n in range(1, n_max + 1)])
     return int(np.argmin(times)) + 1, times
 

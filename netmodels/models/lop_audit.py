@@ -6,6 +6,9 @@
 * :func:`rtt_jacobian`, :func:`identifiability`, :func:`rtt_null_direction`: λ3, λ4, λ6
   of ``t_rtt`` are not identifiable (the Jacobian has rank 5, exactly).
 * :func:`first_decrease`: where a curve that should grow with n falls.
+* :func:`non_pipeline_at_one`: what t_rtt(1) holds beyond its pipeline start-up term
+  (negative for both printed fits: the three sections cannot all be non-negative).
+* :func:`linear_fit`: the best line ``a + g p`` through a total time, LogP's shape.
 
 Units: seconds and peers, like :mod:`netmodels.models.lop`.
 """
@@ -87,6 +90,48 @@ def identifiable_combinations(lambdas) -> tuple:
     """``(λ3 + λ4, λ4 exp(-λ5 λ6))`` in seconds: what data can determine of λ3, λ4, λ6."""
     l1, l2, l3, l4, l5, l6 = (float(v) for v in lambdas)
     return l3 + l4, l4 * np.exp(-l5 * l6)
+
+
+def non_pipeline_at_one(lambdas) -> float:
+    """``t_rtt(1) - λ1 / (λ2 + 1)`` (s): what the processing and saturation sections add
+    at one peer, ``(λ3 + λ4) - λ4 e^(-λ5 λ6) e^(λ5)``.
+
+    It depends on λ3, λ4, λ6 only through :func:`identifiable_combinations`, so every
+    parameter set giving the same curve gives the same value.  With ``λ4 > 0``, ``λ5 < 0``
+    (both printed fits) it is also the largest λ3 of any such set whose saturation term
+    ``λ4 (1 - e^(λ5 (p - λ6)))`` is >= 0 for every p >= 1 (that needs ``λ6 <= 1``): if it
+    is negative, no split of the curve into a non-negative processing constant and a
+    non-negative saturation exists."""
+    l1, l2, l3, l4, l5, l6 = (float(v) for v in lambdas)
+    c, A = identifiable_combinations(lambdas)
+    return c - A * np.exp(l5)
+
+
+def printed_rounding_spread(func, lambdas, decimals: int = 4) -> float:
+    """Largest change of ``func(lambdas)`` when one λ at a time moves by half a unit of the
+    last printed digit (``decimals`` digits, in µs for λ1, λ3, λ4 and in peers for λ2, λ5,
+    λ6, as the paper prints them): how much of a number derived from the printed fit is
+    resolved at all.  Same units as ``func``."""
+    lam = [float(v) for v in lambdas]
+    half = 0.5 * 10.0 ** -decimals
+    steps = [half * _m.US, half, half * _m.US, half * _m.US, half, half]
+    base = func(tuple(lam))
+    worst = 0.0
+    for k, h in enumerate(steps):
+        for sign in (-1, 1):
+            moved = list(lam)
+            moved[k] += sign * h
+            worst = max(worst, abs(func(tuple(moved)) - base))
+    return worst
+
+
+def linear_fit(p, total) -> tuple:
+    """``(a, g, worst)``: least-squares line ``a + g p`` through ``total(p)`` (s) and its
+    largest relative deviation from the points (LogP's 1:p time is such a line in p)."""
+    x = peers("p", p)
+    y = np.asarray(total, dtype=float)
+    g, a = np.polyfit(x, y, 1)
+    return float(a), float(g), float(np.max(np.abs((a + g * x) / y - 1)))
 
 
 def first_decrease(values):
