@@ -105,7 +105,7 @@ def lop_spec(reference: str = "Send/Receive (min)") -> PanelSpec:
         rows=(("l1", "l2", "l3"), ("l4", "l5", "l6")),
         xlabel="peers p (n)", ylabel="time (µs)", y_scale=1 / US, readout=readout, digits=4,
         styles={"best n (64 ranks)": {"mode": "markers", "marker": {"color": "#d62728", "size": 10}}},
-        layout={"yaxis": {"range": [-10, 60]}, "legend": {"font": {"size": 10}}})
+        layout={"yaxis": {"range": [0, 60]}, "legend": {"font": {"size": 10}}})
 
 
 def lop_panel(reference: str = "Send/Receive (min)"):
