@@ -42,8 +42,10 @@ else
 endif
 	@# the kit itself, editable: its two packages (and only they) are mapped into the environment,
 	@# which is what the grading sandbox binds (labs/grading_sandbox.py), never this whole folder
-	@# (setuptools' notice about editable mode goes to the log, kept beside the environment)
-	$(BIN)/python -m pip install --quiet --no-deps -e . > $(VENV)/editable-install.log 2>&1 || { cat $(VENV)/editable-install.log; exit 1; }
+	@# (setuptools maps a flat layout's packages with a meta path finder and says so in an
+	@# information-only notice, "Editable installation. ... folders with the same name as your
+	@# package": that one message is filtered, every other warning still shows)
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course kit)" >/dev/null
 	@echo "Environment ready in $$(( $$(date +%s) - $$(cat $(VENV)/.setup-started) )) s."
 	@touch $@

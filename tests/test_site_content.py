@@ -111,13 +111,19 @@ def test_no_page_shows_test_plumbing(book_html):
     assert not shown, f"pages showing nbval markers: {shown}"
 
 
+def _is_figure(output) -> bool:
+    """An image, or the static twin of an interactive figure (netmodels.figures.interactive)."""
+    data = output.get("data", {})
+    return "image/png" in data or 'class="nm-interactive"' in str(data.get("text/html", ""))
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_plot_has_a_numbered_caption_and_folded_code(book_html, chapter):
-    """Each cell whose output is an image has a caption "Fig. N ..." and its code folded
-    (myst-nb's hide-input); the book numbers figures in order across its pages."""
+    """Each cell whose output is a figure (an image or an interactive figure's static twin) has
+    a caption "Fig. N ..." and its code folded (myst-nb's hide-input); the book numbers figures
+    in order across its pages."""
     nb = nbformat.read(Path(__file__).resolve().parent.parent / "book" / f"{chapter}.ipynb", as_version=4)
-    plots = [c for c in nb.cells if c.cell_type == "code"
-             and any("image/png" in o.get("data", {}) for o in c.outputs)]
+    plots = [c for c in nb.cells if c.cell_type == "code" and any(_is_figure(o) for o in c.outputs)]
     for cell in plots:
         assert "hide-input" in cell.metadata.get("tags", []), cell.source[:80]
         assert cell.metadata.get("mystnb", {}).get("figure", {}).get("caption"), cell.source[:80]

@@ -91,3 +91,25 @@ def test_every_control_over_its_range(name):
                 if is_time and (arr[np.isfinite(arr)] < 0).any():
                     bad.append(f"{control.name}={value}: {trace} down to {np.nanmin(arr):.3g} (negative time)")
     assert not bad, f"{name}:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_control_is_explained_and_the_axes_carry_units(name):
+    """Each control has one line saying what it is (the live panel's key); each
+    numeric axis of the curves names its unit (or counts something: processes, peers, ranks)."""
+    spec = SPECS[name]()
+    unexplained = [c.name for c in spec.controls if len(c.help.split()) < 3]
+    assert not unexplained, f"{name}: controls without a one-line explanation: {unexplained}"
+    if spec.kind == "lines":
+        for axis in (spec.xlabel, spec.ylabel):
+            assert "(" in axis or axis.split()[0] in ("bytes", "processes", "peers"), f"{name}: axis {axis!r} names no unit"
+
+
+def test_the_live_panel_shows_the_key():
+    """The live panel (ipywidgets) shows each control's line in its key, under the status line."""
+    pytest.importorskip("ipywidgets")
+    spec = SPECS["lop Send/Receive"]()
+    panel = spec.live()
+    status = panel.children[-1].value
+    for control in spec.controls:
+        assert control.help in status, control.name

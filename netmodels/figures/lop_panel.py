@@ -89,18 +89,23 @@ def lop_spec(reference: str = "Send/Receive (min)") -> PanelSpec:
         title=f"LoP: t_rtt, L(p) and t_1:n (paper's {reference.split(' (')[0]} fit)", data=curves,
         x=PEERS[::2], live_x=PEERS,
         controls=(
-            Control("l1", "λ1", l1, span=(0, 60 * US), values=around(l1, (0.5, 1, 2)), **micro),
-            Control("l2", "λ2", l2, span=(-0.9, 5), **plain),
-            Control("l3", "λ3", l3, span=(0, 20 * US), values=around(l3, (0.5, 1, 2)), **micro),
-            Control("l4", "λ4", l4, span=(0, 10 * US), **micro),
+            Control("l1", "λ1", l1, span=(0, 60 * US), values=around(l1, (0.5, 1, 2)), **micro,
+                    help="size of the falling part λ1/(p + λ2): what few peers cost extra (µs × peers)"),
+            Control("l2", "λ2", l2, span=(-0.9, 5), **plain,
+                    help="shift of the falling part, in peers (above -1: its pole stays below p = 1)"),
+            Control("l3", "λ3", l3, span=(0, 20 * US), values=around(l3, (0.5, 1, 2)), **micro,
+                    help="floor: the round-trip time the falling part levels out at"),
+            Control("l4", "λ4", l4, span=(0, 10 * US), **micro,
+                    help="height of the saturation step λ4 (1 - exp(λ5 (p - λ6))) that raises t_rtt at many peers"),
             Control("l5", "λ5", l5, unit="/peer", span=(-0.2, 0.0), values=np.array([-0.07, l5, -0.06, -0.055]),
-                    **plain),
-            Control("l6", "λ6", l6, unit="peers", span=(0, 120), values=np.array([l6 - 10, l6, l6 + 10]), **plain),
+                    help="steepness of the saturation step, per peer (negative: it rises with p)", **plain),
+            Control("l6", "λ6", l6, unit="peers", span=(0, 120), values=np.array([l6 - 10, l6, l6 + 10]), **plain,
+                    help="where the saturation step crosses zero, in peers"),
         ),
         rows=(("l1", "l2", "l3"), ("l4", "l5", "l6")),
         xlabel="peers p (n)", ylabel="time (µs)", y_scale=1 / US, readout=readout, digits=4,
         styles={"best n (64 ranks)": {"mode": "markers", "marker": {"color": "#d62728", "size": 10}}},
-        layout={"yaxis": {"range": [-10, 60]}, "legend": {"font": {"size": 10}}})
+        layout={"yaxis": {"range": [0, 60]}, "legend": {"font": {"size": 10}}})
 
 
 def lop_panel(reference: str = "Send/Receive (min)"):

@@ -138,10 +138,13 @@ def models_spec(machine: Machine, algorithm: str = "dissemination barrier", P: i
     return PanelSpec(
         title="One algorithm, three models", data=curves, x=P_AXIS.astype(float),
         controls=(
-            Control("algorithm", "algorithm", algorithm, options=names, values=names),
+            Control("algorithm", "algorithm", algorithm, options=names, values=names,
+                    help="the algorithm whose cost PRAM, BSP and LogP predict"),
             Control("N", "N", positive_int("N", N), unit="elements", log=True, integer=True, span=(1, 1e6),
-                    values=N_VALUES.astype(float), kw={"step": 0.25, "readout_format": ".0f"}),
-            Control("P", "P", positive_int("P", P), fmt=".0f", integer=True, values=P_AXIS.astype(float)),
+                    values=N_VALUES.astype(float), kw={"step": 0.25, "readout_format": ".0f"},
+                    help="elements the algorithm moves (a barrier moves none)"),
+            Control("P", "P", positive_int("P", P), fmt=".0f", integer=True, values=P_AXIS.astype(float),
+                    help="number of processes the readout and the markers give the costs at"),
         ),
         rows=(("algorithm", "P", "N"),), figsize=(7.5, 4.2),
         xlabel="processes P", ylabel="predicted time (µs)", y_scale=1 / US, log_x=True, log_y=True,

@@ -176,16 +176,22 @@ def _controls(machine: NBLMachine, f: dict, N: int, mesh, alphas, phis, phi_fmt:
 
     return (
         Control("alpha", "α", machine.alpha, unit="µs", scale=1 / US, log=True, span=(1e-7, 1e-3),
-                values=alphas, kw=kw()),
-        Control("beta", "β", machine.beta, values=betas, kw=kw(), **small),
-        Control("c2", "c2", machine.c2, kw=kw(), **small),
-        Control("c3", "c3", machine.c3, kw=kw(), **small),
-        Control("phi", "NBL strength φ", 1.0, values=phis, fmt=phi_fmt, live=False),
-        *(Control(f"f{L}", f"f({L})", float(f.get(L, L)), span=(1.0, float(L)), kw=kw(step=0.05))
+                values=alphas, kw=kw(), help="start-up time of one message"),
+        Control("beta", "β", machine.beta, values=betas, kw=kw(), **small,
+                help="transfer time of one element over a link that no other message shares"),
+        Control("c2", "c2", machine.c2, kw=kw(), **small, help="time per element to combine two vectors"),
+        Control("c3", "c3", machine.c3, kw=kw(), **small, help="time per element to combine three vectors"),
+        Control("phi", "NBL strength φ", 1.0, values=phis, fmt=phi_fmt, live=False,
+                help="f(L) = 1 + φ (f_L - 1): 0 the standard model, 1 the f(L) given"),
+        *(Control(f"f{L}", f"f({L})", float(f.get(L, L)), span=(1.0, float(L)), kw=kw(step=0.05),
+                  help=f"how many times longer a transfer takes when {L} share a node's bandwidth "
+                       f"(1: no limit, {L}: one link's worth shared)")
           for L in range(2, 7)),
         Control("N", "N (curves)", N, widget="int", span=(3, 10**7), integer=True,
+                help="vector length, in elements, of the curves T(S)",
                 kw={k: v for k, v in kw().items() if k != "continuous_update"}),
         Control("mesh", "mesh", f"{mesh[0]}x{mesh[1]}", options=[f"{a}x{b}" for a, b in MAP_MESHES],
+                help="the mesh of nodes (width x height) of the curves T(S)",
                 kw={k: v for k, v in kw().items() if k != "continuous_update"}),
     )
 

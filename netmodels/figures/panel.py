@@ -74,6 +74,8 @@ class Control:
     ``value * scale`` with ``fmt`` and ``unit``; ``names`` maps options to their labels.
     ``widget="text"`` is a free text field, ``"int"`` a bounded integer field over ``span``;
     ``kw`` passes ipywidgets options (``step``, ``readout_format``, ``continuous_update``...).
+    ``help`` is one line saying what the parameter is (the live panel's key shows it under the
+    controls).
     """
 
     name: str
@@ -91,10 +93,13 @@ class Control:
     widget: str = ""
     live: bool = True
     kw: Mapping = field(default_factory=dict)
+    help: str = ""
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(f"name must be a Python identifier, got {self.name!r}")
+        if "\n" in self.help:
+            raise ValueError(f"help of {self.name} must be one line, got {self.help!r}")
         if self.widget not in _WIDGETS:
             raise ValueError(f"widget must be one of {_WIDGETS}, got {self.widget!r}")
         if self.span is not None:
@@ -113,6 +118,11 @@ class Control:
     @property
     def description(self) -> str:
         return f"{self.label} ({self.unit})" if self.unit else self.label
+
+    @property
+    def explained(self) -> str:
+        """``"label (unit): help"``, the control's line in the live panel's key."""
+        return f"{self.description}: {self.help}" if self.help else self.description
 
     def display(self, value) -> str:
         """How a value is shown: its name, or ``value * scale`` with ``fmt`` and ``unit``."""
@@ -378,7 +388,8 @@ def live_panel(spec: PanelSpec):
     and a status line (the readout, or the error of an invalid entry).
 
     The panel is a ``VBox``: the controls (``spec.rows``: one row each, an ``HBox`` unless
-    alone; ``spec.columns``: one ``HBox`` of ``VBox`` columns), the image, the status."""
+    alone; ``spec.columns``: one ``HBox`` of ``VBox`` columns), the image, the status (with,
+    under it, the key: one line per control that has a ``help``, saying what it is)."""
     import ipywidgets as w
 
     live = [c for c in spec.controls if c.live]
@@ -390,6 +401,7 @@ def live_panel(spec: PanelSpec):
         boxes = [w.HBox([widgets[n] for n in row]) if len(row) > 1 else widgets[row[0]] for row in rows]
     image = w.Image(format="png")
     status = w.HTML()
+    key = key_html(live)
     view = (spec.view or CurvesView)(spec)
     fixed = {c.name: c.default for c in spec.controls if not c.live}
     readout = spec.live_readout or spec.readout
@@ -402,11 +414,19 @@ def live_panel(spec: PanelSpec):
             image.value = img
             if text is None and readout is not None:
                 text = readout(**values)
-            status.value = text or ""
+            status.value = (text or "") + key
         except ValueError as err:
-            status.value = f"<b>{err}</b>"
+            status.value = f"<b>{err}</b>" + key
 
     for widget in widgets.values():
         widget.observe(redraw, names="value")
     redraw()
     return w.VBox([*boxes, image, status])
+
+
+def key_html(controls) -> str:
+    """The live panel's key: one small line per control with a ``help`` (HTML)."""
+    from html import escape
+
+    lines = [f"<b>{escape(c.description)}</b>: {escape(c.help)}" for c in controls if c.help]
+    return f'<div style="font-size: 85%; line-height: 1.3">{"<br>".join(lines)}</div>' if lines else ""

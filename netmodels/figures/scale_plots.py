@@ -112,9 +112,11 @@ def scale_spec(rows, collective: str = "barrier") -> PanelSpec:
 
     return PanelSpec(
         title=title, data=times, x=Ps,
-        controls=(Control("collective", "collective", collective, options=list(COLLECTIVES), widget="toggle"),
+        controls=(Control("collective", "collective", collective, options=list(COLLECTIVES), widget="toggle",
+                          help="the collective simulated"),
                   Control("model", "model", next(iter(SEMANTICS)), options=list(SEMANTICS),
-                          values=list(SEMANTICS), widget="toggle")),
+                          values=list(SEMANTICS), widget="toggle",
+                          help="the model whose step rule the simulator applies")),
         rows=(("collective",), ("model",)), figsize=(7, 4),
         xlabel="P (ranks)", ylabel="time (µs)", y_scale=1e6, log_x=True, log_y=True, readout=readout,
         digits=5, fig_id=lambda collective: f"scale-{collective}")
