@@ -13,7 +13,6 @@ event in Python).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem, write_json  # noqa: E402
 from netmodels.simulate import loggopsim  # noqa: E402
 
@@ -42,14 +42,13 @@ def summary(rows: list[dict]) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="compare_loggopsim.py", description=__doc__.splitlines()[0])
     p.add_argument("--reference", default=str(ROOT / "book" / "data" / "loggopsim_reference.json"))
     p.add_argument("--json", default=str(ROOT / "book" / "data" / "loggopsim_comparison.json"))
     args = p.parse_args(argv)
     problem = output_problem(args.json)
-    if problem:
-        print(problem)
-        return 2
+    if problem:                                  # refused before the ten minutes of work
+        p.error(f"--json: {problem}")
     data = json.loads(Path(args.reference).read_text())
     t0 = time.perf_counter()
     by_sem = {sem: loggopsim.compare(data, sem) for sem in SEMANTICS}

@@ -26,6 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.simulate.loggopsim import find_binaries  # noqa: E402
+
 SEMANTICS = ("sync", "stepwise", "loggopsim")
 
 
@@ -79,9 +82,10 @@ def loggopsim_run(where: str, p: int) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="loggopsim_speed.py", description=__doc__.splitlines()[0])
     ap.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (needed but with --size-goals-only)")
-    ap.add_argument("--P", type=int, nargs="+", default=[2**16, 2**17, 2**18])
+    ap.add_argument("--P", type=int, nargs="+", default=[2**16, 2**17, 2**18],
+                    help="the ranks of the dissemination barriers timed in both simulators")
     ap.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--size-goals-only", action="store_true", help="only the 2^20 and 4096-rank goals")
     args = ap.parse_args(argv)
@@ -89,6 +93,11 @@ def main(argv=None) -> int:
         name, p, n, sem = args.case
         print(json.dumps(one_case(name, int(p), int(n), sem)))
         return 0
+    if not args.size_goals_only and find_binaries(args.loggopsim) is None:
+        ap.error(f"--loggopsim: LogGOPSim and txt2bin not found in {args.loggopsim or 'PATH'} "
+                 "(build them as benchmarks/validate_loggopsim.py says, or give --size-goals-only)")
+    if any(p < 2 for p in args.P):
+        ap.error(f"--P: every P must be >= 2, got {args.P}")
     load0 = os.getloadavg()
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} ({os.cpu_count()} cores)")
     print("\n| case | transfers | LogGOPSim s | " + " | ".join(f"{s} s" for s in SEMANTICS)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,17 +57,6 @@ NOT_RUN_REASON = ("one-step alltoall at P = 1000: every rank receives 999 messag
                   "per run; a single run had not finished after 9 minutes on the shared 2-core machine")
 #: LogGOPSim's eager/rendezvous limit S (bytes): above every message of the cases
 EAGER_LIMIT = 2**31 - 1
-
-
-def find_binaries(where: str | None):
-    """(LogGOPSim, txt2bin) paths, or None if either is missing."""
-    found = []
-    for name in ("LogGOPSim", "txt2bin"):
-        path = Path(where) / name if where else shutil.which(name)
-        if not path or not Path(path).is_file():
-            return None
-        found.append(str(path))
-    return tuple(found)
 
 
 def parse_times(stdout: str) -> tuple[int, list[int] | None]:
@@ -112,7 +100,7 @@ def main(argv=None) -> int:
     problem = output_problem(args.json)
     if problem:                                  # refused before any work, so none is lost
         p.error(f"--json: {problem}")
-    binaries = find_binaries(args.loggopsim)
+    binaries = loggopsim.find_binaries(args.loggopsim)
     if binaries is None:
         print("LogGOPSim and txt2bin not found (see the build steps in this script's docstring): nothing to do")
         return 0

@@ -32,7 +32,8 @@ RING = [*SIM, "allreduce.ring", "-P", "4", "--model", "logp"]
 #: the size limit of rows marked so, bytes (a result file is larger)
 FSIZE = 64
 #: the benchmarks scripts with a --json option (run_pingpong_c.py creates missing folders)
-SCRIPTS = ["desync_experiment.py", "scale_sweep.py", "simulate_scale.py", "validate_loggopsim.py"]
+SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
+           "validate_loggopsim.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [
@@ -88,6 +89,9 @@ CASES = [
     *[(["benchmarks/" + s, "--json", "{RO}/out.json"], "is not writable", 2) for s in SCRIPTS],
     *[(["benchmarks/" + s, "--bogus"], "unrecognized arguments: --bogus", 2) for s in SCRIPTS],
     (["benchmarks/run_pingpong_c.py"], "required: binary", 2),
+    (["benchmarks/loggopsim_speed.py", "--loggopsim", "{DIR}"], "LogGOPSim and txt2bin not found in", 2),
+    (["benchmarks/loggopsim_speed.py", "--size-goals-only", "--P", "1"], "every P must be >= 2", 2),
+    (["benchmarks/loggopsim_speed.py", "--bogus"], "unrecognized arguments: --bogus", 2),
     (["benchmarks/run_pingpong_c.py", "/bin/true", "--json", "/tmp"], "/tmp is a folder, not a file", 2),
     (["benchmarks/run_pingpong_c.py", "/bin/true", "--json", "{FILE}/out.json"], "cannot create folder", 2),
     (["benchmarks/run_pingpong_c.py", "/bin/true", "--json", "{RO}/sub/out.json"], "cannot create folder", 2),

@@ -28,6 +28,9 @@ LogGOPSim time can be compared with the kit's simulation of the very same schedu
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 
 from ..algorithms import registry
@@ -179,3 +182,15 @@ def agreement(rows: list[dict], semantics=("loggopsim", "stepwise", "sync"), tol
             row[sem] = {"equal": sum(abs(x) <= tolerance for x in v), "min": min(v), "max": max(v)}
         out.append(row)
     return out
+
+
+def find_binaries(where: str | None):
+    """(LogGOPSim, txt2bin) paths in the folder ``where`` (default: PATH), or None if either
+    is missing (the build: :mod:`benchmarks.validate_loggopsim`'s docstring)."""
+    found = []
+    for name in ("LogGOPSim", "txt2bin"):
+        path = Path(where) / name if where else shutil.which(name)
+        if not path or not Path(path).is_file():
+            return None
+        found.append(str(path))
+    return tuple(found)
