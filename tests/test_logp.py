@@ -220,6 +220,17 @@ def test_prtt_fit_small_message_parameters_survive_a_cold_first_size():
     fit = logp.fit_prtt(sizes, r1, rn0, rnd, n, d, o_r)
     assert fit.o_s_by_size[0] == pytest.approx(4.1e-6)
     assert fit.o_s == pytest.approx(o_s) and fit.L == pytest.approx(L)
+    # and it says so: o_s and L at 0 B are named, nothing else (o_r is measured alone)
+    assert [(name, size) for name, size, _ in fit.outliers] == [("o_s", 0.0), ("L", 0.0)]
+    assert fit.outliers[0][2] == pytest.approx(4.1e-6)
+    assert fit.dropped()[0].startswith("o_s at 0 B is 4.100 µs")
+
+
+def test_prtt_fit_names_no_outlier_in_clean_data():
+    L, o_s, o_r, g, G, n, d = 1e-6, 0.6e-6, 1.3e-6, 1.2e-6, 0.2e-9, 10, 50e-6
+    sizes = [0, 1, 8, 64, 1024, 8192]
+    fit = logp.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
+    assert fit.outliers == () and fit.dropped() == []
 
 
 def test_loggp_message_time_and_prtt_model_share_the_s_minus_1_convention():

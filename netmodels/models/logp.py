@@ -538,6 +538,21 @@ class PRTTFit:
     L_by_size: tuple = ()       #: PRTT(1,0,s)/2 - o_s(s) - o_r(s) - (s-1)G at each size
     L_unconstrained: float = math.nan   #: the median of L_by_size over the small sizes, any sign (s)
     L_identified: bool = True   #: False when L_unconstrained < 0 (then L = 0)
+    #: what the medians outweighed: (parameter, size in bytes, its estimate at that size, s)
+    #: for every small size whose o_s, o_r or L lies more than OUTLIER_MADS scaled median
+    #: absolute deviations from the median it takes part in
+    outliers: tuple = ()
+
+    def dropped(self) -> list[str]:
+        """What the fit left out, one sentence each (empty when nothing): the sizes whose
+        estimate the medians outweighed, and the sizes whose gap is an overhead (not g)."""
+        lines = [f"{name} at {size:g} B is {value * 1e6:.3f} µs, an outlier the median of the sizes "
+                 f"up to {SMALL_BYTES} B leaves out" for name, size, value in self.outliers]
+        left = [s for s in self.sizes if s not in self.gap_sizes]
+        if left:
+            lines.append(f"g and G: the gaps at {', '.join(f'{s:g}' for s in left)} B do not exceed o_s "
+                         f"(they measure the send overhead) and are not fitted")
+        return lines
 
     def model(self, P: int = 2) -> LogGP:
         """The fitted machine as :class:`LogGP`: negative estimates clipped to tiny positives,
@@ -595,9 +610,24 @@ def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float 
     L_s = r1 / 2 - o_s - orr - x * (G if identified else 0.0)
     small = (s <= SMALL_BYTES) | (s == s.min())
     L_raw = float(np.median(L_s[small]))
+    outliers = tuple((name, float(size), float(v)) for name, values in (("o_s", o_s), ("o_r", orr), ("L", L_s))
+                     for size, v in zip(s[small], values[small]) if _outlying(v, values[small]))
     return PRTTFit(max(L_raw, 0.0), float(np.median(o_s[small])), float(np.median(orr[small])),
                    float(g), float(G), n, tuple(s), tuple(o_s), tuple(gap), bool(identified),
-                   float(gap.min()), tuple(s[above]), tuple(L_s), L_raw, L_raw >= 0)
+                   float(gap.min()), tuple(s[above]), tuple(L_s), L_raw, L_raw >= 0, outliers)
+
+
+#: how far from the median (in scaled median absolute deviations, 1.4826 MAD, the normal
+#: distribution's standard deviation) an estimate lies before :func:`fit_prtt` names it
+OUTLIER_MADS = 3.0
+
+
+def _outlying(value: float, values: np.ndarray) -> bool:
+    """``value`` lies more than :data:`OUTLIER_MADS` scaled MADs from the median of ``values``
+    (and more than 1 % of it, so that identical estimates name nothing)."""
+    med = np.median(values)
+    spread = max(1.4826 * np.median(np.abs(values - med)), 0.01 * abs(med))
+    return values.size >= 3 and abs(value - med) > OUTLIER_MADS * spread
 
 
 
