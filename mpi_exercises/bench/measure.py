@@ -1,0 +1,221 @@
+"""How the benchmarks take their samples: cases interleaved in a seeded random order over
+several rounds, warm-up runs, the median with its confidence interval, and a stopping rule.
+
+After Hoefler & Belli, "Scientific benchmarking of parallel computing systems" (SC15), and
+ReproMPI (Hunold & Carpen-Amarie): timings are seldom normal, so a case is summarised by
+its median and a distribution-free confidence interval (:func:`core.median_ci`), and the
+number of repetitions is not fixed in advance but raised until that interval is narrow
+enough (or a time budget is spent).  A burst of load from other jobs lasts a while: if the
+cases (message sizes, algorithms, ...) were measured one after the other it would spoil a
+whole range of them, so every round visits every case once, in a new random order drawn
+from a recorded seed, and a case's samples come from all rounds.
+
+The pure parts (:func:`round_orders`, :func:`split_repetitions`, :func:`stop_reason`) take no
+MPI; :func:`interleaved_rounds` drives them on a communicator.  Importing this module does
+not start MPI.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, Hashable, Sequence
+
+import numpy as np
+
+from .core import median_ci
+
+#: default: stop adding rounds once every case's 95 % CI half-width is within 2 % of its median
+DEFAULT_TARGET = 0.02
+#: default time budget (s) of the rounds added after the first pass
+DEFAULT_TIME_BUDGET_S = 60.0
+#: rounds of the first pass (each visits every case once)
+DEFAULT_ROUNDS = 4
+#: a case never takes more than this many times its first-pass repetitions
+MAX_GROWTH = 64
+
+
+def round_orders(n_cases: int, rounds: int, seed: int) -> list[list[int]]:
+    """The order of the cases 0 .. ``n_cases - 1`` in each of ``rounds`` rounds: a random
+    permutation per round from ``numpy.random.default_rng(seed)``, so the same seed gives
+    the same orders (every rank computes them alike, without a message)."""
+    rng = np.random.default_rng(seed)
+    return [rng.permutation(n_cases).tolist() for _ in range(rounds)]
+
+
+def split_repetitions(total: int, rounds: int) -> list[int]:
+    """``total`` repetitions cut into ``rounds`` near-equal shares, largest first (sum = total)."""
+    base, extra = divmod(int(total), int(rounds))
+    return [base + (i < extra) for i in range(rounds)]
+
+
+def relative_halfwidth(samples, confidence: float = 0.95) -> float:
+    """Half the width of the median's confidence interval over the median (inf if the
+    median is 0 or there are too few samples to tell)."""
+    med, lo, hi = median_ci(samples, confidence)
+    return (hi - lo) / 2 / abs(med) if med else float("inf")
+
+
+def stop_reason(samples: Sequence, target: float | None, elapsed_s: float, time_budget_s: float | None,
+                confidence: float = 0.95) -> str | None:
+    """Why to stop adding rounds, or None to go on.
+
+    ``samples``: one array of samples per case.  ``"ci"`` when every case's median has a
+    ``confidence`` interval whose relative half-width (:func:`relative_halfwidth`) is at
+    most ``target``; ``"time budget"`` when ``elapsed_s`` >= ``time_budget_s``;
+    ``"fixed"`` when there is no target (the repetitions asked for are all there is)."""
+    if target is None or target <= 0:
+        return "fixed"
+    if all(relative_halfwidth(s, confidence) <= target for s in samples):
+        return "ci"
+    if time_budget_s is not None and elapsed_s >= time_budget_s:
+        return "time budget"
+    return None
+
+
+def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Callable[[Hashable], int], *,
+                       rounds: int = DEFAULT_ROUNDS, target: float | None = None,
+                       time_budget_s: float | None = DEFAULT_TIME_BUDGET_S, seed: int = 0,
+                       confidence: float = 0.95, root: int = 0, desc: str = "rounds",
+                       progress: bool = False) -> tuple[dict, dict]:
+    """Samples of every case, taken in interleaved rounds (collective over ``comm``).
+
+    ``run(case, reps) -> ndarray``: ``reps`` timed samples of ``case`` (seconds) after its
+    own warm-up, meaningful on ``root``; every rank calls it with the same arguments.
+    ``first(case)``: the repetitions of the first pass, cut into ``rounds`` rounds
+    (:func:`split_repetitions`).  Then, if ``target`` is set, more rounds until
+    :func:`stop_reason` says stop: each doubles the repetitions of the cases whose median's
+    interval is still wider than ``target`` (at most :data:`MAX_GROWTH` times the first
+    pass); ``root`` decides and broadcasts, so the ranks agree.  Each round visits the cases
+    in the order :func:`round_orders` draws from ``seed``.  Returns ``({case: samples},
+    info)`` on every rank (samples meaningful on ``root``); ``info`` records seed, rounds,
+    their orders, the reason to stop and the time taken, for the JSON.
+    """
+    from tqdm import tqdm
+
+    cases = list(cases)
+    rng = np.random.default_rng(seed)      # the stream of round_orders(len(cases), ..., seed)
+    firsts = [max(1, int(first(c))) for c in cases]
+    shares = [split_repetitions(f, min(rounds, f)) + [0] * (rounds - min(rounds, f)) for f in firsts]
+    taken: list[list[np.ndarray]] = [[] for _ in cases]
+    orders: list[list[int]] = []
+    is_root = comm.Get_rank() == root
+    bar = tqdm(desc=desc, unit="round", file=sys.stderr, disable=(not is_root) or not progress or None)
+    t_start = time.perf_counter()
+
+    def one_round(reps_of):
+        order = rng.permutation(len(cases)).tolist()
+        orders.append(order)
+        for k in order:
+            if reps_of[k] > 0:
+                taken[k].append(np.asarray(run(cases[k], reps_of[k]), dtype=float))
+        bar.update(1)
+
+    for r in range(rounds):
+        one_round([sh[r] for sh in shares])
+    while True:
+        counts = [sum(a.size for a in t) for t in taken]
+        reason, more = None, None
+        if is_root:
+            joined = [np.concatenate(t) for t in taken]
+            reason = stop_reason(joined, target, time.perf_counter() - t_start, time_budget_s, confidence)
+            if reason is None:
+                more = [min(c, MAX_GROWTH * f - c) if relative_halfwidth(x, confidence) > target else 0
+                        for x, c, f in zip(joined, counts, firsts)]
+                if not any(more):
+                    reason = "repetition cap"
+        reason, more = comm.bcast((reason, more), root=root)
+        if reason is not None:
+            break
+        one_round(more)
+    bar.close()
+    samples = {c: np.concatenate(t) if t else np.empty(0) for c, t in zip(cases, taken)}
+    info = {"seed": seed, "rounds": len(orders), "first_pass_rounds": rounds,
+            "cases": [c if isinstance(c, (int, float, str)) else list(c) for c in cases],
+            "order_per_round": orders, "stopped_by": reason, "target_relative_halfwidth": target,
+            "time_budget_s": time_budget_s, "confidence": confidence, "seconds": time.perf_counter() - t_start}
+    return samples, info
+
+
+def describe(info: dict) -> str:
+    """One line on how the samples of :func:`interleaved_rounds` were taken."""
+    target = info["target_relative_halfwidth"]
+    goal = (f"until every median's {100 * info['confidence']:.0f} % CI is within ±{100 * target:g} % "
+            f"or {info['time_budget_s']:g} s are spent" if target else "fixed repetitions")
+    return (f"sampling: {info['rounds']} interleaved rounds in random order (seed {info['seed']}), {goal}; "
+            f"stopped by: {info['stopped_by']} after {info['seconds']:.1f} s")
+
+
+def add_options(p, target: float = DEFAULT_TARGET) -> None:
+    """The options of :func:`interleaved_rounds`: ``--rounds``, ``--target``, ``--time-budget``, ``--seed``."""
+    from .core import nonneg_int, positive_int
+
+    def fraction(text: str) -> float:
+        import argparse
+
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 <= value < 1:
+            raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
+        return value
+
+    def seconds(text: str) -> float:
+        import argparse
+
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not value >= 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+        return value
+
+    p.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
+                   help=f"rounds of the first pass, each visiting every case once in a new random order "
+                        f"(default {DEFAULT_ROUNDS})")
+    p.add_argument("--target", type=fraction, default=target,
+                   help=f"then more rounds until every median's 95 %% confidence interval is within this "
+                        f"fraction of it (default {target:g}; 0: no more rounds)")
+    p.add_argument("--time-budget", type=seconds, default=DEFAULT_TIME_BUDGET_S, metavar="SECONDS",
+                   help=f"stop adding rounds after this long (default {DEFAULT_TIME_BUDGET_S:g} s)")
+    p.add_argument("--seed", type=nonneg_int, default=None,
+                   help="seed of the random order of the cases (default: drawn, and recorded in the JSON)")
+
+
+def agreed_seed(comm, seed: int | None, root: int = 0) -> int:
+    """``seed``, or one drawn on ``root`` (from the OS's entropy) and broadcast (collective)."""
+    if seed is None and comm.Get_rank() == root:
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+    return comm.bcast(seed, root=root)
+
+
+def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.median, *, resamples: int = 200,
+                  seed: int = 0, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A fit to per-group statistics with its percentile-bootstrap confidence intervals.
+
+    ``groups``: the samples of each group (e.g. each message size).  ``fit(stats) ->
+    parameters`` (1-d) maps one statistic per group (``statistic``, default the median) to the
+    fitted parameters.  Each of ``resamples`` replicates resamples every group's samples with
+    replacement (``numpy.random.default_rng(seed)``), recomputes the statistics and refits;
+    the interval is the replicates' ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
+    quantiles (Efron's percentile interval).  Returns ``(estimate, lo, hi)``, the estimate
+    being the fit to the statistics of the samples themselves.
+    """
+    rng = np.random.default_rng(seed)
+    groups = [np.asarray(g, dtype=float) for g in groups]
+    estimate = np.asarray(fit(np.array([statistic(g) for g in groups])), dtype=float)
+    reps = np.array([fit(np.array([statistic(g[rng.integers(0, g.size, g.size)]) for g in groups]))
+                     for _ in range(resamples)], dtype=float)
+    q = (1 - confidence) / 2
+    lo, hi = np.quantile(reps, [q, 1 - q], axis=0)
+    return estimate, lo, hi
+
+
+def loop_method(inner: int) -> str:
+    """The synchronised start of the collective benchmarks, in words (output and JSON)."""
+    if inner <= 1:
+        return "one call after a barrier, slowest rank (includes the barrier's exit skew)"
+    return (f"tight loop of {inner} calls after one barrier, time / {inner}, slowest rank "
+            f"(the barrier's exit skew is charged once per {inner} calls)")
