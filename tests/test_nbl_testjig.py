@@ -8,7 +8,8 @@ import pytest
 from mpi_exercises.bench import core, nbl_testjig
 from tests.mpirun import run_mpi, run_mpi_ok
 
-QUICK = ["--sizes", "60,600,6000", "--repetitions", "5", "--inner", "2", "--warmup", "1", "--no-progress"]
+QUICK = ["--sizes", "60,600,6000", "--repetitions", "5", "--inner", "2", "--warmup", "1", "--time-budget", "1",
+         "--no-progress"]
 
 
 @pytest.mark.mpi

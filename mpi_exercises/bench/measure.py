@@ -28,7 +28,7 @@ from .core import median_ci
 #: default: stop adding rounds once every case's 95 % CI half-width is within 2 % of its median
 DEFAULT_TARGET = 0.02
 #: default time budget (s) of the rounds added after the first pass
-DEFAULT_TIME_BUDGET_S = 60.0
+DEFAULT_TIME_BUDGET_S = 20.0
 #: rounds of the first pass (each visits every case once)
 DEFAULT_ROUNDS = 4
 #: a case never takes more than this many times its first-pass repetitions
