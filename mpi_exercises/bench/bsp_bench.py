@@ -92,17 +92,14 @@ def superstep_times(comm, h: int, unit: str, reps: int, warmup: int) -> np.ndarr
     return out
 
 
-def sweep(comm, hs, unit, reps, warmup, progress=True, *, target=None,
-          time_budget_s=sampling.DEFAULT_TIME_BUDGET_S, rounds=sampling.DEFAULT_ROUNDS,
-          seed=0) -> tuple[list[dict], dict]:
+def sweep(comm, hs, unit, reps, warmup, progress=True, **options) -> tuple[list[dict], dict]:
     """Per-h summaries of the superstep times (s), the same on every rank, taken in
     interleaved rounds, and the rounds' record.  Without ``target`` every h gets exactly
-    ``reps`` samples."""
+    ``reps`` samples.  ``options``: those of :func:`~mpi_exercises.bench.measure.interleaved_rounds`."""
     superstep_times(comm, max(hs), unit, 1, warmup)          # connections and pages, untimed
     taken, info = sampling.interleaved_rounds(
         comm, hs, lambda h, count: superstep_times(comm, h, unit, count, warmup), lambda h: reps,
-        rounds=rounds, target=target, time_budget_s=time_budget_s, seed=seed, desc="h-relations",
-        progress=progress)
+        desc="h-relations", progress=progress, **options)
     return [{"h": h, **core.summarize(taken[h])} for h in hs], info
 
 
@@ -149,20 +146,16 @@ def run(args) -> int:
             print("bsp needs at least 3 distinct h values to fit g and l with error bars", file=sys.stderr)
         return 2
     _, oversubscribed = core.start("bsp")
-    seed = sampling.agreed_seed(comm, args.seed)
-    results, rounds = sweep(comm, hs, args.unit, args.repetitions, args.warmup, not args.no_progress,
-                            target=args.target or None, time_budget_s=args.time_budget, rounds=args.rounds,
-                            seed=seed)
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, hs, args.unit, args.repetitions, args.warmup, not args.no_progress, **options)
     if comm.Get_rank() == 0:
         fits = [fit(results), fit(results, "min_s")]
-        print(f"timing: {METHOD}")
-        print(sampling.describe(rounds))
+        print(sampling.header(METHOD, rounds))
         print(report(results, fits, args.unit), flush=True)
         if oversubscribed:
             print("(oversubscribed: ranks outnumber cores, these times include OS scheduling)")
         core.save(comm, args.json, "bsp-h-relation", oversubscribed,
                   {"unit": args.unit, "word_bytes": np.dtype(WORD).itemsize, "h": hs,
-                   "repetitions": args.repetitions, "warmup": args.warmup, "rounds": args.rounds,
-                   "target": args.target, "time_budget_s": args.time_budget, "seed": seed},
+                   "repetitions": args.repetitions, "warmup": args.warmup, **options},
                   timing_method=METHOD, rounds=rounds, results=results, fit=fits[0], fit_min=fits[1])
     return 0

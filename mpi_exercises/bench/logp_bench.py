@@ -111,12 +111,12 @@ def _overheads(comm, msg, back, d, reps, warmup):
 KINDS = ("prtt_n_0", "prtt_n_d", "o_s_direct", "o_r")
 
 
-def sweep(comm, sizes, n, reps, warmup, progress=True, *, target=None,
-          time_budget_s=sampling.DEFAULT_TIME_BUDGET_S, rounds=sampling.DEFAULT_ROUNDS,
-          seed=0) -> tuple[list[dict], dict]:
+def sweep(comm, sizes, n, reps, warmup, progress=True, **options) -> tuple[list[dict], dict]:
     """The PRTT sweep on ranks 0 and 1 (collective), in interleaved rounds: ``(per-size
     summaries (s), the rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without
-    ``target`` every case gets exactly ``reps`` samples."""
+    ``target`` every case gets exactly ``reps`` samples.  ``options``: those of
+    :func:`~mpi_exercises.bench.measure.interleaved_rounds` (the second part draws its
+    orders from ``seed + 1``)."""
     from mpi4py import MPI
 
     from .pingpong import buffers, warm_up
@@ -124,7 +124,6 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, *, target=None,
     rank = comm.Get_rank()
     send, recv = buffers(max(sizes) or 1)
     warm_up(comm, send, recv, warmup)            # connection set-up and page faults, untimed
-    options = dict(rounds=rounds, target=target, time_budget_s=time_budget_s, progress=progress)
     d_of: dict = {}
 
     def run(case, count):
@@ -144,12 +143,12 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, *, target=None,
         return o_r
 
     first, info1 = sampling.interleaved_rounds(comm, [("prtt_1_0", s) for s in sizes], run, lambda c: reps,
-                                               seed=seed, desc="PRTT(1,0)", **options)
+                                               desc="PRTT(1,0)", progress=progress, **options)
     for s in sizes:                   # d: longer than any gap (rank 0's median of PRTT(1, 0, s))
         d_of[s] = comm.bcast(float(np.median(first[("prtt_1_0", s)])) if rank == 0 else None, root=0)
-    rest, info2 = sampling.interleaved_rounds(comm, [(k, s) for s in sizes for k in KINDS], run,
-                                              lambda c: reps, seed=seed + 1, desc="PRTT", **options)
-    comm.Barrier()
+    rest, info2 = sampling.interleaved_rounds(comm, [(k, s) for s in sizes for k in KINDS], run, lambda c: reps,
+                                              desc="PRTT", progress=progress,
+                                              **{**options, "seed": options.get("seed", 0) + 1})
     info = {"prtt_1_0": info1, "others": info2}
     if rank != 0:
         return [], info
@@ -215,24 +214,19 @@ def report(results: list[dict], fitted: dict) -> str:
 
 def run(args) -> int:
     comm, oversubscribed = core.start("logp")
-    if oversubscribed is None:
-        return 2
-    seed = sampling.agreed_seed(comm, args.seed)
-    results, rounds = sweep(comm, args.sizes, args.n, args.repetitions, args.warmup, not args.no_progress,
-                            target=args.target or None, time_budget_s=args.time_budget, rounds=args.rounds,
-                            seed=seed)
-    if comm.Get_rank() == 0:
-        if len({r["bytes"] for r in results}) < 2:
+    if oversubscribed is None or len(args.sizes) < 2:     # sizes: distinct (core.size_list)
+        if oversubscribed is not None and comm.Get_rank() == 0:
             print("logp needs at least 2 distinct sizes to fit g and G", file=sys.stderr)
-            return 2
+        return 2
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, args.sizes, args.n, args.repetitions, args.warmup, not args.no_progress, **options)
+    if comm.Get_rank() == 0:
         fitted = fit(results, args.n)
-        print(f"timing: {METHOD}")
-        for part in rounds.values():
-            print(sampling.describe(part))
+        print(sampling.header(METHOD, *rounds.values()))
         print(report(results, fitted), flush=True)
         core.save(comm, args.json, "logp-prtt", oversubscribed,
                   {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions, "warmup": args.warmup,
-                   "rounds": args.rounds, "target": args.target, "time_budget_s": args.time_budget, "seed": seed},
+                   **options},
                   timing_method=METHOD, rounds=rounds, results=results, fit=fitted,
                   fit_min=fit(results, args.n, "min_s"))
     return 0

@@ -184,6 +184,19 @@ def add_options(p, target: float = DEFAULT_TARGET) -> None:
                    help="seed of the random order of the cases (default: drawn, and recorded in the JSON)")
 
 
+def options_from(comm, args) -> dict:
+    """The keyword options of :func:`interleaved_rounds` from a command's :func:`add_options`
+    values, the seed agreed by the ranks (collective: :func:`agreed_seed`)."""
+    return {"rounds": args.rounds, "target": args.target or None, "time_budget_s": args.time_budget,
+            "seed": agreed_seed(comm, args.seed)}
+
+
+def header(method: str, *infos: dict) -> str:
+    """The lines a benchmark prints before its table: how a sample is timed (``method``)
+    and how the samples were taken (:func:`describe` of each ``info``)."""
+    return "\n".join([f"timing: {method}"] + [describe(i) for i in infos])
+
+
 def agreed_seed(comm, seed: int | None, root: int = 0) -> int:
     """``seed``, or one drawn on ``root`` (from the OS's entropy) and broadcast (collective)."""
     if seed is None and comm.Get_rank() == root:

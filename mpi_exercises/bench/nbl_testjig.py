@@ -126,12 +126,11 @@ def _barrier(comm, yield_cpu: bool) -> None:
         comm.Barrier()
 
 
-def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False, *, target=None,
-          time_budget_s=sampling.DEFAULT_TIME_BUDGET_S, rounds=sampling.DEFAULT_ROUNDS,
-          seed=0) -> tuple[list[dict], dict]:
+def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False, **options) -> tuple[list[dict], dict]:
     """Run the jig (collective) in interleaved rounds: ``(per-(L, S) summaries, the rounds'
     record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every case gets
-    exactly ``repetitions`` samples."""
+    exactly ``repetitions`` samples.  ``options``: those of
+    :func:`~mpi_exercises.bench.measure.interleaved_rounds`."""
     from mpi4py import MPI
 
     rank = comm.Get_rank()
@@ -157,10 +156,8 @@ def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=Fals
             raise RuntimeError(f"test jig received {recvbufs[0][0]} instead of 2.0")
         return samples
 
-    taken, info = sampling.interleaved_rounds(comm, cases, run, lambda c: repetitions, rounds=rounds, target=target,
-                                              time_budget_s=time_budget_s, seed=seed, desc="f(L) test jig",
-                                              progress=progress)
-    comm.Barrier()
+    taken, info = sampling.interleaved_rounds(comm, cases, run, lambda c: repetitions, desc="f(L) test jig",
+                                              progress=progress, **options)
     if rank != 0:
         return [], info
     return [{**core.summarize(taken[(L, S)]), "L": L, "S": S, "bytes": 8 * S} for L, S in cases], info
@@ -253,13 +250,11 @@ def run(args) -> int:
                   file=sys.stderr, flush=True)
         return 2
     yield_cpu = args.wait == "yield" or (args.wait == "auto" and oversubscribed)
-    seed = sampling.agreed_seed(comm, args.seed)
+    options = sampling.options_from(comm, args)
     results, rounds = sweep(comm, sizes, args.repetitions, args.inner, args.warmup, not args.no_progress,
-                            yield_cpu, target=args.target or None, time_budget_s=args.time_budget,
-                            rounds=args.rounds, seed=seed)
+                            yield_cpu, **options)
     if comm.Get_rank() == 0:
-        print(f"timing: {METHOD}")
-        print(sampling.describe(rounds))
+        print(sampling.header(METHOD, rounds))
         tab = table(results, args.statistic + "_s")
         combine = combine_costs(max(sizes))
         print(report(tab, oversubscribed), flush=True)
@@ -268,7 +263,6 @@ def run(args) -> int:
         core.save(comm, args.json, "nbl-testjig", oversubscribed,
                   {"sizes_elements": sizes, "repetitions": args.repetitions, "inner": args.inner,
                    "warmup": args.warmup, "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",
-                   "links": link_counts(comm.Get_size()), "rounds": args.rounds, "target": args.target,
-                   "time_budget_s": args.time_budget, "seed": seed},
+                   "links": link_counts(comm.Get_size()), **options},
                   timing_method=METHOD, rounds=rounds, results=results, table=tab, combine=combine)
     return 0

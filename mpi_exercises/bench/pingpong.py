@@ -86,13 +86,13 @@ def warm_up(comm, send, recv, warmup: int) -> None:
         roundtrips(comm, send, recv, 0, min(warmup, 5))
 
 
-def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, *, target=None,
-          time_budget_s=sampling.DEFAULT_TIME_BUDGET_S, rounds=sampling.DEFAULT_ROUNDS,
-          seed=0) -> tuple[list[dict], dict]:
+def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, **options) -> tuple[list[dict], dict]:
     """Run the sweep on ranks 0 and 1 of ``comm`` (collective) in interleaved rounds
     (:func:`mpi_exercises.bench.measure.interleaved_rounds`): ``(per-size summaries, the
     rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every size
-    gets exactly its first-pass repetitions (``iterations``, capped by ``budget_bytes``)."""
+    gets exactly its first-pass repetitions (``iterations``, capped by ``budget_bytes``).
+    ``options``: those of :func:`~mpi_exercises.bench.measure.interleaved_rounds` (``rounds``,
+    ``target``, ``time_budget_s``, ``seed``)."""
     rank = comm.Get_rank()
     send, recv = buffers(max(sizes))
     warm_up(comm, send, recv, warmup)
@@ -104,9 +104,7 @@ def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, *, targe
 
     samples, info = sampling.interleaved_rounds(
         comm, sizes, run, lambda size: core.capped_iterations(size, iterations, budget_bytes, at_least=20),
-        rounds=rounds, target=target, time_budget_s=time_budget_s, seed=seed, desc="ping-pong",
-        progress=progress)
-    comm.Barrier()
+        desc="ping-pong", progress=progress, **options)
     if rank != 0:
         return [], info
     results = []
@@ -201,18 +199,15 @@ def run(args) -> int:
     comm, oversubscribed = core.start("pingpong")
     if oversubscribed is None:
         return 2
-    seed = sampling.agreed_seed(comm, args.seed)
+    options = sampling.options_from(comm, args)
     results, rounds = sweep(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
-                            progress=not args.no_progress, target=args.target or None,
-                            time_budget_s=args.time_budget, rounds=args.rounds, seed=seed)
+                            not args.no_progress, **options)
     if comm.Get_rank() == 0:
         fitted = fit(results, ci=True)
-        print(f"timing: {METHOD}")
-        print(sampling.describe(rounds))
+        print(sampling.header(METHOD, rounds))
         print(report(results, fitted), flush=True)
         core.save(comm, args.json, "pingpong", oversubscribed,
                   {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
-                   "budget_bytes": args.budget_bytes, "rounds": args.rounds, "target": args.target,
-                   "time_budget_s": args.time_budget, "seed": seed},
+                   "budget_bytes": args.budget_bytes, **options},
                   timing_method=METHOD, rounds=rounds, results=results, fit=fitted)
     return 0
