@@ -84,6 +84,10 @@ def test_barrier_bench_writes_json_and_ranks_every_algorithm(tmp_path):
                                     "mpi"])
     for r in data["results"]:
         assert 0 < r["min_s"] <= r["median_s"] <= r["max_s"]
+        assert len(r["times_s"]) == r["samples"] >= 5
+        assert r["median_ci_s"][0] <= r["median_s"] <= r["median_ci_s"][1]
+    assert "tight loop" in data["timing_method"] and "timing: barrier-bench: a tight loop" in res.stdout
+    assert sorted(data["rounds"]["order_per_round"][0]) == list(range(9))
     assert "dissemination" in res.stdout and data["environment"]["ranks"] == 2
 
 

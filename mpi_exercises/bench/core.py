@@ -344,14 +344,16 @@ def summarize(samples, confidence: float = 0.95) -> dict:
     """min, quartiles, median and max of timing samples in seconds; the median's
     ``confidence`` interval (:func:`median_ci`) as ``median_ci_s`` = [lo, hi] with its
     half-width over the median (``ci_relative_halfwidth``); and every sample, in the order
-    taken (``times_s``), so that a figure can be redrawn from the JSON.  ``samples`` is
-    their count."""
+    taken (``times_s``, rounded to the picosecond: ``MPI.Wtime``'s tick is a nanosecond, and
+    the digits below are the rounding of a difference of two clock readings), so that a figure
+    can be redrawn from the JSON.  ``samples`` is their count."""
     s = np.asarray(samples, dtype=float)
     q = np.percentile(s, [0, 25, 50, 75, 100])
     med, lo, hi = median_ci(s, confidence)
     return {"samples": int(s.size), "min_s": q[0], "p25_s": q[1], "median_s": q[2],
             "p75_s": q[3], "max_s": q[4], "median_ci_s": [lo, hi], "confidence": confidence,
-            "ci_relative_halfwidth": (hi - lo) / 2 / abs(med) if med else None, "times_s": s.tolist()}
+            "ci_relative_halfwidth": (hi - lo) / 2 / abs(med) if med else None,
+            "times_s": np.round(s, 12).tolist()}
 
 
 def median_ci(samples, confidence: float = 0.95) -> tuple[float, float, float]:
