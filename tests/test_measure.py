@@ -141,3 +141,10 @@ def test_the_target_option_is_a_fraction(bad):
     sampling.add_options(p)
     with pytest.raises(SystemExit):
         p.parse_args(["--target", bad])
+
+
+def test_a_late_round_is_cut_to_the_time_left():
+    assert sampling.fit_to_budget([100, 0, 50], [1e-3, 1e-3, 2e-3], remaining_s=1.0) == [100, 0, 50]
+    cut = sampling.fit_to_budget([100, 0, 50], [1e-3, 1e-3, 2e-3], remaining_s=0.1)   # 0.2 s asked
+    assert cut == [50, 0, 25]
+    assert sampling.fit_to_budget([100, 0, 50], [1e-3, 1e-3, 2e-3], remaining_s=-1.0) == [1, 0, 1]

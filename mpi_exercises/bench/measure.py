@@ -73,6 +73,18 @@ def stop_reason(samples: Sequence, target: float | None, elapsed_s: float, time_
     return None
 
 
+def fit_to_budget(more: Sequence[int], seconds_per_rep: Sequence[float], remaining_s: float) -> list[int]:
+    """The repetitions ``more`` of a round, scaled down (each case in proportion, at least one
+    for a case that asked for any) so that at ``seconds_per_rep`` each the round is expected
+    to take at most ``remaining_s``: a round added late does not overrun the time budget by
+    as much as all the rounds before it."""
+    cost = sum(m * t for m, t in zip(more, seconds_per_rep))
+    if cost <= remaining_s:
+        return list(more)
+    scale = max(remaining_s, 0.0) / cost
+    return [max(1, int(m * scale)) if m else 0 for m in more]
+
+
 def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Callable[[Hashable], int], *,
                        rounds: int = DEFAULT_ROUNDS, target: float | None = None,
                        time_budget_s: float | None = DEFAULT_TIME_BUDGET_S, seed: int = 0,
@@ -86,7 +98,8 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     (:func:`split_repetitions`).  Then, if ``target`` is set, more rounds until
     :func:`stop_reason` says stop: each doubles the repetitions of the cases whose median's
     interval is still wider than ``target`` (at most :data:`MAX_GROWTH` times the first
-    pass); ``root`` decides and broadcasts, so the ranks agree.  Each round visits the cases
+    pass; fewer if the round would outlast the budget left, :func:`fit_to_budget`); ``root``
+    decides and broadcasts, so the ranks agree.  Each round visits the cases
     in the order :func:`round_orders` draws from ``seed``.  Returns ``({case: samples},
     info)`` on every rank (samples meaningful on ``root``); ``info`` records seed, rounds,
     their orders, the reason to stop and the time taken, for the JSON.
@@ -103,12 +116,16 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     bar = tqdm(desc=desc, unit="round", file=sys.stderr, disable=(not is_root) or not progress or None)
     t_start = time.perf_counter()
 
+    spent = [0.0] * len(cases)          # seconds each case has taken so far (root's clock)
+
     def one_round(reps_of):
         order = rng.permutation(len(cases)).tolist()
         orders.append(order)
         for k in order:
             if reps_of[k] > 0:
+                t0 = time.perf_counter()
                 taken[k].append(np.asarray(run(cases[k], reps_of[k]), dtype=float))
+                spent[k] += time.perf_counter() - t0
         bar.update(1)
 
     for r in range(rounds):
@@ -122,6 +139,9 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
             if reason is None:
                 more = [min(c, MAX_GROWTH * f - c) if relative_halfwidth(x, confidence) > target else 0
                         for x, c, f in zip(joined, counts, firsts)]
+                if time_budget_s is not None:
+                    more = fit_to_budget(more, [t / c for t, c in zip(spent, counts)],
+                                         time_budget_s - (time.perf_counter() - t_start))
                 if not any(more):
                     reason = "repetition cap"
         reason, more = comm.bcast((reason, more), root=root)
