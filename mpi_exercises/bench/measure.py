@@ -10,8 +10,9 @@ cases (message sizes, algorithms, ...) were measured one after the other it woul
 whole range of them, so every round visits every case once, in a new random order drawn
 from a recorded seed, and a case's samples come from all rounds.
 
-The pure parts (:func:`round_orders`, :func:`split_repetitions`, :func:`stop_reason`) take no
-MPI; :func:`interleaved_rounds` drives them on a communicator.  Importing this module does
+The pure parts (:func:`round_orders`, :func:`split_repetitions`, :func:`stop_reason`,
+:func:`fit_to_budget`, :func:`bootstrap_fit`) take no MPI; :func:`interleaved_rounds` drives
+them on a communicator (any object with ``Get_rank`` and ``bcast``).  Importing this module does
 not start MPI.
 """
 
@@ -27,7 +28,7 @@ from .core import median_ci
 
 #: default: stop adding rounds once every case's 95 % CI half-width is within 2 % of its median
 DEFAULT_TARGET = 0.02
-#: default time budget (s) of the rounds added after the first pass
+#: default time budget (s) of a sampling, first pass included: no round is added once it is spent
 DEFAULT_TIME_BUDGET_S = 20.0
 #: rounds of the first pass (each visits every case once)
 DEFAULT_ROUNDS = 4
@@ -51,7 +52,7 @@ def split_repetitions(total: int, rounds: int) -> list[int]:
 
 def relative_halfwidth(samples, confidence: float = 0.95) -> float:
     """Half the width of the median's confidence interval over the median (inf if the
-    median is 0 or there are too few samples to tell)."""
+    median is 0); with fewer than 6 samples the interval is (min, max) (:func:`core.median_ci`)."""
     med, lo, hi = median_ci(samples, confidence)
     return (hi - lo) / 2 / abs(med) if med else float("inf")
 
