@@ -89,28 +89,44 @@ def test_rounds_stop_when_the_time_budget_is_spent():
     assert samples[1].size == 40
 
 
-def test_the_bootstrap_interval_of_alpha_and_beta_covers_the_true_values():
-    """Synthetic ping-pongs t = α + β n with multiplicative noise of median 1: the 95 %
-    intervals must cover the true α and β in most data sets, and be narrow."""
+ALPHA, BETA = 2e-6, 1e-10
+SIZES = np.array([0, 64, 1024, 8192, 65536, 262144, 1048576], dtype=float)
+
+
+def _refit(stats):
     from netmodels import fit_alpha_beta
 
-    alpha, beta = 2e-6, 1e-10
-    n = np.array([0, 64, 1024, 8192, 65536, 262144, 1048576], dtype=float)
+    f = fit_alpha_beta(SIZES, stats)
+    return [f.alpha, f.beta]
 
-    def refit(stats):
-        f = fit_alpha_beta(n, stats)
-        return [f.alpha, f.beta]
 
+@pytest.mark.parametrize("by_round", [False, True])
+def test_the_bootstrap_interval_of_alpha_and_beta_covers_the_true_values(by_round):
+    """Synthetic ping-pongs t = α + β n with independent multiplicative noise of median 1, in
+    10 rounds of 10 samples: the 95 % intervals must cover the true α and β in most data
+    sets, and be narrow."""
     covered, widths = np.zeros(2), []
     trials = 20
     for seed in range(trials):
         rng = np.random.default_rng(100 + seed)
-        groups = [(alpha + beta * m) * np.exp(rng.normal(0, 0.1, 101)) for m in n]
-        est, lo, hi = sampling.bootstrap_fit(groups, refit, resamples=200, seed=seed)
-        covered += (lo <= [alpha, beta]) & ([alpha, beta] <= hi)
-        widths.append((hi - lo) / [alpha, beta])
+        groups = [(ALPHA + BETA * m) * np.exp(rng.normal(0, 0.1, 100)) for m in SIZES]
+        est, lo, hi = sampling.bootstrap_fit(groups, _refit, resamples=200, seed=seed,
+                                             per_round=[[10] * 10] * len(SIZES) if by_round else None)
+        covered += (lo <= [ALPHA, BETA]) & ([ALPHA, BETA] <= hi)
+        widths.append((hi - lo) / [ALPHA, BETA])
     assert (covered >= 0.8 * trials).all(), covered
     assert (np.median(widths, axis=0) < 0.1).all()             # not a vacuous interval
+
+
+def test_a_burst_that_slows_whole_rounds_widens_the_interval_drawn_by_round():
+    """Three rounds in ten run 30 % slower at every size (load from another job): samples drawn
+    one by one hide it, whole rounds drawn show it."""
+    rng = np.random.default_rng(5)
+    slow = np.repeat(np.where(np.isin(np.arange(10), [2, 5, 6]), 1.3, 1.0), 10)
+    groups = [(ALPHA + BETA * m) * slow * np.exp(rng.normal(0, 0.02, 100)) for m in SIZES]
+    _, lo_iid, hi_iid = sampling.bootstrap_fit(groups, _refit, seed=1)
+    _, lo_round, hi_round = sampling.bootstrap_fit(groups, _refit, seed=1, per_round=[[10] * 10] * len(SIZES))
+    assert ((hi_round - lo_round) > 3 * (hi_iid - lo_iid)).all()
 
 
 def test_the_summary_keeps_every_sample_and_an_ordered_interval():

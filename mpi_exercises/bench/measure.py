@@ -31,7 +31,7 @@ DEFAULT_TARGET = 0.02
 #: default time budget (s) of a sampling, first pass included: no round is added once it is spent
 DEFAULT_TIME_BUDGET_S = 20.0
 #: rounds of the first pass (each visits every case once)
-DEFAULT_ROUNDS = 4
+DEFAULT_ROUNDS = 10
 #: a case never takes more than this many times its first-pass repetitions
 MAX_GROWTH = 64
 
@@ -102,8 +102,10 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     pass; fewer if the round would outlast the budget left, :func:`fit_to_budget`); ``root``
     decides and broadcasts, so the ranks agree.  Each round visits the cases
     in the order :func:`round_orders` draws from ``seed``.  Returns ``({case: samples},
-    info)`` on every rank (samples meaningful on ``root``); ``info`` records seed, rounds,
-    their orders, the reason to stop and the time taken, for the JSON.
+    info)`` on every rank (samples meaningful on ``root``; a case's samples are in the order
+    taken, round after round); ``info`` records seed, rounds, their orders, the repetitions
+    of each case in each round (``repetitions_per_round``), the reason to stop and the time
+    taken, for the JSON.
     """
     from tqdm import tqdm
 
@@ -118,10 +120,12 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     t_start = time.perf_counter()
 
     spent = [0.0] * len(cases)          # seconds each case has taken so far (root's clock)
+    per_round: list[list[int]] = []      # repetitions of each case in each round
 
     def one_round(reps_of):
         order = rng.permutation(len(cases)).tolist()
         orders.append(order)
+        per_round.append([int(n) for n in reps_of])
         for k in order:
             if reps_of[k] > 0:
                 t0 = time.perf_counter()
@@ -153,7 +157,7 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     samples = {c: np.concatenate(t) if t else np.empty(0) for c, t in zip(cases, taken)}
     info = {"seed": seed, "rounds": len(orders), "first_pass_rounds": rounds,
             "cases": [c if isinstance(c, (int, float, str)) else list(c) for c in cases],
-            "order_per_round": orders, "stopped_by": reason, "target_relative_halfwidth": target,
+            "order_per_round": orders, "repetitions_per_round": per_round, "stopped_by": reason, "target_relative_halfwidth": target,
             "time_budget_s": time_budget_s, "confidence": confidence, "seconds": time.perf_counter() - t_start}
     return samples, info
 
@@ -225,23 +229,40 @@ def agreed_seed(comm, seed: int | None, root: int = 0) -> int:
     return comm.bcast(seed, root=root)
 
 
-def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.median, *, resamples: int = 200,
-                  seed: int = 0, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.median, *,
+                  per_round: Sequence | None = None, resamples: int = 200, seed: int = 0,
+                  confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A fit to per-group statistics with its percentile-bootstrap confidence intervals.
 
-    ``groups``: the samples of each group (e.g. each message size).  ``fit(stats) ->
-    parameters`` (1-d) maps one statistic per group (``statistic``, default the median) to the
-    fitted parameters.  Each of ``resamples`` replicates resamples every group's samples with
-    replacement (``numpy.random.default_rng(seed)``), recomputes the statistics and refits;
-    the interval is the replicates' ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
-    quantiles (Efron's percentile interval).  Returns ``(estimate, lo, hi)``, the estimate
-    being the fit to the statistics of the samples themselves.
+    ``groups``: the samples of each group (e.g. each message size), in the order taken.
+    ``fit(stats) -> parameters`` (1-d) maps one statistic per group (``statistic``, default
+    the median) to the fitted parameters.  Each of ``resamples`` replicates resamples the
+    samples with replacement (``numpy.random.default_rng(seed)``), recomputes the statistics
+    and refits; the interval is the replicates' ``(1 - confidence) / 2`` and ``(1 +
+    confidence) / 2`` quantiles (Efron's percentile interval).  Returns ``(estimate, lo,
+    hi)``, the estimate being the fit to the statistics of the samples themselves.
+
+    Without ``per_round`` every sample is drawn independently.  With ``per_round`` (for each
+    group, its number of samples in each round of :func:`interleaved_rounds`, the same rounds
+    for every group) whole rounds are drawn, the same for every group (a block bootstrap): a
+    burst of load hits every case of a round, so the samples of one round are not
+    independent, and drawing them one by one would make the interval too narrow.
     """
     rng = np.random.default_rng(seed)
     groups = [np.asarray(g, dtype=float) for g in groups]
     estimate = np.asarray(fit(np.array([statistic(g) for g in groups])), dtype=float)
-    reps = np.array([fit(np.array([statistic(g[rng.integers(0, g.size, g.size)]) for g in groups]))
-                     for _ in range(resamples)], dtype=float)
+    if per_round is None:
+        def draw():
+            return [g[rng.integers(0, g.size, g.size)] for g in groups]
+    else:
+        blocks = [np.split(g, np.cumsum(counts)[:-1]) for g, counts in zip(groups, per_round)]
+        n_rounds = len(blocks[0])
+
+        def draw():
+            chosen = rng.integers(0, n_rounds, n_rounds)
+            out = [np.concatenate([b[r] for r in chosen]) for b in blocks]
+            return [o if o.size else g for o, g in zip(out, groups)]   # a case absent from every round drawn
+    reps = np.array([fit(np.array([statistic(x) for x in draw()])) for _ in range(resamples)], dtype=float)
     q = (1 - confidence) / 2
     lo, hi = np.quantile(reps, [q, 1 - q], axis=0)
     return estimate, lo, hi

@@ -12,7 +12,7 @@ large messages, ``--budget-bytes``); then, while the 95 % confidence interval of
 median is wider than ``--target`` of it and the ``--time-budget`` lasts, rounds double the
 repetitions of those sizes (rank 0 decides, the ranks follow).  Ranks other than 0 and 1
 wait.  α and β are fitted to the per-size medians with :func:`netmodels.fit_alpha_beta`
-(relative residuals), with confidence intervals from a seeded bootstrap over the samples
+(relative residuals), with confidence intervals from a seeded bootstrap over the rounds
 (:func:`mpi_exercises.bench.measure.bootstrap_fit`); a two-segment fit looks for the
 eager/rendezvous protocol switch.  The JSON keeps every sample (``times_s`` per size).
 
@@ -33,8 +33,8 @@ METHOD = ("pingpong: half of each round trip between ranks 0 and 1, timed one by
           "on rank 0; separate send and receive buffers")
 
 #: how the α and β intervals are obtained (stored in the JSON)
-CI_METHOD = ("relative least squares on the per-size medians; 95 % percentile bootstrap: "
-             "each size's samples resampled with replacement, 200 replicates, seed 0")
+CI_METHOD = ("relative least squares on the per-size medians; 95 % percentile bootstrap over the rounds: "
+             "whole rounds drawn with replacement, the same for every size, 200 replicates, seed 0")
 
 
 def add_arguments(p) -> None:
@@ -108,8 +108,9 @@ def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, **option
     if rank != 0:
         return [], info
     results = []
-    for size in sizes:
+    for k, size in enumerate(sizes):
         stats = core.summarize(samples[size])
+        stats["samples_per_round"] = [counts[k] for counts in info["repetitions_per_round"]]
         stats["bytes"] = size
         stats["bandwidth_Bps"] = size / stats["median_s"] if size else None
         results.append(stats)
@@ -129,10 +130,12 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False) -> d
     """Fit α, β (and a two-segment model if there are enough sizes) to the median times
     (or ``statistic="min_s"``: the minima, more robust on a machine shared with other jobs).
 
-    With ``ci`` and the samples in ``results`` (``times_s``), α and β get 95 % confidence
-    intervals (``alpha_ci_s``, ``beta_ci_s_per_byte``) by :data:`CI_METHOD`: the fit is
-    repeated on the statistic of each size's samples resampled with replacement
-    (:func:`mpi_exercises.bench.measure.bootstrap_fit`)."""
+    With ``ci`` and the samples in ``results`` (``times_s`` and ``samples_per_round``), α and β
+    get 95 % confidence intervals (``alpha_ci_s``, ``beta_ci_s_per_byte``) by :data:`CI_METHOD`:
+    the fit is repeated on the statistic of the samples of rounds drawn with replacement
+    (:func:`mpi_exercises.bench.measure.bootstrap_fit`), so that a burst that slowed a whole
+    round widens the interval.  Such an interval says how well one run determines α and β;
+    another launch of the benchmark can land elsewhere (other cores, other load)."""
     from netmodels import fit_alpha_beta, fit_piecewise
 
     n = np.array([r["bytes"] for r in results], dtype=float)
@@ -143,11 +146,12 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False) -> d
         out["alpha_beta"] = {"alpha_s": f.alpha, "beta_s_per_byte": f.beta,
                              "alpha_stderr_s": f.alpha_stderr, "beta_stderr_s_per_byte": f.beta_stderr,
                              "max_relative_residual": f.max_relative_residual}
-        if ci and all("times_s" in r for r in results):
+        if ci and all("times_s" in r and "samples_per_round" in r for r in results):
             def refit(stats):
                 g = fit_alpha_beta(n, stats)
                 return [g.alpha, g.beta]
-            _, lo, hi = sampling.bootstrap_fit([r["times_s"] for r in results], refit, STATISTICS[statistic])
+            _, lo, hi = sampling.bootstrap_fit([r["times_s"] for r in results], refit, STATISTICS[statistic],
+                                               per_round=[r["samples_per_round"] for r in results])
             out["alpha_beta"].update(alpha_ci_s=[float(lo[0]), float(hi[0])],
                                      beta_ci_s_per_byte=[float(lo[1]), float(hi[1])],
                                      ci_method=CI_METHOD.replace("medians", statistic[:-2] + "s"))
