@@ -164,3 +164,33 @@ def test_a_late_round_is_cut_to_the_time_left():
     cut = sampling.fit_to_budget([100, 0, 50], [1e-3, 1e-3, 2e-3], remaining_s=0.1)   # 0.2 s asked
     assert cut == [50, 0, 25]
     assert sampling.fit_to_budget([100, 0, 50], [1e-3, 1e-3, 2e-3], remaining_s=-1.0) == [1, 0, 1]
+
+
+def _run_json(path, alpha, beta):
+    import json
+
+    path.write_text(json.dumps({"environment": {"date": "2026-11-25T00:00:00+00:00"}, "load_average_1min": 0.1,
+                                "oversubscribed": False,
+                                "fit": {"alpha_beta": {"alpha_s": alpha, "beta_s_per_byte": beta,
+                                                       "alpha_ci_s": [0.99 * alpha, 1.01 * alpha],
+                                                       "beta_ci_s_per_byte": [0.99 * beta, 1.01 * beta]}}}))
+    return str(path)
+
+
+def test_two_runs_agree_within_the_tolerance_or_are_told_apart(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.mpirun import ROOT
+
+    table = pingpong.agreement([{"alpha_s": 2.0e-6, "beta_s_per_byte": 1e-10},
+                                {"alpha_s": 2.1e-6, "beta_s_per_byte": 1e-10}])
+    assert table["alpha_s"]["spread"] == pytest.approx(0.05) and table["beta_s_per_byte"]["spread"] == 0
+    a = _run_json(tmp_path / "a.json", 2.0e-6, 1.00e-10)
+    b = _run_json(tmp_path / "b.json", 2.04e-6, 1.03e-10)
+    c = _run_json(tmp_path / "c.json", 2.0e-6, 1.20e-10)
+    script = [sys.executable, str(ROOT / "benchmarks" / "pingpong_agreement.py")]
+    same = subprocess.run([*script, a, b], capture_output=True, text=True, timeout=60)
+    assert same.returncode == 0 and "alpha: runs differ by up to 2.0 % (within 5 %)" in same.stdout
+    apart = subprocess.run([*script, a, b, c], capture_output=True, text=True, timeout=60)
+    assert apart.returncode == 1 and "beta: runs differ by up to 20.0 % (MORE than 5 %)" in apart.stdout

@@ -163,6 +163,19 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False) -> d
     return out
 
 
+def agreement(fits: list[dict]) -> dict:
+    """How far apart the α and β of several runs are (no MPI).  ``fits``: each run's
+    ``fit["alpha_beta"]`` (:func:`fit`).  Per parameter (``alpha_s``, ``beta_s_per_byte``):
+    the values, their 95 % intervals where the runs have them (else None), and the spread
+    ``(max - min) / min``, the largest relative difference between two runs."""
+    out = {}
+    for key, ci in (("alpha_s", "alpha_ci_s"), ("beta_s_per_byte", "beta_ci_s_per_byte")):
+        values = [f[key] for f in fits]
+        out[key] = {"values": values, "ci": [f.get(ci) for f in fits],
+                    "spread": (max(values) - min(values)) / min(values)}
+    return out
+
+
 def report(results: list[dict], fitted: dict) -> str:
     """A readable table of the sweep (median with its 95 % interval) and the fitted parameters."""
     lines = [f"{'size':>10} {'iters':>6} {'min µs':>10} {'median µs':>10} {'95 % CI µs':>19} {'MB/s':>9}",
