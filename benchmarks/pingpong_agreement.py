@@ -20,18 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from netmodels.commandline import OneLineParser  # noqa: E402
 
 
-def fraction(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1), got {text!r}")
-    return value
-
-
 def load_text(data: dict) -> str:
     """The 1-minute load average a run recorded, as text."""
     load = data.get("load_average_1min")
@@ -39,11 +27,12 @@ def load_text(data: dict) -> str:
 
 
 def main(argv=None) -> int:
+    from mpi_exercises.bench.core import float_in
     from mpi_exercises.bench.pingpong import agreement
 
     p = OneLineParser(prog="pingpong_agreement.py", description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="+", metavar="JSON", help="two or more JSON files of the ping-pong")
-    p.add_argument("--tolerance", type=fraction, default=0.05,
+    p.add_argument("--tolerance", type=float_in(0, 1, "a fraction", low_inclusive=False), default=0.05,
                    help="largest relative difference that counts as agreeing (default 0.05)")
     args = p.parse_args(argv)
     if len(args.runs) < 2:

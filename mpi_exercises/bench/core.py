@@ -40,6 +40,21 @@ def int_at_least(minimum: int):
     return parse
 
 
+def float_in(low: float, high: float, what: str, low_inclusive: bool = True):
+    """argparse type: a number in [low, high) (``(low, high)`` without ``low_inclusive``;
+    never NaN), the error naming it ``what`` (e.g. "a fraction")."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not ((low <= value) if low_inclusive else (low < value)) or not value < high:
+            bounds = f"{'[' if low_inclusive else '('}{low:g}, {high:g})"
+            raise argparse.ArgumentTypeError(f"expected {what} in {bounds}, got {text!r}")
+        return value
+    return parse
+
+
 nonneg_int = int_at_least(0)    #: argparse type: an integer >= 0
 positive_int = int_at_least(1)  #: argparse type: an integer >= 1
 

@@ -173,30 +173,9 @@ def describe(info: dict) -> str:
 
 def add_options(p, target: float = DEFAULT_TARGET) -> None:
     """The options of :func:`interleaved_rounds`: ``--rounds``, ``--target``, ``--time-budget``, ``--seed``."""
-    from .core import nonneg_int, positive_int
+    from .core import float_in, nonneg_int, positive_int
 
-    def fraction(text: str) -> float:
-        import argparse
-
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not 0 <= value < 1:
-            raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
-        return value
-
-    def seconds(text: str) -> float:
-        import argparse
-
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not value >= 0 or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
-        return value
-
+    fraction, seconds = float_in(0, 1, "a fraction"), float_in(0, float("inf"), "seconds")
     p.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
                    help=f"rounds of the first pass, each visiting every case once in a new random order "
                         f"(default {DEFAULT_ROUNDS})")
