@@ -9,8 +9,9 @@ in the modes of ``--modes`` (``default``: ``allgather(comm, x, algorithm, out=ou
 its argument check; ``check=False``; ``executor``: copy x into its block and run the
 cached executor), interleaved round-robin with the bare ``comm.Allgather(x, out)``; a
 sample is ``--inner`` back-to-back calls after one barrier, divided by their number (the
-barrier's exit skew is charged once per sample), the slowest rank's.  The algorithms that take ``k`` use ``--k`` (default: their default k).  Prints
-the median per variant and, per mode, the best of ours as a ratio to ``MPI.Allgather``.
+barrier's exit skew is charged once per sample), the slowest rank's.  The algorithms that
+take ``k`` use ``--k`` (default: their default k).  Prints the median per variant and, per
+mode, the best of ours as a ratio to ``MPI.Allgather``.
 """
 
 from __future__ import annotations

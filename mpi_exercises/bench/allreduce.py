@@ -132,7 +132,8 @@ def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=
             modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
     """One result per (N, algorithm, mode) on every rank, all variants of one N interleaved."""
     return core.compare(comm, sizes, algorithms, modes, _prepare(comm), lambda n: 8 * n, iterations=iterations,
-                        warmup=warmup, budget_bytes=budget_bytes, desc="bench-allreduce", progress=progress, inner=inner)
+                        warmup=warmup, budget_bytes=budget_bytes, desc="bench-allreduce", progress=progress,
+                        inner=inner)
 
 
 def _prepare(comm):

@@ -157,7 +157,8 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     samples = {c: np.concatenate(t) if t else np.empty(0) for c, t in zip(cases, taken)}
     info = {"seed": seed, "rounds": len(orders), "first_pass_rounds": rounds,
             "cases": [c if isinstance(c, (int, float, str)) else list(c) for c in cases],
-            "order_per_round": orders, "repetitions_per_round": per_round, "stopped_by": reason, "target_relative_halfwidth": target,
+            "order_per_round": orders, "repetitions_per_round": per_round, "stopped_by": reason,
+            "target_relative_halfwidth": target,
             "time_budget_s": time_budget_s, "confidence": confidence, "seconds": time.perf_counter() - t_start}
     return samples, info
 

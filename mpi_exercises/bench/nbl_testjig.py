@@ -13,7 +13,8 @@ centre after a barrier, divided by ``--inner`` (:data:`METHOD`).  The (L, S) cas
 measured in interleaved rounds of a recorded random order (:mod:`mpi_exercises.bench.measure`),
 ``--warmup`` untimed samples before each, ``--repetitions`` samples per case in the first
 rounds, then more rounds for the cases whose median's 95 % interval is wider than
-``--target`` (within ``--time-budget``); every sample is kept in the JSON.  Table 1 uses the minimum sample per case by default (``--statistic``).
+``--target`` (within ``--time-budget``); every sample is kept in the JSON.  Table 1 uses
+the minimum sample per case by default (``--statistic``).
 When a node runs more ranks than it has cores the jig refuses to run (exit 2): ranks
 then share cores, a message progresses only while both its ranks are scheduled, and
 the "f(L)" measured is the operating system's scheduler (4 ranks on 2 cores gave
@@ -126,7 +127,8 @@ def _barrier(comm, yield_cpu: bool) -> None:
         comm.Barrier()
 
 
-def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False, **options) -> tuple[list[dict], dict]:
+def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False,
+          **options) -> tuple[list[dict], dict]:
     """Run the jig (collective) in interleaved rounds: ``(per-(L, S) summaries, the rounds'
     record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every case gets
     exactly ``repetitions`` samples.  ``options``: those of

@@ -182,15 +182,17 @@ def report(results: list[dict], fitted: dict) -> str:
              "-" * 69]
     for r in results:
         bw = f"{r['bandwidth_Bps'] / 1e6:9.1f}" if r["bandwidth_Bps"] else f"{'-':>9}"
-        lo, hi = r.get("median_ci_s", (r["p25_s"], r["p75_s"]))
+        lo, hi = r["median_ci_s"]
         lines.append(f"{core.fmt_bytes(r['bytes']):>10} {r['samples']:>6} {r['min_s'] * 1e6:10.2f} "
                      f"{r['median_s'] * 1e6:10.2f} {f'[{lo * 1e6:.2f}, {hi * 1e6:.2f}]':>19} {bw}")
     if "alpha_beta" in fitted:
         f = fitted["alpha_beta"]
-        ci = lambda key, scale, digits: (f"  95 % CI [{f[key][0] * scale:.{digits}f}, {f[key][1] * scale:.{digits}f}]"  # noqa: E731
-                                         if key in f else "")
+
+        def ci(key, scale, digits):
+            return f"  95 % CI [{f[key][0] * scale:.{digits}f}, {f[key][1] * scale:.{digits}f}]" if key in f else ""
         lines += ["", "Fit t = alpha + beta*n to the median one-way times (relative least squares):",
-                  f"  alpha = {f['alpha_s'] * 1e6:.3f} ± {f['alpha_stderr_s'] * 1e6:.3f} µs" + ci("alpha_ci_s", 1e6, 3),
+                  f"  alpha = {f['alpha_s'] * 1e6:.3f} ± {f['alpha_stderr_s'] * 1e6:.3f} µs"
+                  + ci("alpha_ci_s", 1e6, 3),
                   f"  beta  = {f['beta_s_per_byte'] * 1e9:.4f} ± {f['beta_stderr_s_per_byte'] * 1e9:.4f} ns/B"
                   + ci("beta_ci_s_per_byte", 1e9, 4) + f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)",
                   f"  n1/2  = alpha/beta = {f['alpha_s'] / f['beta_s_per_byte']:.0f} B;"
