@@ -126,3 +126,40 @@ pingpong-c: $(STAMP)
 refresh-pingpong-c: PINGPONG_C_JSON = book/data/pingpong_c.json
 refresh-pingpong-c: PINGPONG_C_TARGET = refresh-pingpong-c
 refresh-pingpong-c: pingpong-c
+
+# ---------------------------------------------------------------- Measured reference data (opt-in)
+# Every measured data set a chapter reads (book/data/*.json but the simulated ones), measured
+# again by its command with today's measurement core.  `make measure-references` writes them
+# to results/reference/ (git-ignored); `make refresh-references` writes them into book/data/
+# and refreshes the C ping-pong too (refresh-pingpong-c).  Run it on a quiet machine (no other
+# jobs: each JSON records the load average, the line before each run shows it), then
+# `make notebooks`, review the diffs and explain every figure whose meaning changed, commit.
+# Takes about half an hour.  Ranks above the cores (barrier on 4, lop on 8, the oversubscribed
+# f(L) table) are what the chapters show on purpose.
+.PHONY: measure-references refresh-references
+REFERENCE_DIR ?= results/reference
+#: ranks, output file, command and options of each measured reference data set
+REFERENCE_RUNS := \
+  "2 pingpong_reference.json pingpong" \
+  "2 pingpong_python.json pingpong --iterations 10000 --warmup 1000" \
+  "2 logp_reference.json logp --repetitions 2000" \
+  "2 bsp_reference.json bsp --repetitions 300 --warmup 20" \
+  "2 barrier_reference.json barrier-bench --repetitions 300 --inner 50" \
+  "4 barrier_p4_reference.json barrier-bench --repetitions 300 --inner 50" \
+  "8 lop_reference.json lop" \
+  "2 nbl_testjig_reference.json nbl-testjig --repetitions 100" \
+  "4 nbl_testjig_oversubscribed.json nbl-testjig --allow-oversubscribed" \
+  "2 predict_reference.json predict --sizes 1,64,1k,16k,128k"
+
+measure-references: $(STAMP)
+	@mkdir -p $(REFERENCE_DIR)
+	@for run in $(REFERENCE_RUNS); do \
+	  set -- $$run; ranks=$$1; file=$$2; shift 2; \
+	  echo "== $(REFERENCE_DIR)/$$file: mpiexec -n $$ranks python -m mpi_exercises $$* ($$(uptime | sed 's/.*load/load/'))"; \
+	  $(BIN)/mpiexec -n $$ranks $(BIN)/python -m mpi_exercises "$$@" --no-progress \
+	    --json $(REFERENCE_DIR)/$$file >/dev/null || exit 1; \
+	done
+
+refresh-references: $(STAMP)
+	$(MAKE) measure-references REFERENCE_DIR=book/data
+	$(MAKE) refresh-pingpong-c

@@ -1,7 +1,8 @@
 /* Ping-pong between ranks 0 and 1 in C, for comparison with the kit's Python ping-pong
  * (mpi_exercises/bench/pingpong.py).  OSU-style method: per size, warm-up round trips, then timed
  * round trips (10000 for sizes up to 8 KiB, 1000 above), one-way time = half a round trip,
- * MPI_Wtime.  Each round trip is timed alone, so min and median are reported like the
+ * MPI_Wtime; each rank sends from one buffer and receives into another (as the Python
+ * ping-pong does: one buffer for both keeps a large message in cache).  Each round trip is timed alone, so min and median are reported like the
  * Python benchmark's; the JSON on stdout has the same "results" fields (bytes, samples,
  * min_s, median_s).
  *
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
     }
     const int max_log = 22;                       /* 0 B, then 1 B ... 4 MiB */
     const size_t max_bytes = (size_t)1 << max_log;
-    char *buf = calloc(max_bytes, 1);
+    char *sbuf = calloc(max_bytes, 1), *rbuf = calloc(max_bytes, 1);
     double *t = malloc(10000 * sizeof(double));
     int peer = 1 - rank;
     if (rank == 0) printf("{\"benchmark\": \"pingpong-c\", \"results\": [");
@@ -42,12 +43,12 @@ int main(int argc, char **argv)
         for (int i = -warmup; i < iters && rank < 2; i++) {
             if (rank == 0) {
                 double t0 = MPI_Wtime();
-                MPI_Send(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-                MPI_Recv(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+                MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 if (i >= 0) t[i] = (MPI_Wtime() - t0) / 2;
             } else {
-                MPI_Recv(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+                MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
             }
         }
         if (rank == 0) {
@@ -58,7 +59,8 @@ int main(int argc, char **argv)
         }
     }
     if (rank == 0) printf("\n]}\n");
-    free(buf);
+    free(sbuf);
+    free(rbuf);
     free(t);
     MPI_Finalize();
     return 0;

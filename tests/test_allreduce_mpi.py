@@ -63,6 +63,11 @@ def test_benchmark_runs_and_reports_ratios(tmp_path):
         {(n, a, m) for n in (1, 1000) for a in ("snake", "ring") for m in ("default", "check=False", "executor")} \
         | {(1, "mpi", "mpi"), (1000, "mpi", "mpi")}
     assert all(r["correct"] for r in data["results"])
+    # the synchronised start: a tight loop of --inner calls after one barrier, stated in the JSON
+    assert data["parameters"]["inner"] == 10 and "tight loop of 10 calls" in data["timing_method"]
+    assert "tight loop of 10 calls" in res.stdout
+    for r in data["results"]:
+        assert len(r["times_s"]) == r["samples"] and r["median_ci_s"][0] <= r["median_s"] <= r["median_ci_s"][1]
     for mode in ("default", "check=False", "executor"):
         row = data["ratios"]["1000"][mode]
         assert row["best"] in ("snake", "ring") and row["best_ratio"] == min(row["snake"], row["ring"])

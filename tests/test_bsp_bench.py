@@ -10,7 +10,7 @@ from mpi_exercises.bench import bsp_bench
 from mpi_exercises.bench import core as _bench
 from tests.mpirun import run_mpi_ok
 
-QUICK = ["--repetitions", "5", "--warmup", "2", "--no-progress"]
+QUICK = ["--repetitions", "5", "--warmup", "2", "--target", "0", "--no-progress"]   # exactly 5 samples per h
 
 
 @pytest.mark.parametrize("unit", ["words", "messages"])
@@ -47,6 +47,8 @@ def test_bsp_writes_results_and_fit(tmp_path, P, unit, hs):
                                                  for x in hs.split(",")]
     for r in data["results"]:
         assert r["samples"] == 5 and 0 < r["min_s"] <= r["median_s"] <= r["max_s"]
+        assert len(r["times_s"]) == 5 and r["median_ci_s"][0] <= r["median_s"] <= r["median_ci_s"][1]
+    assert data["rounds"]["stopped_by"] == "fixed" and "slowest rank" in data["timing_method"]
     for key in ("fit", "fit_min"):
         f = data[key]
         assert f["g_ci_s"][0] <= f["g_s"] <= f["g_ci_s"][1]

@@ -9,7 +9,8 @@ from mpi_exercises.bench import lop_bench
 from netmodels.models import lop, lop_fit
 from tests.mpirun import run_mpi_ok
 
-QUICK = ["--repetitions", "20", "--warmup", "3", "--barrier-repetitions", "5", "--inner", "3", "--no-progress"]
+QUICK = ["--repetitions", "20", "--warmup", "3", "--barrier-repetitions", "5", "--inner", "3", "--target", "0",
+         "--no-progress"]   # exactly 20 samples per case
 
 
 def _run(nprocs, tmp_path, *extra):

@@ -8,7 +8,8 @@ import pytest
 from mpi_exercises.bench import core, nbl_testjig
 from tests.mpirun import run_mpi, run_mpi_ok
 
-QUICK = ["--sizes", "60,600,6000", "--repetitions", "5", "--inner", "2", "--warmup", "1", "--no-progress"]
+QUICK = ["--sizes", "60,600,6000", "--repetitions", "5", "--inner", "2", "--warmup", "1", "--time-budget", "1",
+         "--no-progress"]
 
 
 @pytest.mark.mpi
@@ -46,6 +47,11 @@ def test_two_ranks_measure_only_l_1_and_2(tmp_path, wait):
     assert data["parameters"]["links"] == [1, 2] and data["parameters"]["wait"] == wait
     assert data["oversubscribed"] is (core.usable_cores() < 2)
     assert {r["L"] for r in data["results"]} == {1, 2}
+    for r in data["results"]:   # 5 samples in the first rounds, more where the interval was wide (1 s budget)
+        assert len(r["times_s"]) == r["samples"] >= 5
+        assert r["median_ci_s"][0] <= r["median_s"] <= r["median_ci_s"][1]
+    assert data["parameters"]["time_budget_s"] == 1 and "time / inner" in data["timing_method"]
+    assert [sorted(o) for o in data["rounds"]["order_per_round"]] == [list(range(6))] * data["rounds"]["rounds"]
 
 
 @pytest.mark.mpi

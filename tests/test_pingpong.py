@@ -36,3 +36,24 @@ def test_iterations_shrink_for_large_messages_but_never_below_the_floor():
     assert _bench.capped_iterations(2**22, 1000, 2**28, at_least=20) == 64
     assert _bench.capped_iterations(2**30, 1000, 2**28, at_least=20) == 20
     assert _bench.capped_iterations(2**30, 5, 2**28, at_least=20) == 5
+
+
+@pytest.mark.mpi
+def test_pingpong_json_keeps_the_samples_intervals_rounds_and_method(tmp_path):
+    out = tmp_path / "pp.json"
+    run_mpi_ok(2, ["-m", "mpi_exercises", "pingpong", "--sizes", "0,64,1k,16k", "--iterations", "40",
+                   "--warmup", "2", "--rounds", "3", "--seed", "5", "--time-budget", "5", "--no-progress",
+                   "--json", str(out)])
+    data = json.loads(out.read_text())
+    assert "half of each round trip" in data["timing_method"] and "separate" in data["timing_method"]
+    rounds = data["rounds"]
+    assert rounds["seed"] == 5 and data["parameters"]["seed"] == 5 and rounds["rounds"] >= 3
+    for order in rounds["order_per_round"]:
+        assert sorted(order) == [0, 1, 2, 3]
+    for r in data["results"]:
+        assert len(r["times_s"]) == r["samples"] >= 40
+        lo, hi = r["median_ci_s"]
+        assert lo <= r["median_s"] <= hi
+    fit = data["fit"]["alpha_beta"]
+    assert fit["alpha_ci_s"][0] <= fit["alpha_ci_s"][1] and fit["beta_ci_s_per_byte"][0] <= fit["beta_ci_s_per_byte"][1]
+    assert "bootstrap" in fit["ci_method"]

@@ -7,8 +7,9 @@ algorithm against ``MPI.Allreduce`` over vector lengths (``bench-allreduce``).
 
 ``bench-allreduce``: for each N (float64, MPI.SUM), every algorithm is timed in up to
 three modes, all interleaved round-robin with the bare ``comm.Allreduce(x, out)`` so that
-every variant sees the same machine conditions; each call follows a barrier and is timed
-with ``MPI.Wtime``; a call's time is the slowest rank's.  Modes (``--modes``):
+every variant sees the same machine conditions; a sample is ``--inner`` back-to-back calls
+after one barrier, timed with ``MPI.Wtime`` and divided by their number (so the barrier's exit
+skew is not charged to every call); a sample's time is the slowest rank's.  Modes (``--modes``):
 
 - ``default``: ``allreduce(comm, x, algorithm, out=out)``, as users call it, with
   its one-collective argument check;
@@ -128,10 +129,11 @@ def make_call(comm, algorithm, x, out, mode):
 
 
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=True,
-            modes=core.MODES) -> list[dict]:
+            modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
     """One result per (N, algorithm, mode) on every rank, all variants of one N interleaved."""
     return core.compare(comm, sizes, algorithms, modes, _prepare(comm), lambda n: 8 * n, iterations=iterations,
-                        warmup=warmup, budget_bytes=budget_bytes, desc="bench-allreduce", progress=progress)
+                        warmup=warmup, budget_bytes=budget_bytes, desc="bench-allreduce", progress=progress,
+                        inner=inner)
 
 
 def _prepare(comm):

@@ -9,8 +9,9 @@
 is timed in the modes of ``--modes`` (``default``: ``alltoall(comm, x, algorithm, ppn,
 out=out)`` with its argument check; ``check=False``; ``executor``: only the cached
 exchange: copy in, run, copy out), interleaved round-robin with the bare
-``comm.Alltoall(x, out)``; each call follows a barrier and is timed with ``MPI.Wtime``; a
-call's time is the slowest rank's.  ``--ppn`` emulates nodes; ``--inter-delay``
+``comm.Alltoall(x, out)``; a sample is ``--inner`` back-to-back calls after one barrier,
+divided by their number (the barrier's exit skew is charged once per sample), the slowest
+rank's.  ``--ppn`` emulates nodes; ``--inter-delay``
 busy-waits per message sent to another node (see :mod:`mpi_exercises.collectives.alltoall`;
 the reference ``mpi`` then waits as long as the direct exchange would).  The JSON output
 holds the messages each rank sends inside and between nodes for every algorithm.
@@ -140,11 +141,11 @@ def _prepare(comm, ppn, inter_delay):
 
 
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, ppn=None, inter_delay=0.0,
-            progress=True, modes=core.MODES) -> list[dict]:
+            progress=True, modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
     """One result per (size, algorithm, mode) on every rank, all variants of one size interleaved."""
     return core.compare(comm, sizes, algorithms, modes, _prepare(comm, ppn, inter_delay),
                         lambda n: 8 * n * comm.Get_size(), iterations=iterations, warmup=warmup,
-                        budget_bytes=budget_bytes, desc="bench-alltoall", progress=progress)
+                        budget_bytes=budget_bytes, desc="bench-alltoall", progress=progress, inner=inner)
 
 
 def run(args) -> int:

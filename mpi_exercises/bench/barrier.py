@@ -2,20 +2,26 @@
 
     mpiexec -n 4 python -m mpi_exercises barrier-bench --json barriers.json
 
-Warm-up barriers, then ``--repetitions`` rounds; in each round every algorithm in turn
-runs ``--inner`` back-to-back barriers, timed on every rank (``MPI.Wtime``), and the sample
-is the mean time per barrier on the slowest rank.  Interleaving the algorithms makes load
-from other jobs hit them all alike.  min/median over the samples, ranking, JSON output.
+A sample is ``--inner`` back-to-back barriers of one algorithm, timed on every rank
+(``MPI.Wtime``), the mean time per barrier on the slowest rank (:data:`METHOD`).  The
+algorithms are measured in interleaved rounds of a recorded random order
+(:mod:`mpi_exercises.bench.measure`), so that load from other jobs hits them all alike:
+``--warmup`` untimed barriers before each, ``--repetitions`` samples per algorithm in the first
+rounds, then more rounds for those whose median's 95 % interval is wider than ``--target``
+(within ``--time-budget``).  Median with its interval, min, ranking; every sample in the JSON.
 The algorithms are :func:`mpi_exercises.collectives.barrier.choices` (the registry's).
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from . import core
+from . import measure as sampling
+
+#: how a sample is taken, in words (printed and stored in the JSON)
+METHOD = ("barrier-bench: a tight loop of --inner barriers after one MPI barrier per batch, time / inner, "
+          "slowest rank")
 
 
 def add_arguments(p) -> None:
@@ -30,7 +36,8 @@ def add_arguments(p) -> None:
     p.add_argument("--inner", type=core.positive_int, default=20,
                    help="back-to-back barriers per sample (default 20)")
     core.add_options(p, repetitions=(50, "timed samples per algorithm (default 50)"),
-                     warmup=(20, "untimed barriers first (default 20)"))
+                     warmup=(20, "untimed barriers before each algorithm in each round (default 20)"))
+    sampling.add_options(p)
 
 
 def options_for(algorithm: str, fan_in: int = 4, n: int = 2) -> dict:
@@ -43,52 +50,61 @@ def options_for(algorithm: str, fan_in: int = 4, n: int = 2) -> dict:
     return {k: v for k, v in (("fan_in", fan_in), ("n", n)) if k in takes}
 
 
-def measure(comm, algorithms, repetitions, inner, warmup, progress=False) -> list[dict]:
-    """Time several barriers, interleaved; per-algorithm summaries (s per barrier) on rank 0.
+def sweep(comm, algorithms, repetitions, inner, warmup, progress=False, **options) -> tuple[list[dict], dict]:
+    """Time several barriers in interleaved rounds (collective): ``(per-algorithm summaries
+    (s per barrier), the rounds' record)`` on rank 0, ``([], record)`` elsewhere.
 
-    ``algorithms`` is a list of ``(name, options)``.  Repetition i times ``inner``
-    back-to-back barriers of every algorithm in turn (the order rotates with i), so that
-    a burst of load from other jobs hits all algorithms alike instead of whichever was
-    running.  A sample is the mean time per barrier on the slowest rank.
+    ``algorithms`` is a list of ``(name, options)``.  A batch of samples of one algorithm
+    starts with one ``MPI.Barrier`` and ``warmup`` untimed barriers of its own; a sample is
+    ``inner`` back-to-back barriers, the mean time per barrier on the slowest rank.  Without
+    ``target`` every algorithm gets exactly ``repetitions`` samples.  ``options``: those of
+    :func:`~mpi_exercises.bench.measure.interleaved_rounds`.
     """
     from mpi4py import MPI
-    from tqdm import tqdm
 
     from ..collectives.barrier import Barrier
 
     rank = comm.Get_rank()
     bars = [Barrier(comm, name, **opts) for name, opts in algorithms]
-    samples = np.empty((len(bars), repetitions))
-    try:
-        for b in bars:
-            for _ in range(warmup):
-                b()
+
+    def run(j, reps):
+        b = bars[j]
+        samples = np.empty(reps)
         comm.Barrier()
-        for i in tqdm(range(repetitions), desc="barriers", unit="rep", file=sys.stderr,
-                      disable=(rank != 0) or not progress or None):
-            for j in np.roll(np.arange(len(bars)), i):
-                b = bars[j]
-                t0 = MPI.Wtime()
-                for _ in range(inner):
-                    b()
-                samples[j, i] = (MPI.Wtime() - t0) / inner
+        for _ in range(warmup):
+            b()
+        for i in range(reps):
+            t0 = MPI.Wtime()
+            for _ in range(inner):
+                b()
+            samples[i] = (MPI.Wtime() - t0) / inner
+        comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
+        return samples
+
+    try:
+        taken, info = sampling.interleaved_rounds(comm, range(len(bars)), run, lambda j: repetitions,
+                                                  desc="barriers", progress=progress, **options)
     finally:
         for b in bars:
             b.free()
-    worst = np.empty_like(samples) if rank == 0 else None
-    comm.Reduce(samples, worst, op=MPI.MAX, root=0)
     if rank != 0:
-        return []
-    return [{"algorithm": name, "options": opts, **core.summarize(w)}
-            for (name, opts), w in zip(algorithms, worst)]
+        return [], info
+    return [{"algorithm": name, "options": opts, **core.summarize(taken[j])}
+            for j, (name, opts) in enumerate(algorithms)], info
+
+
+def measure(comm, algorithms, repetitions, inner, warmup, progress=False, **options) -> list[dict]:
+    """:func:`sweep`'s per-algorithm summaries (s per barrier) on rank 0 (empty elsewhere)."""
+    return sweep(comm, algorithms, repetitions, inner, warmup, progress, **options)[0]
 
 
 def report(results: list[dict]) -> str:
-    lines = [f"{'rank':>4} {'algorithm':<26} {'min µs':>10} {'median µs':>10} {'p75 µs':>10}", "-" * 64]
+    lines = [f"{'rank':>4} {'algorithm':<26} {'min µs':>10} {'median µs':>10} {'95 % CI µs':>19}", "-" * 73]
     for i, r in enumerate(sorted(results, key=lambda r: r["median_s"]), 1):
         label = r["algorithm"] + "".join(f" {k}={v}" for k, v in r["options"].items())
+        lo, hi = r["median_ci_s"]
         lines.append(f"{i:>4} {label:<26} {r['min_s'] * 1e6:10.2f} {r['median_s'] * 1e6:10.2f} "
-                     f"{r['p75_s'] * 1e6:10.2f}")
+                     f"{f'[{lo * 1e6:.2f}, {hi * 1e6:.2f}]':>19}")
     return "\n".join(lines)
 
 
@@ -100,14 +116,17 @@ def run(args) -> int:
     oversubscribed = core.warn_if_oversubscribed(comm)
     rank = comm.Get_rank()
     algorithms = [(name, options_for(name, args.fan_in, args.n)) for name in args.algorithms]
-    results = measure(comm, algorithms, args.repetitions, args.inner, args.warmup,
-                      progress=not args.no_progress)
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, algorithms, args.repetitions, args.inner, args.warmup, not args.no_progress,
+                            **options)
     if rank == 0:
         print(f"barrier times on {comm.Get_size()} ranks (per barrier; sample = max over ranks)")
+        print(sampling.header(METHOD, rounds))
         print(report(results), flush=True)
         core.save(comm, args.json, "barrier", oversubscribed,
                   {"repetitions": args.repetitions, "inner": args.inner, "warmup": args.warmup,
-                   "fan_in": args.fan_in, "n": args.n}, results=results)
+                   "fan_in": args.fan_in, "n": args.n, **options},
+                  timing_method=METHOD, rounds=rounds, results=results)
     return 0
 
 

@@ -13,8 +13,12 @@ a unit is (``--unit``):
   time per message, the survey's reading, closer to LogP's gap.
 
 Each superstep is timed with ``MPI.Wtime`` on every rank from a barrier to the end of
-the closing barrier, after ``--warmup`` untimed runs, ``--repetitions`` times; a sample is
-the largest time over the ranks (a superstep ends when its last rank leaves).
+the closing barrier; a sample is the largest time over the ranks (a superstep ends when its
+last rank leaves; :data:`METHOD`).  The h values are measured in interleaved rounds of a
+recorded random order (:mod:`mpi_exercises.bench.measure`), ``--warmup`` untimed supersteps
+before each, ``--repetitions`` samples per h in the first rounds, then more rounds for the h
+whose median's 95 % interval is wider than ``--target`` (within ``--time-budget``); every
+sample is kept in the JSON.
 :func:`netmodels.models.bsp.fit_bsp` fits ``T(h) = l + g h`` to the medians (``fit``) and
 to the minima (``fit_min``, the better estimate on a shared machine), with 95 % confidence
 intervals.  ``h = 0`` is the barrier alone: l's direct measurement.
@@ -29,10 +33,15 @@ import sys
 import numpy as np
 
 from . import core
+from . import measure as sampling
 
 WORD = np.float64
 DEFAULT_H = {"words": [0, 256, 1024, 4096, 16384, 65536, 262144],
              "messages": [0, 1, 2, 4, 8, 16, 32, 64]}
+
+#: how a sample is taken, in words (printed and stored in the JSON)
+METHOD = ("bsp: a barrier, the h-relation's nonblocking sends and receives, a closing barrier, timed on every "
+          "rank, the slowest rank's time; separate send and receive buffers")
 
 
 def add_arguments(p) -> None:
@@ -43,6 +52,7 @@ def add_arguments(p) -> None:
                         "0,256,1k,4k,16k,64k,256k; messages 0,1,2,4,8,16,32,64)")
     core.add_options(p, repetitions=(100, "timed supersteps per h (default 100)"),
                      warmup=(10, "untimed supersteps first (default 10)"), json="write raw data and fits to FILE as JSON")
+    sampling.add_options(p)
 
 
 def plan(rank: int, nprocs: int, h: int, unit: str):
@@ -82,14 +92,20 @@ def superstep_times(comm, h: int, unit: str, reps: int, warmup: int) -> np.ndarr
     return out
 
 
-def measure(comm, hs, unit, reps, warmup, progress=True) -> list[dict]:
-    """Per-h summaries of the superstep times (s), the same on every rank."""
-    from tqdm import tqdm
-
+def sweep(comm, hs, unit, reps, warmup, progress=True, **options) -> tuple[list[dict], dict]:
+    """Per-h summaries of the superstep times (s), the same on every rank, taken in
+    interleaved rounds, and the rounds' record.  Without ``target`` every h gets exactly
+    ``reps`` samples.  ``options``: those of :func:`~mpi_exercises.bench.measure.interleaved_rounds`."""
     superstep_times(comm, max(hs), unit, 1, warmup)          # connections and pages, untimed
-    return [{"h": h, **core.summarize(superstep_times(comm, h, unit, reps, warmup))}
-            for h in tqdm(hs, desc="h-relations", unit="h", file=sys.stderr,
-                          disable=comm.Get_rank() != 0 or not progress or None)]
+    taken, info = sampling.interleaved_rounds(
+        comm, hs, lambda h, count: superstep_times(comm, h, unit, count, warmup), lambda h: reps,
+        desc="h-relations", progress=progress, **options)
+    return [{"h": h, **core.summarize(taken[h])} for h in hs], info
+
+
+def measure(comm, hs, unit, reps, warmup, progress=True, **options) -> list[dict]:
+    """:func:`sweep`'s per-h summaries (s), the same on every rank."""
+    return sweep(comm, hs, unit, reps, warmup, progress, **options)[0]
 
 
 def fit(results: list[dict], statistic: str = "median_s") -> dict:
@@ -130,14 +146,16 @@ def run(args) -> int:
             print("bsp needs at least 3 distinct h values to fit g and l with error bars", file=sys.stderr)
         return 2
     _, oversubscribed = core.start("bsp")
-    results = measure(comm, hs, args.unit, args.repetitions, args.warmup, not args.no_progress)
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, hs, args.unit, args.repetitions, args.warmup, not args.no_progress, **options)
     if comm.Get_rank() == 0:
         fits = [fit(results), fit(results, "min_s")]
+        print(sampling.header(METHOD, rounds))
         print(report(results, fits, args.unit), flush=True)
         if oversubscribed:
             print("(oversubscribed: ranks outnumber cores, these times include OS scheduling)")
         core.save(comm, args.json, "bsp-h-relation", oversubscribed,
                   {"unit": args.unit, "word_bytes": np.dtype(WORD).itemsize, "h": hs,
-                   "repetitions": args.repetitions, "warmup": args.warmup},
-                  results=results, fit=fits[0], fit_min=fits[1])
+                   "repetitions": args.repetitions, "warmup": args.warmup, **options},
+                  timing_method=METHOD, rounds=rounds, results=results, fit=fits[0], fit_min=fits[1])
     return 0

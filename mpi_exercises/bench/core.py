@@ -40,6 +40,21 @@ def int_at_least(minimum: int):
     return parse
 
 
+def float_in(low: float, high: float, what: str, low_inclusive: bool = True):
+    """argparse type: a number in [low, high) (``(low, high)`` without ``low_inclusive``;
+    never NaN), the error naming it ``what`` (e.g. "a fraction")."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not ((low <= value) if low_inclusive else (low < value)) or not value < high:
+            bounds = f"{'[' if low_inclusive else '('}{low:g}, {high:g})"
+            raise argparse.ArgumentTypeError(f"expected {what} in {bounds}, got {text!r}")
+        return value
+    return parse
+
+
 nonneg_int = int_at_least(0)    #: argparse type: an integer >= 0
 positive_int = int_at_least(1)  #: argparse type: an integer >= 1
 
@@ -340,12 +355,20 @@ def environment(comm) -> dict:
 
 
 # ---------------------------------------------------------------- statistics and output
-def summarize(samples) -> dict:
-    """min, quartiles, median and max of timing samples in seconds."""
+def summarize(samples, confidence: float = 0.95) -> dict:
+    """min, quartiles, median and max of timing samples in seconds; the median's
+    ``confidence`` interval (:func:`median_ci`) as ``median_ci_s`` = [lo, hi] with its
+    half-width over the median (``ci_relative_halfwidth``); and every sample, in the order
+    taken (``times_s``, rounded to the picosecond: ``MPI.Wtime``'s tick is a nanosecond, and
+    the digits below are the rounding of a difference of two clock readings), so that a figure
+    can be redrawn from the JSON.  ``samples`` is their count."""
     s = np.asarray(samples, dtype=float)
     q = np.percentile(s, [0, 25, 50, 75, 100])
+    med, lo, hi = median_ci(s, confidence)
     return {"samples": int(s.size), "min_s": q[0], "p25_s": q[1], "median_s": q[2],
-            "p75_s": q[3], "max_s": q[4]}
+            "p75_s": q[3], "max_s": q[4], "median_ci_s": [lo, hi], "confidence": confidence,
+            "ci_relative_halfwidth": (hi - lo) / 2 / abs(med) if med else None,
+            "times_s": np.round(s, 12).tolist()}
 
 
 def median_ci(samples, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -384,10 +407,14 @@ def fmt_bytes(n: float) -> str:
 MODES = ("default", "check=False", "executor")
 
 
-def time_interleaved(comm, calls: list, iters: int, warmup: int) -> np.ndarray:
+def time_interleaved(comm, calls: list, iters: int, warmup: int, *, inner: int = 1) -> np.ndarray:
     """Per-call times (s), shape (len(calls), iters): round-robin over ``calls``, so every
-    variant sees the same machine conditions (other processes, frequency changes); each
-    call follows a barrier; a call's time is the slowest rank's."""
+    variant sees the same machine conditions (other processes, frequency changes).  A
+    sample is a barrier, then ``inner`` back-to-back calls, their time divided by
+    ``inner``: the barrier's exit skew (ranks leave it at different times) is charged once
+    per ``inner`` calls instead of to every call (``inner=1``: one call per barrier, the
+    skew included; :func:`mpi_exercises.bench.measure.loop_method` says it in words).
+    A sample's time is the slowest rank's."""
     from mpi4py import MPI
 
     samples = np.empty((len(calls), iters))
@@ -395,21 +422,24 @@ def time_interleaved(comm, calls: list, iters: int, warmup: int) -> np.ndarray:
         for k, fn in enumerate(calls):
             comm.Barrier()
             t0 = MPI.Wtime()
-            fn()
+            for _ in range(inner):
+                fn()
             if i >= 0:
-                samples[k, i] = MPI.Wtime() - t0
+                samples[k, i] = (MPI.Wtime() - t0) / inner
     comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
     return samples
 
 
 def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warmup, budget_bytes,
-            desc="bench", progress=True) -> list[dict]:
-    """Time every (algorithm, mode) and MPI's own collective, interleaved, for every size.
+            desc="bench", progress=True, inner: int = 1) -> list[dict]:
+    """Time every (algorithm, mode) and MPI's own collective, interleaved, for every size;
+    a sample is ``inner`` calls after one barrier (:func:`time_interleaved`).
 
     ``prepare(n, algorithm, mode) -> (call, correct)`` makes the timed call and says
     whether its result equals MPI's (it is asked once with ``("mpi", "mpi")`` for the
     reference); ``nbytes(n)`` is the data per call that caps the repetitions
-    (:func:`capped_iterations`).  One result per size and variant, on every rank:
+    (:func:`capped_iterations`, counting ``inner`` calls per sample).  One result per size
+    and variant, on every rank:
     ``nelems, algorithm, mode, correct`` and :func:`summarize`'s statistics.
     """
     from mpi4py import MPI
@@ -424,8 +454,8 @@ def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warm
             call, ok = prepare(n, algorithm, mode)
             calls.append(call)
             oks.append(comm.allreduce(bool(ok), op=MPI.LAND))
-        iters = capped_iterations(nbytes(n), iterations, budget_bytes, at_least=10)
-        for (algorithm, mode), ok, row in zip(cases, oks, time_interleaved(comm, calls, iters, warmup)):
+        iters = capped_iterations(nbytes(n) * inner, iterations, budget_bytes, at_least=10)
+        for (algorithm, mode), ok, row in zip(cases, oks, time_interleaved(comm, calls, iters, warmup, inner=inner)):
             results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **summarize(row)))
     return results
 
@@ -491,10 +521,23 @@ def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget:
                             "algorithm is called; default = the front door as users call it, check=False "
                             "= the same without its argument check (one small collective), executor = "
                             "the algorithm alone (cached executor, prepared buffers)")
-        add_options(p, iterations=(200, "timed calls per size for small sizes (default 200)"),
-                    warmup=(10, "untimed calls first (default 10)"), budget=budget)
+        add_options(p, iterations=(200, "timed samples per size for small sizes (default 200)"),
+                    warmup=(10, "untimed samples first (default 10)"), budget=budget)
+        add_inner_option(p)
         more(p)
     return add_arguments
+
+
+#: calls per sample of the collective benchmarks (see :func:`time_interleaved`)
+DEFAULT_INNER = 10
+
+
+def add_inner_option(p, default: int = DEFAULT_INNER) -> None:
+    """``--inner K``: calls per sample, back to back after one barrier (:func:`time_interleaved`)."""
+    p.add_argument("--inner", type=positive_int, default=default,
+                   help=f"calls per sample, back to back after one barrier, time / K, slowest rank: the "
+                        f"barrier's exit skew is charged once per K calls (default {default}; 1: a barrier "
+                        "before every call)")
 
 
 def mode_call(mode: str, door: Callable, args: tuple, kwargs: dict, executor: Callable) -> Callable:
@@ -515,16 +558,20 @@ def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, 
     then :func:`compare_report` against ``reference``), the JSON (``parameters``, results and
     ratios).  ``after()`` (collective, after the timing) returns more lines to print and more
     JSON fields.  Exit status 1 if a result was wrong."""
+    from .measure import loop_method
+
     results = compare(comm, args.sizes, args.algorithms, args.modes, prepare, nbytes, iterations=args.iterations,
                       warmup=args.warmup, budget_bytes=args.budget_bytes, desc=f"bench-{collective}",
-                      progress=not args.no_progress)
+                      progress=not args.no_progress, inner=args.inner)
     extra, fields = after()
     if comm.Get_rank() == 0:
         print(header + (" (oversubscribed: timings include OS scheduling)" if oversubscribed else ""))
+        print(f"timing: {loop_method(args.inner)}")
         print(compare_report(results, reference, unit=unit), flush=True)
         for line in extra:
             print(line)
-        save(comm, args.json, f"bench-{collective}", oversubscribed, parameters, **fields, results=results,
+        save(comm, args.json, f"bench-{collective}", oversubscribed, {"inner": args.inner, **parameters},
+             timing_method=loop_method(args.inner), **fields, results=results,
              ratios={str(n): v for n, v in ratios(results).items()})
     return 0 if all(r["correct"] for r in results) else 1
 

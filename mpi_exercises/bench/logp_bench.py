@@ -14,11 +14,16 @@ a cross-check the time of the client's blocking send, o_s(direct), is recorded t
 
     mpiexec -n 2 python -m mpi_exercises logp --json logp.json
 
-Before the sweep the connection and the whole buffer are warmed up (untimed round trips,
-as in the ping-pong), so the first size is not charged the set-up.  Each PRTT is
-sampled ``--repetitions`` times after ``--warmup`` untimed runs; the fit
-uses medians (as Netgauge does); min, quartiles and max are stored in the JSON, with a
-second fit to the minima (``fit_min``), more robust on a shared machine.
+Before the sweep the connection and the whole buffers are warmed up (untimed round trips,
+as in the ping-pong), so the first size is not charged the set-up; messages are sent from
+one buffer and received into another.  Sampling is the measurement core's
+(:mod:`mpi_exercises.bench.measure`): first PRTT(1,0,s) of every size, in interleaved
+rounds, to fix d; then PRTT(n,0,s), PRTT(n,d,s), o_s(direct) and o_r of every size, all
+interleaved in rounds of a recorded random order, ``--warmup`` untimed runs before each,
+``--repetitions`` samples per case in the first rounds, then more rounds for the cases whose
+median's 95 % interval is wider than ``--target`` (within ``--time-budget``).  The fit uses
+medians (as Netgauge does); every sample, the quartiles and the medians' intervals are in the
+JSON, with a second fit to the minima (``fit_min``), more robust on a shared machine.
 """
 
 from __future__ import annotations
@@ -28,8 +33,14 @@ import sys
 import numpy as np
 
 from . import core
+from . import measure as sampling
 
 DEFAULT_SIZES = [0, 1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384]
+
+#: how the samples are taken, in words (printed and stored in the JSON)
+METHOD = ("logp: PRTT(n, d, s) timed on rank 0 from its first send to the answer's arrival, one run per "
+          "sample; o_s(direct) the time of a blocking send on rank 0, o_r that of a receive whose message "
+          "has arrived on rank 1; separate send and receive buffers")
 
 
 def add_arguments(p) -> None:
@@ -39,6 +50,7 @@ def add_arguments(p) -> None:
     p.add_argument("--n", type=core.int_at_least(2), default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
     core.add_options(p, repetitions=(200, "timed samples of each PRTT per size (default 200)"),
                      warmup=(20, "untimed runs first (default 20)"), json="write raw data and fit to FILE as JSON")
+    sampling.add_options(p)
 
 
 def _spin(seconds: float, wtime) -> None:
@@ -48,8 +60,9 @@ def _spin(seconds: float, wtime) -> None:
         pass
 
 
-def _prtt(comm, msg, n, d, reps, warmup):
-    """Samples of PRTT(n, d, len(msg)) on rank 0 (rank 1 serves); empty elsewhere."""
+def _prtt(comm, msg, back, n, d, reps, warmup):
+    """Samples of PRTT(n, d, len(msg)) on rank 0 (rank 1 serves; messages are sent from
+    ``msg`` and received into ``back``, of the same size); empty elsewhere."""
     from mpi4py import MPI
 
     rank, wtime = comm.Get_rank(), MPI.Wtime
@@ -61,17 +74,17 @@ def _prtt(comm, msg, n, d, reps, warmup):
                 comm.Send([msg, MPI.BYTE], dest=1, tag=7)
                 if d > 0 and k < n - 1:
                     _spin(d, wtime)
-            comm.Recv([msg, MPI.BYTE], source=1, tag=8)
+            comm.Recv([back, MPI.BYTE], source=1, tag=8)
             if i >= 0:
                 out[i] = wtime() - t0
         elif rank == 1:
             for _ in range(n):
-                comm.Recv([msg, MPI.BYTE], source=0, tag=7)
+                comm.Recv([back, MPI.BYTE], source=0, tag=7)
             comm.Send([msg, MPI.BYTE], dest=0, tag=8)
     return out
 
 
-def _overheads(comm, msg, d, reps, warmup):
+def _overheads(comm, msg, back, d, reps, warmup):
     """(o_s direct on rank 0, o_r on rank 1) samples: time of a Send, of a Recv already arrived."""
     from mpi4py import MPI
 
@@ -86,7 +99,7 @@ def _overheads(comm, msg, d, reps, warmup):
         elif rank == 1:
             _spin(d, wtime)                 # the message has arrived by now
             t0 = wtime()
-            comm.Recv([msg, MPI.BYTE], source=0, tag=9)
+            comm.Recv([back, MPI.BYTE], source=0, tag=9)
             t = wtime() - t0
             comm.Send([msg[:0], MPI.BYTE], dest=0, tag=10)
         if rank in (0, 1) and i >= 0:
@@ -94,39 +107,58 @@ def _overheads(comm, msg, d, reps, warmup):
     return out
 
 
-def measure(comm, sizes, n, reps, warmup, progress=True) -> list[dict]:
-    """The PRTT sweep on ranks 0 and 1; per-size summaries on rank 0 (seconds)."""
-    from mpi4py import MPI
-    from tqdm import tqdm
+#: the cases measured at every size once d is known
+KINDS = ("prtt_n_0", "prtt_n_d", "o_s_direct", "o_r")
 
-    from .pingpong import roundtrips
+
+def sweep(comm, sizes, n, reps, warmup, progress=True, **options) -> tuple[list[dict], dict]:
+    """The PRTT sweep on ranks 0 and 1 (collective), in interleaved rounds: ``(per-size
+    summaries (s), the rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without
+    ``target`` every case gets exactly ``reps`` samples.  ``options``: those of
+    :func:`~mpi_exercises.bench.measure.interleaved_rounds` (the second part draws its
+    orders from ``seed + 1``)."""
+    from mpi4py import MPI
+
+    from .pingpong import buffers, warm_up
 
     rank = comm.Get_rank()
-    buf = np.zeros(max(sizes) or 1, dtype=np.uint8)
-    if rank in (0, 1):                       # connection set-up and page faults, untimed
-        roundtrips(comm, buf[:0], 0, 10 * warmup)
-        roundtrips(comm, buf, 0, min(warmup, 5))
-    results = []
-    for s in tqdm(sizes, desc="PRTT", unit="size", file=sys.stderr,
-                  disable=(rank != 0) or not progress or None):
-        msg = buf[:s]
-        r1 = _prtt(comm, msg, 1, 0.0, reps, warmup)
-        d = float(np.median(r1)) if rank == 0 else 0.0
-        d = comm.bcast(d, root=0)
-        rn0 = _prtt(comm, msg, n, 0.0, reps, warmup)
-        rnd = _prtt(comm, msg, n, d, reps, warmup)
-        ov = _overheads(comm, msg, d, reps, warmup)
-        o_r = None
+    send, recv = buffers(max(sizes) or 1)
+    warm_up(comm, send, recv, warmup)            # connection set-up and page faults, untimed
+    d_of: dict = {}
+
+    def run(case, count):
+        kind, s = case
+        msg, back = send[:s], recv[:s]
+        if kind in ("prtt_1_0", "prtt_n_0", "prtt_n_d"):
+            return _prtt(comm, msg, back, 1 if kind == "prtt_1_0" else n, d_of.get(s, 0.0) if kind == "prtt_n_d"
+                         else 0.0, count, warmup)
+        ov = _overheads(comm, msg, back, d_of[s], count, warmup)
+        if kind == "o_s_direct" or rank not in (0, 1):
+            return ov
         if rank == 1:
             comm.Send([ov, MPI.DOUBLE], dest=0, tag=11)
-        elif rank == 0:
-            o_r = np.empty(reps)
-            comm.Recv([o_r, MPI.DOUBLE], source=1, tag=11)
-            results.append({"bytes": s, "d_s": d, "prtt_1_0": core.summarize(r1),
-                            "prtt_n_0": core.summarize(rn0), "prtt_n_d": core.summarize(rnd),
-                            "o_s_direct": core.summarize(ov), "o_r": core.summarize(o_r)})
-    comm.Barrier()
-    return results
+            return ov
+        o_r = np.empty(count)
+        comm.Recv([o_r, MPI.DOUBLE], source=1, tag=11)
+        return o_r
+
+    first, info1 = sampling.interleaved_rounds(comm, [("prtt_1_0", s) for s in sizes], run, lambda c: reps,
+                                               desc="PRTT(1,0)", progress=progress, **options)
+    for s in sizes:                   # d: longer than any gap (rank 0's median of PRTT(1, 0, s))
+        d_of[s] = comm.bcast(float(np.median(first[("prtt_1_0", s)])) if rank == 0 else None, root=0)
+    rest, info2 = sampling.interleaved_rounds(comm, [(k, s) for s in sizes for k in KINDS], run, lambda c: reps,
+                                              desc="PRTT", progress=progress,
+                                              **{**options, "seed": options.get("seed", 0) + 1})
+    info = {"prtt_1_0": info1, "others": info2}
+    if rank != 0:
+        return [], info
+    return [{"bytes": s, "d_s": d_of[s], "prtt_1_0": core.summarize(first[("prtt_1_0", s)]),
+             **{k: core.summarize(rest[(k, s)]) for k in KINDS}} for s in sizes], info
+
+
+def measure(comm, sizes, n, reps, warmup, progress=True, **options) -> list[dict]:
+    """:func:`sweep`'s per-size summaries (rank 0; an empty list elsewhere)."""
+    return sweep(comm, sizes, n, reps, warmup, progress, **options)[0]
 
 
 def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
@@ -182,16 +214,19 @@ def report(results: list[dict], fitted: dict) -> str:
 
 def run(args) -> int:
     comm, oversubscribed = core.start("logp")
-    if oversubscribed is None:
-        return 2
-    results = measure(comm, args.sizes, args.n, args.repetitions, args.warmup, not args.no_progress)
-    if comm.Get_rank() == 0:
-        if len({r["bytes"] for r in results}) < 2:
+    if oversubscribed is None or len(args.sizes) < 2:     # sizes: distinct (core.size_list)
+        if oversubscribed is not None and comm.Get_rank() == 0:
             print("logp needs at least 2 distinct sizes to fit g and G", file=sys.stderr)
-            return 2
+        return 2
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, args.sizes, args.n, args.repetitions, args.warmup, not args.no_progress, **options)
+    if comm.Get_rank() == 0:
         fitted = fit(results, args.n)
+        print(sampling.header(METHOD, *rounds.values()))
         print(report(results, fitted), flush=True)
         core.save(comm, args.json, "logp-prtt", oversubscribed,
-                  {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions, "warmup": args.warmup},
-                  results=results, fit=fitted, fit_min=fit(results, args.n, "min_s"))
+                  {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions, "warmup": args.warmup,
+                   **options},
+                  timing_method=METHOD, rounds=rounds, results=results, fit=fitted,
+                  fit_min=fit(results, args.n, "min_s"))
     return 0

@@ -16,6 +16,12 @@ keeps the totals.  Then the kit's n-way dissemination barrier is timed for n = 1
 ``--n-max`` (:func:`mpi_exercises.bench.barrier.measure`) and compared with the n LoP
 predicts from the measured points (no fit needed for n <= P - 1).
 
+Sampling is the measurement core's (:mod:`mpi_exercises.bench.measure`): the (p, mode) cases,
+then the barriers, in interleaved rounds of a recorded random order, ``--warmup`` untimed
+round trips before each, ``--repetitions`` samples per case in the first rounds, then more
+rounds for the cases whose median round trip has a 95 % interval wider than ``--target``
+(within ``--time-budget``); every sample is kept in the JSON.
+
     mpiexec -n 4 python -m mpi_exercises lop --json lop.json
 """
 
@@ -26,8 +32,13 @@ import sys
 import numpy as np
 
 from . import core
+from . import measure as sampling
 
 MODES = ("single", "list")
+
+#: how a sample is taken, in words (printed and stored in the JSON)
+METHOD = ("lop: rank 0 times from its first post to the last answer (rtt) and the posting (o_s per message), "
+          "one 1:n/n:1 round per sample; separate send and receive buffers")
 
 
 def add_arguments(p) -> None:
@@ -40,6 +51,7 @@ def add_arguments(p) -> None:
     core.add_options(p, repetitions=(200, "timed round trips per peer count and mode (default 200)"),
                      warmup=(20, "untimed round trips first (default 20)"),
                      json="write raw data, fit and prediction to FILE as JSON")
+    sampling.add_options(p)
 
 
 def _round_trips(comm, p: int, mode: str, reps: int, warmup: int):
@@ -80,25 +92,42 @@ def _round_trips(comm, p: int, mode: str, reps: int, warmup: int):
     return np.empty(0), np.empty(0)
 
 
-def measure(comm, reps: int, warmup: int, progress: bool = True) -> list[dict]:
-    """The sweep over p = 1 .. size - 1 and both modes; per-p summaries on rank 0 (s)."""
-    from tqdm import tqdm
-
+def sweep(comm, reps: int, warmup: int, progress: bool = True, **options) -> tuple[list[dict], dict]:
+    """The sweep over p = 1 .. size - 1 and both modes in interleaved rounds (collective):
+    ``(per-p summaries (s), the rounds' record)`` on rank 0, ``([], record)`` elsewhere.  The
+    stopping rule judges the round trips; the posting times come with them.  Without
+    ``target`` every case gets exactly ``reps`` samples.  ``options``: those of
+    :func:`~mpi_exercises.bench.measure.interleaved_rounds`."""
     rank, size = comm.Get_rank(), comm.Get_size()
+    posts: dict = {}
+
+    def run(case, count):
+        p, mode = case
+        comm.Barrier()
+        rtt, post = _round_trips(comm, p, mode, count, warmup)
+        posts.setdefault(case, []).append(post)
+        return rtt
+
+    cases = [(p, mode) for p in range(1, size) for mode in MODES]
+    taken, info = sampling.interleaved_rounds(comm, cases, run, lambda c: reps, desc="LoP 1:n/n:1",
+                                              progress=progress, **options)
+    if rank != 0:
+        return [], info
     results = []
-    for p in tqdm(range(1, size), desc="LoP 1:n/n:1", unit="p", file=sys.stderr,
-                  disable=(rank != 0) or not progress or None):
+    for p in range(1, size):
         row = {"peers": p}
         for mode in MODES:
-            comm.Barrier()
-            rtt, post = _round_trips(comm, p, mode, reps, warmup)
-            if rank == 0:
-                row[f"rtt_{mode}"] = core.summarize(rtt)
-                row[f"rtt_per_message_{mode}"] = core.summarize(rtt / p)
-                row[f"os_{mode}"] = core.summarize(post)
+            rtt = taken[(p, mode)]
+            row[f"rtt_{mode}"] = core.summarize(rtt)
+            row[f"rtt_per_message_{mode}"] = core.summarize(rtt / p)
+            row[f"os_{mode}"] = core.summarize(np.concatenate(posts[(p, mode)]))
         results.append(row)
-    comm.Barrier()
-    return results if rank == 0 else []
+    return results, info
+
+
+def measure(comm, reps: int, warmup: int, progress: bool = True, **options) -> list[dict]:
+    """:func:`sweep`'s per-p summaries on rank 0 (s; empty elsewhere)."""
+    return sweep(comm, reps, warmup, progress, **options)[0]
 
 
 def curves(results: list[dict], mode: str = "single", statistic: str = "min_s"):
@@ -165,24 +194,30 @@ def report(results: list[dict], prediction: dict, barriers: list[dict]) -> str:
 
 
 def run(args) -> int:
-    from .barrier import measure as measure_barriers
+    from .barrier import METHOD as BARRIER_METHOD
+    from .barrier import sweep as barrier_sweep
 
     comm, oversubscribed = core.start("lop", suggest=8, advised=5,
                                       advised_why="fewer than 4 peer counts p, too few to fit L(p) and o(p)")
     if oversubscribed is None:
         return 2
     size = comm.Get_size()
-    results = measure(comm, args.repetitions, args.warmup, not args.no_progress)
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, args.repetitions, args.warmup, not args.no_progress, **options)
     n_values = range(1, args.n_max + 1)
-    barriers = measure_barriers(comm, [("nway_dissemination", {"n": n}) for n in n_values],
-                                args.barrier_repetitions, args.inner, args.warmup,
-                                progress=not args.no_progress)
+    barriers, barrier_rounds = barrier_sweep(comm, [("nway_dissemination", {"n": n}) for n in n_values],
+                                             args.barrier_repetitions, args.inner, args.warmup,
+                                             not args.no_progress, **{**options, "seed": options["seed"] + 1})
     if comm.Get_rank() == 0:
         prediction = predict(results, size, args.n_max)
+        print(sampling.header(f"{METHOD}; barriers: {BARRIER_METHOD}", rounds, barrier_rounds))
         print(report(results, prediction, barriers), flush=True)
         core.save(comm, args.json, "lop", oversubscribed,
                   {"repetitions": args.repetitions, "warmup": args.warmup, "n_max": args.n_max,
-                   "barrier_repetitions": args.barrier_repetitions, "inner": args.inner, "message_bytes": 1},
+                   "barrier_repetitions": args.barrier_repetitions, "inner": args.inner, "message_bytes": 1,
+                   **options},
+                  timing_method={"lop": METHOD, "barrier": BARRIER_METHOD},
+                  rounds={"lop": rounds, "barrier": barrier_rounds},
                   command=f"mpiexec -n {size} python -m mpi_exercises " + " ".join(sys.argv[1:]),
                   results=results, barrier=barriers, prediction=prediction,
                   fit={m: fit(results, m) for m in MODES})

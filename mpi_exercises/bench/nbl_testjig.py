@@ -9,8 +9,12 @@ block size S (double-precision elements):
   1, 2 or 3 neighbours.
 
 Each sample is ``--inner`` back-to-back operations timed with ``MPI.Wtime`` on the
-centre after a barrier, divided by ``--inner``; ``--warmup`` untimed samples come
-first.  Table 1 uses the minimum sample per case by default (``--statistic``).
+centre after a barrier, divided by ``--inner`` (:data:`METHOD`).  The (L, S) cases are
+measured in interleaved rounds of a recorded random order (:mod:`mpi_exercises.bench.measure`),
+``--warmup`` untimed samples before each, ``--repetitions`` samples per case in the first
+rounds, then more rounds for the cases whose median's 95 % interval is wider than
+``--target`` (within ``--time-budget``); every sample is kept in the JSON.  Table 1 uses
+the minimum sample per case by default (``--statistic``).
 When a node runs more ranks than it has cores the jig refuses to run (exit 2): ranks
 then share cores, a message progresses only while both its ranks are scheduled, and
 the "f(L)" measured is the operating system's scheduler (4 ranks on 2 cores gave
@@ -37,8 +41,13 @@ import time
 import numpy as np
 
 from . import core
+from . import measure as sampling
 
 DEFAULT_SIZES = [60, 120, 300, 600, 6000, 60000]
+
+#: how a sample is taken, in words (printed and stored in the JSON)
+METHOD = ("nbl-testjig: a barrier, then --inner back-to-back L-link operations timed on the centre rank, "
+          "time / inner; separate send and receive buffers")
 
 
 def element_sizes(text: str) -> list[int]:
@@ -69,6 +78,7 @@ def add_arguments(p) -> None:
                         "are then marked oversubscribed: they time the scheduler, not the links")
     core.add_options(p, repetitions=(30, "timed samples per (L, size) (default 30)"),
                      warmup=(3, "untimed samples before each (L, size) (default 3)"))
+    sampling.add_options(p)
 
 
 def link_counts(nprocs: int) -> list[int]:
@@ -117,24 +127,26 @@ def _barrier(comm, yield_cpu: bool) -> None:
         comm.Barrier()
 
 
-def measure(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False) -> list[dict]:
-    """Run the jig; per-(L, S) summaries on rank 0 (empty list elsewhere)."""
+def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False,
+          **options) -> tuple[list[dict], dict]:
+    """Run the jig (collective) in interleaved rounds: ``(per-(L, S) summaries, the rounds'
+    record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every case gets
+    exactly ``repetitions`` samples.  ``options``: those of
+    :func:`~mpi_exercises.bench.measure.interleaved_rounds`."""
     from mpi4py import MPI
-    from tqdm import tqdm
 
     rank = comm.Get_rank()
     Ls = link_counts(comm.Get_size())
     sendbuf_all = np.full(max(sizes), float(rank + 1))
     recv_all = [np.zeros(max(sizes)) for _ in range(3)]
     cases = [(L, S) for L in Ls for S in sizes]
-    results = []
-    bar = tqdm(cases, desc="f(L) test jig", unit="case", file=sys.stderr,
-               disable=(rank != 0) or (not progress) or None)
-    for tag, (L, S) in enumerate(bar):
-        sendbuf = sendbuf_all[:S]
-        recvbufs = [r[:S] for r in recv_all]
-        samples = np.empty(repetitions)
-        for i in range(-warmup, repetitions):
+
+    def run(case, reps):
+        L, S = case
+        tag = cases.index(case)
+        sendbuf, recvbufs = sendbuf_all[:S], [r[:S] for r in recv_all]
+        samples = np.empty(reps)
+        for i in range(-warmup, reps):
             _barrier(comm, yield_cpu)
             t0 = MPI.Wtime()
             for _ in range(inner):
@@ -142,14 +154,20 @@ def measure(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=Fa
             dt = (MPI.Wtime() - t0) / inner
             if i >= 0:
                 samples[i] = dt
-        if rank == 0:
-            if S and recvbufs[0][0] != 2.0:  # what neighbour 1 sent
-                raise RuntimeError(f"test jig received {recvbufs[0][0]} instead of 2.0")
-            stats = core.summarize(samples)
-            stats.update({"L": L, "S": S, "bytes": 8 * S})
-            results.append(stats)
-    comm.Barrier()
-    return results
+        if rank == 0 and S and recvbufs[0][0] != 2.0:  # what neighbour 1 sent
+            raise RuntimeError(f"test jig received {recvbufs[0][0]} instead of 2.0")
+        return samples
+
+    taken, info = sampling.interleaved_rounds(comm, cases, run, lambda c: repetitions, desc="f(L) test jig",
+                                              progress=progress, **options)
+    if rank != 0:
+        return [], info
+    return [{**core.summarize(taken[(L, S)]), "L": L, "S": S, "bytes": 8 * S} for L, S in cases], info
+
+
+def measure(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False, **options) -> list[dict]:
+    """:func:`sweep`'s per-(L, S) summaries on rank 0 (empty list elsewhere)."""
+    return sweep(comm, sizes, repetitions, inner, warmup, progress, yield_cpu, **options)[0]
 
 
 def combine_costs(nelems: int, repetitions: int = 20) -> dict:
@@ -234,9 +252,11 @@ def run(args) -> int:
                   file=sys.stderr, flush=True)
         return 2
     yield_cpu = args.wait == "yield" or (args.wait == "auto" and oversubscribed)
-    results = measure(comm, sizes, args.repetitions, args.inner, args.warmup,
-                      progress=not args.no_progress, yield_cpu=yield_cpu)
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, sizes, args.repetitions, args.inner, args.warmup, not args.no_progress,
+                            yield_cpu, **options)
     if comm.Get_rank() == 0:
+        print(sampling.header(METHOD, rounds))
         tab = table(results, args.statistic + "_s")
         combine = combine_costs(max(sizes))
         print(report(tab, oversubscribed), flush=True)
@@ -245,5 +265,6 @@ def run(args) -> int:
         core.save(comm, args.json, "nbl-testjig", oversubscribed,
                   {"sizes_elements": sizes, "repetitions": args.repetitions, "inner": args.inner,
                    "warmup": args.warmup, "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",
-                   "links": link_counts(comm.Get_size())}, results=results, table=tab, combine=combine)
+                   "links": link_counts(comm.Get_size()), **options},
+                  timing_method=METHOD, rounds=rounds, results=results, table=tab, combine=combine)
     return 0

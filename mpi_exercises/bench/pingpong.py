@@ -1,39 +1,64 @@
 """Ping-pong between ranks 0 and 1: one-way time and bandwidth over message sizes.
 
-Method (as in the OSU latency test): for each size, warm-up round trips, then
-many timed round trips; the one-way time of a round trip is half of it, timed
-with ``MPI.Wtime``.  Ranks other than 0 and 1 wait.  α and β are fitted to the
-median one-way times with :func:`netmodels.fit_alpha_beta` (relative residuals);
-a two-segment fit looks for the eager/rendezvous protocol switch.
+Method (after the OSU latency test, with the statistics of Hoefler & Belli, SC15): the
+one-way time of a round trip is half of it, timed round trip by round trip with
+``MPI.Wtime`` on rank 0 (:data:`METHOD`); rank 0 sends from one buffer and receives into
+another, as rank 1 does (one buffer for both would keep a large message in cache and
+flatter it).  The sizes are measured in interleaved rounds (:mod:`mpi_exercises.bench.measure`):
+each round visits every size once, in a random order drawn from a recorded seed, after
+``--warmup`` untimed round trips, so a burst of load from other jobs hits all sizes alike.
+The first ``--rounds`` rounds take ``--iterations`` round trips per size in all (fewer for
+large messages, ``--budget-bytes``); then, while the 95 % confidence interval of some size's
+median is wider than ``--target`` of it and the ``--time-budget`` lasts, rounds double the
+repetitions of those sizes (rank 0 decides, the ranks follow).  Ranks other than 0 and 1
+wait.  α and β are fitted to the per-size medians with :func:`netmodels.fit_alpha_beta`
+(relative residuals), with confidence intervals from a seeded bootstrap over the rounds
+(:func:`mpi_exercises.bench.measure.bootstrap_fit`); a two-segment fit looks for the
+eager/rendezvous protocol switch.  The JSON keeps every sample (``times_s`` per size).
 
     mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from . import core
+from . import measure as sampling
 
 DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
+
+#: how a one-way time is taken, in words (printed and stored in the JSON)
+METHOD = ("pingpong: half of each round trip between ranks 0 and 1, timed one by one with MPI.Wtime "
+          "on rank 0; separate send and receive buffers")
+
+#: how the α and β intervals are obtained (stored in the JSON)
+CI_METHOD = ("relative least squares on the per-size medians; 95 % percentile bootstrap over the rounds: "
+             "whole rounds drawn with replacement, the same for every size, 200 replicates, seed 0")
 
 
 def add_arguments(p) -> None:
     p.add_argument("--sizes", type=core.size_list, default=DEFAULT_SIZES,
                    help="comma-separated message sizes in bytes, suffixes k = 1024 and M = 1024**2 allowed "
                         "(default: 0 and powers of two from 1 B to 4 MiB)")
-    core.add_options(p, iterations=(1000, "timed round trips per size for small messages (default 1000)"),
-                     warmup=(50, "untimed round trips before each size (default 50)"))
+    core.add_options(p, iterations=(1000, "round trips per size in the first rounds, for small messages "
+                                          "(default 1000)"),
+                     warmup=(50, "untimed round trips before each size in each round (default 50)"))
     p.add_argument("--budget-bytes", type=core.positive_int, default=256 * 2**20,
                    help="cap on iterations x size per size, so large messages take fewer "
                         "iterations (default 256 MiB; at least 20 iterations are always run)")
+    sampling.add_options(p)
 
 
-def roundtrips(comm, msg, iters: int, warmup: int) -> np.ndarray:
-    """One-way times (seconds) of ``iters`` round trips of ``msg`` between ranks 0 and 1,
-    after ``warmup`` untimed ones; meaningful on rank 0 (rank 1 returns its own copy)."""
+def buffers(nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """A send and a receive buffer of ``nbytes`` bytes each (separate memory, pages touched)."""
+    return np.zeros(nbytes, dtype=np.uint8), np.zeros(nbytes, dtype=np.uint8)
+
+
+def roundtrips(comm, send, recv, iters: int, warmup: int) -> np.ndarray:
+    """One-way times (seconds) of ``iters`` round trips between ranks 0 and 1, each rank
+    sending ``send`` and receiving into ``recv`` (same size), after ``warmup`` untimed
+    ones; meaningful on rank 0 (rank 1 returns its own copy)."""
     from mpi4py import MPI
 
     rank = comm.Get_rank()
@@ -42,50 +67,75 @@ def roundtrips(comm, msg, iters: int, warmup: int) -> np.ndarray:
     for i in range(-warmup, iters):
         if rank == 0:
             t0 = MPI.Wtime()
-            comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
-            comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
+            comm.Send([send, MPI.BYTE], dest=peer, tag=1)
+            comm.Recv([recv, MPI.BYTE], source=peer, tag=1)
             if i >= 0:
                 samples[i] = (MPI.Wtime() - t0) / 2
         else:
-            comm.Recv([msg, MPI.BYTE], source=peer, tag=1)
-            comm.Send([msg, MPI.BYTE], dest=peer, tag=1)
+            comm.Recv([recv, MPI.BYTE], source=peer, tag=1)
+            comm.Send([send, MPI.BYTE], dest=peer, tag=1)
     return samples
 
 
-def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True) -> list[dict]:
-    """Run the sweep on ranks 0 and 1 of ``comm``; return per-size summaries on rank 0.
+def warm_up(comm, send, recv, warmup: int) -> None:
+    """Untimed round trips of 0 bytes and of the whole buffers on ranks 0 and 1: the first
+    round trips of a run set up the shared-memory or network path and fault in the
+    buffers' pages, and would otherwise be charged to the first size measured."""
+    if comm.Get_rank() in (0, 1):
+        roundtrips(comm, send[:0], recv[:0], 0, 10 * warmup)
+        roundtrips(comm, send, recv, 0, min(warmup, 5))
 
-    Before the sweep, the connection and the whole buffer are warmed up once (untimed
-    round trips of 0 bytes and of the largest size): the first round trips of a run
-    set up the shared-memory or network path and fault in the buffer's pages, and
-    would otherwise be charged to the first size of the sweep.
-    """
-    from tqdm import tqdm
 
+def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, **options) -> tuple[list[dict], dict]:
+    """Run the sweep on ranks 0 and 1 of ``comm`` (collective) in interleaved rounds
+    (:func:`mpi_exercises.bench.measure.interleaved_rounds`): ``(per-size summaries, the
+    rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every size
+    gets exactly its first-pass repetitions (``iterations``, capped by ``budget_bytes``).
+    ``options``: those of :func:`~mpi_exercises.bench.measure.interleaved_rounds` (``rounds``,
+    ``target``, ``time_budget_s``, ``seed``)."""
     rank = comm.Get_rank()
-    buf = np.zeros(max(sizes), dtype=np.uint8)
-    if rank in (0, 1):
-        roundtrips(comm, buf[:0], 0, 10 * warmup)
-        roundtrips(comm, buf, 0, min(warmup, 5))
-    results = []
-    bar = tqdm(sizes, desc="ping-pong", unit="size", file=sys.stderr,
-               disable=(rank != 0) or (not progress) or None)
-    for size in bar:
-        iters = core.capped_iterations(size, iterations, budget_bytes, at_least=20)
+    send, recv = buffers(max(sizes))
+    warm_up(comm, send, recv, warmup)
+
+    def run(size, reps):
         if rank in (0, 1):
-            samples = roundtrips(comm, buf[:size], iters, warmup)
-        if rank == 0:
-            stats = core.summarize(samples)
-            stats["bytes"] = size
-            stats["bandwidth_Bps"] = size / stats["median_s"] if size else None
-            results.append(stats)
-    comm.Barrier()
-    return results
+            return roundtrips(comm, send[:size], recv[:size], reps, warmup)
+        return np.empty(0)
+
+    samples, info = sampling.interleaved_rounds(
+        comm, sizes, run, lambda size: core.capped_iterations(size, iterations, budget_bytes, at_least=20),
+        desc="ping-pong", progress=progress, **options)
+    if rank != 0:
+        return [], info
+    results = []
+    for k, size in enumerate(sizes):
+        stats = core.summarize(samples[size])
+        stats["samples_per_round"] = [counts[k] for counts in info["repetitions_per_round"]]
+        stats["bytes"] = size
+        stats["bandwidth_Bps"] = size / stats["median_s"] if size else None
+        results.append(stats)
+    return results, info
 
 
-def fit(results: list[dict], statistic: str = "median_s") -> dict:
+def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True, **options) -> list[dict]:
+    """:func:`sweep`'s per-size summaries (rank 0; an empty list elsewhere)."""
+    return sweep(comm, sizes, iterations, warmup, budget_bytes, progress, **options)[0]
+
+
+#: the statistics a fit can use, by their key in the per-size summaries
+STATISTICS = {"median_s": np.median, "min_s": np.min}
+
+
+def fit(results: list[dict], statistic: str = "median_s", ci: bool = False) -> dict:
     """Fit α, β (and a two-segment model if there are enough sizes) to the median times
-    (or ``statistic="min_s"``: the minima, more robust on a machine shared with other jobs)."""
+    (or ``statistic="min_s"``: the minima, more robust on a machine shared with other jobs).
+
+    With ``ci`` and the samples in ``results`` (``times_s`` and ``samples_per_round``), α and β
+    get 95 % confidence intervals (``alpha_ci_s``, ``beta_ci_s_per_byte``) by :data:`CI_METHOD`:
+    the fit is repeated on the statistic of the samples of rounds drawn with replacement
+    (:func:`mpi_exercises.bench.measure.bootstrap_fit`), so that a burst that slowed a whole
+    round widens the interval.  Such an interval says how well one run determines α and β;
+    another launch of the benchmark can land elsewhere (other cores, other load)."""
     from netmodels import fit_alpha_beta, fit_piecewise
 
     n = np.array([r["bytes"] for r in results], dtype=float)
@@ -96,6 +146,15 @@ def fit(results: list[dict], statistic: str = "median_s") -> dict:
         out["alpha_beta"] = {"alpha_s": f.alpha, "beta_s_per_byte": f.beta,
                              "alpha_stderr_s": f.alpha_stderr, "beta_stderr_s_per_byte": f.beta_stderr,
                              "max_relative_residual": f.max_relative_residual}
+        if ci and all("times_s" in r and "samples_per_round" in r for r in results):
+            def refit(stats):
+                g = fit_alpha_beta(n, stats)
+                return [g.alpha, g.beta]
+            _, lo, hi = sampling.bootstrap_fit([r["times_s"] for r in results], refit, STATISTICS[statistic],
+                                               per_round=[r["samples_per_round"] for r in results])
+            out["alpha_beta"].update(alpha_ci_s=[float(lo[0]), float(hi[0])],
+                                     beta_ci_s_per_byte=[float(lo[1]), float(hi[1])],
+                                     ci_method=CI_METHOD.replace("medians", statistic[:-2] + "s"))
     if np.unique(n).size >= 6:
         pw = fit_piecewise(n, t)
         out["piecewise"] = {"switch_bytes": pw.switch_bytes,
@@ -104,20 +163,38 @@ def fit(results: list[dict], statistic: str = "median_s") -> dict:
     return out
 
 
+def agreement(fits: list[dict]) -> dict:
+    """How far apart the α and β of several runs are (no MPI).  ``fits``: each run's
+    ``fit["alpha_beta"]`` (:func:`fit`).  Per parameter (``alpha_s``, ``beta_s_per_byte``):
+    the values, their 95 % intervals where the runs have them (else None), and the spread
+    ``(max - min) / min``, the largest relative difference between two runs."""
+    out = {}
+    for key, ci in (("alpha_s", "alpha_ci_s"), ("beta_s_per_byte", "beta_ci_s_per_byte")):
+        values = [f[key] for f in fits]
+        out[key] = {"values": values, "ci": [f.get(ci) for f in fits],
+                    "spread": (max(values) - min(values)) / min(values)}
+    return out
+
+
 def report(results: list[dict], fitted: dict) -> str:
-    """A readable table of the sweep and the fitted parameters."""
-    lines = [f"{'size':>10} {'iters':>6} {'min µs':>10} {'median µs':>10} {'p75 µs':>10} {'MB/s':>9}",
-             "-" * 60]
+    """A readable table of the sweep (median with its 95 % interval) and the fitted parameters."""
+    lines = [f"{'size':>10} {'iters':>6} {'min µs':>10} {'median µs':>10} {'95 % CI µs':>19} {'MB/s':>9}",
+             "-" * 69]
     for r in results:
         bw = f"{r['bandwidth_Bps'] / 1e6:9.1f}" if r["bandwidth_Bps"] else f"{'-':>9}"
+        lo, hi = r["median_ci_s"]
         lines.append(f"{core.fmt_bytes(r['bytes']):>10} {r['samples']:>6} {r['min_s'] * 1e6:10.2f} "
-                     f"{r['median_s'] * 1e6:10.2f} {r['p75_s'] * 1e6:10.2f} {bw}")
+                     f"{r['median_s'] * 1e6:10.2f} {f'[{lo * 1e6:.2f}, {hi * 1e6:.2f}]':>19} {bw}")
     if "alpha_beta" in fitted:
         f = fitted["alpha_beta"]
+
+        def ci(key, scale, digits):
+            return f"  95 % CI [{f[key][0] * scale:.{digits}f}, {f[key][1] * scale:.{digits}f}]" if key in f else ""
         lines += ["", "Fit t = alpha + beta*n to the median one-way times (relative least squares):",
-                  f"  alpha = {f['alpha_s'] * 1e6:.3f} ± {f['alpha_stderr_s'] * 1e6:.3f} µs",
+                  f"  alpha = {f['alpha_s'] * 1e6:.3f} ± {f['alpha_stderr_s'] * 1e6:.3f} µs"
+                  + ci("alpha_ci_s", 1e6, 3),
                   f"  beta  = {f['beta_s_per_byte'] * 1e9:.4f} ± {f['beta_stderr_s_per_byte'] * 1e9:.4f} ns/B"
-                  f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)",
+                  + ci("beta_ci_s_per_byte", 1e9, 4) + f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)",
                   f"  n1/2  = alpha/beta = {f['alpha_s'] / f['beta_s_per_byte']:.0f} B;"
                   f" worst relative residual {100 * f['max_relative_residual']:.0f} %"]
         if len(results) < 3:
@@ -141,12 +218,15 @@ def run(args) -> int:
     comm, oversubscribed = core.start("pingpong")
     if oversubscribed is None:
         return 2
-    results = measure(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
-                      progress=not args.no_progress)
+    options = sampling.options_from(comm, args)
+    results, rounds = sweep(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
+                            not args.no_progress, **options)
     if comm.Get_rank() == 0:
-        fitted = fit(results)
+        fitted = fit(results, ci=True)
+        print(sampling.header(METHOD, rounds))
         print(report(results, fitted), flush=True)
         core.save(comm, args.json, "pingpong", oversubscribed,
                   {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
-                   "budget_bytes": args.budget_bytes}, results=results, fit=fitted)
+                   "budget_bytes": args.budget_bytes, **options},
+                  timing_method=METHOD, rounds=rounds, results=results, fit=fitted)
     return 0

@@ -234,14 +234,18 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool) -> Calibration | N
                        c["c2_s_per_elem"], c["c3_s_per_elem"], f)
 
 
-def measure(comm, collectives, sizes, iterations, warmup, progress) -> list[dict]:
+def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = core.DEFAULT_INNER) -> list[dict]:
     """Time every algorithm of every collective through its front door (collective);
-    rows ``{collective, algorithm, nelems, min_s, median_s, ...}`` on rank 0."""
+    rows ``{collective, algorithm, nelems, min_s, median_s, median_ci_s, times_s, ...,
+    timing_method}`` on rank 0.  A sample is ``inner`` back-to-back calls after one barrier,
+    divided by ``inner``, the slowest rank's (:func:`core.time_interleaved`): the barrier's
+    exit skew is not charged to every call."""
     from tqdm import tqdm
 
-    time_interleaved = core.time_interleaved
+    from .measure import loop_method
 
     P, rank = comm.Get_size(), comm.Get_rank()
+    method = loop_method(inner)
     rows = []
     for name in collectives:
         entry = COLLECTIVES[name]
@@ -256,14 +260,14 @@ def measure(comm, collectives, sizes, iterations, warmup, progress) -> list[dict
                 if hasattr(call, "free"):
                     frees.append(call)
                 calls.append(call)
-            iters = core.capped_iterations(ELEM_BYTES * n, iterations, 256 * 2**20, at_least=10)
-            samples = time_interleaved(comm, calls, iters, warmup)   # slowest rank's, on every rank
+            iters = core.capped_iterations(ELEM_BYTES * n * inner, iterations, 256 * 2**20, at_least=10)
+            samples = core.time_interleaved(comm, calls, iters, warmup, inner=inner)   # slowest rank's
             for b in frees:
                 b.free()
             if rank == 0:
                 for a, row in zip(algorithms, samples):
                     rows.append({"collective": name, "algorithm": a, "nelems": n,
-                                 "bytes": ELEM_BYTES * n, **core.summarize(row)})
+                                 "bytes": ELEM_BYTES * n, **core.summarize(row), "timing_method": method})
     comm.Barrier()
     return rows
 

@@ -1,0 +1,256 @@
+"""How the benchmarks take their samples: cases interleaved in a seeded random order over
+several rounds, warm-up runs, the median with its confidence interval, and a stopping rule.
+
+After Hoefler & Belli, "Scientific benchmarking of parallel computing systems" (SC15), and
+ReproMPI (Hunold & Carpen-Amarie): timings are seldom normal, so a case is summarised by
+its median and a distribution-free confidence interval (:func:`core.median_ci`), and the
+number of repetitions is not fixed in advance but raised until that interval is narrow
+enough (or a time budget is spent).  A burst of load from other jobs lasts a while: if the
+cases (message sizes, algorithms, ...) were measured one after the other it would spoil a
+whole range of them, so every round visits every case once, in a new random order drawn
+from a recorded seed, and a case's samples come from all rounds.
+
+The pure parts (:func:`round_orders`, :func:`split_repetitions`, :func:`stop_reason`,
+:func:`fit_to_budget`, :func:`bootstrap_fit`) take no MPI; :func:`interleaved_rounds` drives
+them on a communicator (any object with ``Get_rank`` and ``bcast``).  Importing this module does
+not start MPI.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, Hashable, Sequence
+
+import numpy as np
+
+from .core import median_ci
+
+#: default: stop adding rounds once every case's 95 % CI half-width is within 2 % of its median
+DEFAULT_TARGET = 0.02
+#: default time budget (s) of a sampling, first pass included: no round is added once it is spent
+DEFAULT_TIME_BUDGET_S = 20.0
+#: rounds of the first pass (each visits every case once)
+DEFAULT_ROUNDS = 10
+#: a case never takes more than this many times its first-pass repetitions
+MAX_GROWTH = 64
+
+
+def round_orders(n_cases: int, rounds: int, seed: int) -> list[list[int]]:
+    """The order of the cases 0 .. ``n_cases - 1`` in each of ``rounds`` rounds: a random
+    permutation per round from ``numpy.random.default_rng(seed)``, so the same seed gives
+    the same orders (every rank computes them alike, without a message)."""
+    rng = np.random.default_rng(seed)
+    return [rng.permutation(n_cases).tolist() for _ in range(rounds)]
+
+
+def split_repetitions(total: int, rounds: int) -> list[int]:
+    """``total`` repetitions cut into ``rounds`` near-equal shares, largest first (sum = total)."""
+    base, extra = divmod(int(total), int(rounds))
+    return [base + (i < extra) for i in range(rounds)]
+
+
+def relative_halfwidth(samples, confidence: float = 0.95) -> float:
+    """Half the width of the median's confidence interval over the median (inf if the
+    median is 0); with fewer than 6 samples the interval is (min, max) (:func:`core.median_ci`)."""
+    med, lo, hi = median_ci(samples, confidence)
+    return (hi - lo) / 2 / abs(med) if med else float("inf")
+
+
+def stop_reason(samples: Sequence, target: float | None, elapsed_s: float, time_budget_s: float | None,
+                confidence: float = 0.95) -> str | None:
+    """Why to stop adding rounds, or None to go on.
+
+    ``samples``: one array of samples per case.  ``"ci"`` when every case's median has a
+    ``confidence`` interval whose relative half-width (:func:`relative_halfwidth`) is at
+    most ``target``; ``"time budget"`` when ``elapsed_s`` >= ``time_budget_s``;
+    ``"fixed"`` when there is no target (the repetitions asked for are all there is)."""
+    if target is None or target <= 0:
+        return "fixed"
+    if all(relative_halfwidth(s, confidence) <= target for s in samples):
+        return "ci"
+    if time_budget_s is not None and elapsed_s >= time_budget_s:
+        return "time budget"
+    return None
+
+
+def fit_to_budget(more: Sequence[int], seconds_per_rep: Sequence[float], remaining_s: float) -> list[int]:
+    """The repetitions ``more`` of a round, scaled down (each case in proportion, at least one
+    for a case that asked for any) so that at ``seconds_per_rep`` each the round is expected
+    to take at most ``remaining_s``: a round added late does not overrun the time budget by
+    as much as all the rounds before it."""
+    cost = sum(m * t for m, t in zip(more, seconds_per_rep))
+    if cost <= remaining_s:
+        return list(more)
+    scale = max(remaining_s, 0.0) / cost
+    return [max(1, int(m * scale)) if m else 0 for m in more]
+
+
+def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Callable[[Hashable], int], *,
+                       rounds: int = DEFAULT_ROUNDS, target: float | None = None,
+                       time_budget_s: float | None = DEFAULT_TIME_BUDGET_S, seed: int = 0,
+                       confidence: float = 0.95, root: int = 0, desc: str = "rounds",
+                       progress: bool = False) -> tuple[dict, dict]:
+    """Samples of every case, taken in interleaved rounds (collective over ``comm``).
+
+    ``run(case, reps) -> ndarray``: ``reps`` timed samples of ``case`` (seconds) after its
+    own warm-up, meaningful on ``root``; every rank calls it with the same arguments.
+    ``first(case)``: the repetitions of the first pass, cut into ``rounds`` rounds
+    (:func:`split_repetitions`).  Then, if ``target`` is set, more rounds until
+    :func:`stop_reason` says stop: each doubles the repetitions of the cases whose median's
+    interval is still wider than ``target`` (at most :data:`MAX_GROWTH` times the first
+    pass; fewer if the round would outlast the budget left, :func:`fit_to_budget`); ``root``
+    decides and broadcasts, so the ranks agree.  Each round visits the cases
+    in the order :func:`round_orders` draws from ``seed``.  Returns ``({case: samples},
+    info)`` on every rank (samples meaningful on ``root``; a case's samples are in the order
+    taken, round after round); ``info`` records seed, rounds, their orders, the repetitions
+    of each case in each round (``repetitions_per_round``), the reason to stop and the time
+    taken, for the JSON.
+    """
+    from tqdm import tqdm
+
+    cases = list(cases)
+    rng = np.random.default_rng(seed)      # the stream of round_orders(len(cases), ..., seed)
+    firsts = [max(1, int(first(c))) for c in cases]
+    shares = [split_repetitions(f, min(rounds, f)) + [0] * (rounds - min(rounds, f)) for f in firsts]
+    taken: list[list[np.ndarray]] = [[] for _ in cases]
+    orders: list[list[int]] = []
+    is_root = comm.Get_rank() == root
+    bar = tqdm(desc=desc, unit="round", file=sys.stderr, disable=(not is_root) or not progress or None)
+    t_start = time.perf_counter()
+
+    spent = [0.0] * len(cases)          # seconds each case has taken so far (root's clock)
+    per_round: list[list[int]] = []      # repetitions of each case in each round
+
+    def one_round(reps_of):
+        order = rng.permutation(len(cases)).tolist()
+        orders.append(order)
+        per_round.append([int(n) for n in reps_of])
+        for k in order:
+            if reps_of[k] > 0:
+                t0 = time.perf_counter()
+                taken[k].append(np.asarray(run(cases[k], reps_of[k]), dtype=float))
+                spent[k] += time.perf_counter() - t0
+        bar.update(1)
+
+    for r in range(rounds):
+        one_round([sh[r] for sh in shares])
+    while True:
+        counts = [sum(a.size for a in t) for t in taken]
+        reason, more = None, None
+        if is_root:
+            joined = [np.concatenate(t) for t in taken]
+            reason = stop_reason(joined, target, time.perf_counter() - t_start, time_budget_s, confidence)
+            if reason is None:
+                more = [min(c, MAX_GROWTH * f - c) if relative_halfwidth(x, confidence) > target else 0
+                        for x, c, f in zip(joined, counts, firsts)]
+                if time_budget_s is not None:
+                    more = fit_to_budget(more, [t / c for t, c in zip(spent, counts)],
+                                         time_budget_s - (time.perf_counter() - t_start))
+                if not any(more):
+                    reason = "repetition cap"
+        reason, more = comm.bcast((reason, more), root=root)
+        if reason is not None:
+            break
+        one_round(more)
+    bar.close()
+    samples = {c: np.concatenate(t) if t else np.empty(0) for c, t in zip(cases, taken)}
+    info = {"seed": seed, "rounds": len(orders), "first_pass_rounds": rounds,
+            "cases": [c if isinstance(c, (int, float, str)) else list(c) for c in cases],
+            "order_per_round": orders, "repetitions_per_round": per_round, "stopped_by": reason,
+            "target_relative_halfwidth": target,
+            "time_budget_s": time_budget_s, "confidence": confidence, "seconds": time.perf_counter() - t_start}
+    return samples, info
+
+
+def describe(info: dict) -> str:
+    """One line on how the samples of :func:`interleaved_rounds` were taken."""
+    target = info["target_relative_halfwidth"]
+    goal = (f"until every median's {100 * info['confidence']:.0f} % CI is within ±{100 * target:g} % "
+            f"or {info['time_budget_s']:g} s are spent" if target else "fixed repetitions")
+    return (f"sampling: {info['rounds']} interleaved rounds in random order (seed {info['seed']}), {goal}; "
+            f"stopped by: {info['stopped_by']} after {info['seconds']:.1f} s")
+
+
+def add_options(p, target: float = DEFAULT_TARGET) -> None:
+    """The options of :func:`interleaved_rounds`: ``--rounds``, ``--target``, ``--time-budget``, ``--seed``."""
+    from .core import float_in, nonneg_int, positive_int
+
+    fraction, seconds = float_in(0, 1, "a fraction"), float_in(0, float("inf"), "seconds")
+    p.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
+                   help=f"rounds of the first pass, each visiting every case once in a new random order "
+                        f"(default {DEFAULT_ROUNDS})")
+    p.add_argument("--target", type=fraction, default=target,
+                   help=f"then more rounds until every median's 95 %% confidence interval is within this "
+                        f"fraction of it (default {target:g}; 0: no more rounds)")
+    p.add_argument("--time-budget", type=seconds, default=DEFAULT_TIME_BUDGET_S, metavar="SECONDS",
+                   help=f"stop adding rounds after this long (default {DEFAULT_TIME_BUDGET_S:g} s)")
+    p.add_argument("--seed", type=nonneg_int, default=None,
+                   help="seed of the random order of the cases (default: drawn, and recorded in the JSON)")
+
+
+def options_from(comm, args) -> dict:
+    """The keyword options of :func:`interleaved_rounds` from a command's :func:`add_options`
+    values, the seed agreed by the ranks (collective: :func:`agreed_seed`)."""
+    return {"rounds": args.rounds, "target": args.target or None, "time_budget_s": args.time_budget,
+            "seed": agreed_seed(comm, args.seed)}
+
+
+def header(method: str, *infos: dict) -> str:
+    """The lines a benchmark prints before its table: how a sample is timed (``method``)
+    and how the samples were taken (:func:`describe` of each ``info``)."""
+    return "\n".join([f"timing: {method}"] + [describe(i) for i in infos])
+
+
+def agreed_seed(comm, seed: int | None, root: int = 0) -> int:
+    """``seed``, or one drawn on ``root`` (from the OS's entropy) and broadcast (collective)."""
+    if seed is None and comm.Get_rank() == root:
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+    return comm.bcast(seed, root=root)
+
+
+def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.median, *,
+                  per_round: Sequence | None = None, resamples: int = 200, seed: int = 0,
+                  confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A fit to per-group statistics with its percentile-bootstrap confidence intervals.
+
+    ``groups``: the samples of each group (e.g. each message size), in the order taken.
+    ``fit(stats) -> parameters`` (1-d) maps one statistic per group (``statistic``, default
+    the median) to the fitted parameters.  Each of ``resamples`` replicates resamples the
+    samples with replacement (``numpy.random.default_rng(seed)``), recomputes the statistics
+    and refits; the interval is the replicates' ``(1 - confidence) / 2`` and ``(1 +
+    confidence) / 2`` quantiles (Efron's percentile interval).  Returns ``(estimate, lo,
+    hi)``, the estimate being the fit to the statistics of the samples themselves.
+
+    Without ``per_round`` every sample is drawn independently.  With ``per_round`` (for each
+    group, its number of samples in each round of :func:`interleaved_rounds`, the same rounds
+    for every group) whole rounds are drawn, the same for every group (a block bootstrap): a
+    burst of load hits every case of a round, so the samples of one round are not
+    independent, and drawing them one by one would make the interval too narrow.
+    """
+    rng = np.random.default_rng(seed)
+    groups = [np.asarray(g, dtype=float) for g in groups]
+    estimate = np.asarray(fit(np.array([statistic(g) for g in groups])), dtype=float)
+    if per_round is None:
+        def draw():
+            return [g[rng.integers(0, g.size, g.size)] for g in groups]
+    else:
+        blocks = [np.split(g, np.cumsum(counts)[:-1]) for g, counts in zip(groups, per_round)]
+        n_rounds = len(blocks[0])
+
+        def draw():
+            chosen = rng.integers(0, n_rounds, n_rounds)
+            out = [np.concatenate([b[r] for r in chosen]) for b in blocks]
+            return [o if o.size else g for o, g in zip(out, groups)]   # a case absent from every round drawn
+    reps = np.array([fit(np.array([statistic(x) for x in draw()])) for _ in range(resamples)], dtype=float)
+    q = (1 - confidence) / 2
+    lo, hi = np.quantile(reps, [q, 1 - q], axis=0)
+    return estimate, lo, hi
+
+
+def loop_method(inner: int) -> str:
+    """The synchronised start of the collective benchmarks, in words (output and JSON)."""
+    if inner <= 1:
+        return "one call after a barrier, slowest rank (includes the barrier's exit skew)"
+    return (f"tight loop of {inner} calls after one barrier, time / {inner}, slowest rank "
+            f"(the barrier's exit skew is charged once per {inner} calls)")
