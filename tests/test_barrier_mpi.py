@@ -121,6 +121,10 @@ def test_logp_command_writes_raw_prtt_data_and_a_loggp_fit(tmp_path):
         assert fit["L_s"] == max(fit["L_unconstrained_s"], 0.0) >= 0
         assert fit["L_identified"] == (fit["L_unconstrained_s"] >= 0)
     assert ("L   = not identifiable" in res.stdout) != data["fit"]["L_identified"]
+    for fit in (data["fit"], data["fit_min"]):  # what the medians outweighed is named, if anything
+        assert all(o["bytes"] in (0, 64) and o["parameter"] in ("o_s", "o_r", "L") for o in fit["outliers"])
+        assert len(fit["left_out"]) >= len(fit["outliers"])
+    assert ("left out by the medians" in res.stdout) == bool(data["fit"]["outliers"])
 
 
 if __name__ == "__main__":

@@ -177,7 +177,9 @@ def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
             "G_s_per_byte": finite(f.G), "n": n, "g_identified": f.g_identified, "g_upper_s": f.g_upper,
             "gap_fit_sizes": list(f.gap_sizes), "L_by_size_s": list(f.L_by_size),
             "o_s_by_size_s": list(f.o_s_by_size), "gap_by_size_s": list(f.gap_by_size),
-            "o_r_by_size_s": col("o_r"), "o_s_direct_by_size_s": col("o_s_direct")}
+            "o_r_by_size_s": col("o_r"), "o_s_direct_by_size_s": col("o_s_direct"),
+            "outliers": [{"parameter": p, "bytes": b, "value_s": v} for p, b, v in f.outliers],
+            "left_out": f.dropped()}
 
 
 def report(results: list[dict], fitted: dict) -> str:
@@ -202,6 +204,10 @@ def report(results: list[dict], fitted: dict) -> str:
     else:
         lines += ["  g   = not identifiable: at every size but at most one the gap is the send overhead "
                   "o_s(s);", f"        g <= {fitted['g_upper_s'] * 1e6:.3f} µs (the smallest gap), G unknown"]
+    if fitted.get("outliers"):
+        lines += ["  left out by the medians (the fit is robust to them):"] + [
+            f"    {o['parameter']} at {core.fmt_bytes(o['bytes'])}: {o['value_s'] * 1e6:.3f} µs"
+            for o in fitted["outliers"]]
     if not fitted.get("L_identified", L >= 0):
         lines += ["", "warning: the overheads measured alone (o_s + o_r) exceed half the round trip by "
                   f"{-fitted['L_unconstrained_s'] * 1e6:.3f} µs;",
