@@ -144,6 +144,14 @@ def test_the_ping_pong_sends_and_receives_from_separate_buffers():
     assert not np.shares_memory(send, recv)
 
 
+def test_every_page_of_the_ping_pong_buffers_is_written():
+    """No page is left as the kernel's shared zero page (np.zeros of a large array is), which
+    a send would read from cache at every round trip and flatter large messages."""
+    for buf in pingpong.buffers(3 * 4096 + 100):
+        pages = np.array_split(buf, np.arange(4096, buf.size, 4096))
+        assert all(page.any() for page in pages)
+
+
 def test_the_collective_timing_method_says_whether_the_barrier_skew_is_charged():
     assert "includes" in sampling.loop_method(1)
     assert "10 calls" in sampling.loop_method(10)

@@ -51,8 +51,14 @@ def add_arguments(p) -> None:
 
 
 def buffers(nbytes: int) -> tuple[np.ndarray, np.ndarray]:
-    """A send and a receive buffer of ``nbytes`` bytes each (separate memory, pages touched)."""
-    return np.zeros(nbytes, dtype=np.uint8), np.zeros(nbytes, dtype=np.uint8)
+    """A send and a receive buffer of ``nbytes`` bytes each: separate memory, every page
+    written.  (``np.zeros`` would not do: a large zeroed array is mapped to the kernel's one
+    shared zero page until written, so a send buffer never written reads the same cached
+    page over and over, and large messages look faster than any real data could go.)"""
+    send, recv = np.empty(nbytes, dtype=np.uint8), np.empty(nbytes, dtype=np.uint8)
+    send[:] = np.arange(nbytes) % 251
+    recv[:] = 0xFF
+    return send, recv
 
 
 def roundtrips(comm, send, recv, iters: int, warmup: int) -> np.ndarray:
