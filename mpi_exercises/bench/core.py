@@ -407,13 +407,21 @@ def fmt_bytes(n: float) -> str:
 MODES = ("default", "check=False", "executor")
 
 
+def loop_method(inner: int) -> str:
+    """The synchronised start of the collective benchmarks, in words (output and JSON)."""
+    if inner <= 1:
+        return "one call after a barrier, slowest rank (includes the barrier's exit skew)"
+    return (f"tight loop of {inner} calls after one barrier, time / {inner}, slowest rank "
+            f"(the barrier's exit skew is charged once per {inner} calls)")
+
+
 def time_interleaved(comm, calls: list, iters: int, warmup: int, *, inner: int = 1) -> np.ndarray:
     """Per-call times (s), shape (len(calls), iters): round-robin over ``calls``, so every
     variant sees the same machine conditions (other processes, frequency changes).  A
     sample is a barrier, then ``inner`` back-to-back calls, their time divided by
     ``inner``: the barrier's exit skew (ranks leave it at different times) is charged once
     per ``inner`` calls instead of to every call (``inner=1``: one call per barrier, the
-    skew included; :func:`mpi_exercises.bench.measure.loop_method` says it in words).
+    skew included; :func:`loop_method` says it in words).
     A sample's time is the slowest rank's."""
     from mpi4py import MPI
 
@@ -558,7 +566,6 @@ def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, 
     then :func:`compare_report` against ``reference``), the JSON (``parameters``, results and
     ratios).  ``after()`` (collective, after the timing) returns more lines to print and more
     JSON fields.  Exit status 1 if a result was wrong."""
-    from .measure import loop_method
 
     results = compare(comm, args.sizes, args.algorithms, args.modes, prepare, nbytes, iterations=args.iterations,
                       warmup=args.warmup, budget_bytes=args.budget_bytes, desc=f"bench-{collective}",

@@ -246,11 +246,3 @@ def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.medi
     q = (1 - confidence) / 2
     lo, hi = np.quantile(reps, [q, 1 - q], axis=0)
     return estimate, lo, hi
-
-
-def loop_method(inner: int) -> str:
-    """The synchronised start of the collective benchmarks, in words (output and JSON)."""
-    if inner <= 1:
-        return "one call after a barrier, slowest rank (includes the barrier's exit skew)"
-    return (f"tight loop of {inner} calls after one barrier, time / {inner}, slowest rank "
-            f"(the barrier's exit skew is charged once per {inner} calls)")

@@ -242,10 +242,9 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
     exit skew is not charged to every call."""
     from tqdm import tqdm
 
-    from .measure import loop_method
 
     P, rank = comm.Get_size(), comm.Get_rank()
-    method = loop_method(inner)
+    method = core.loop_method(inner)
     rows = []
     for name in collectives:
         entry = COLLECTIVES[name]
