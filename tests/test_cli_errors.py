@@ -109,6 +109,9 @@ CASES = [
     (0, ["mpi_exercises", "predict", "--collectives", "nope"], "subset of"),
     (0, ["mpi_exercises", "predict", "--sizes", "x"], "integers >= 0"),
     (0, ["mpi_exercises", "predict", "--json", MISSING], "does not exist"),
+    (0, ["mpi_exercises", "software-cost", "--steps", "0,1"], "at least two distinct step counts in 1..4096"),
+    (0, ["mpi_exercises", "software-cost", "--sizes", "x"], "--sizes"),
+    (0, ["mpi_exercises", "software-cost", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "info", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "info", "--bogus"], "unrecognized arguments"),
     # numbers of timed calls: float64 samples on every rank, reduced in one MPI call

@@ -65,7 +65,11 @@ def test_errors_are_summarized_per_model_and_algorithm():
     s = predict.summarize_errors(rows)
     assert s["alpha-beta"]["median_abs"] == pytest.approx(0.2) and s["alpha-beta"]["worst"] == -0.5
     assert s["loggp"]["worst"] == 0.5 and "nbl" not in s
-    assert s["alpha-beta"]["by_algorithm"]["allreduce:ring"] == {"median_abs": 0.3, "worst": -0.5, "rows": 2}
+    ring = s["alpha-beta"]["by_algorithm"]["allreduce:ring"]
+    assert (ring["median_abs"], ring["worst"], ring["rows"], ring["within_tolerance"]) == (0.3, -0.5, 2, 1)
+    assert ring["median_abs_ci"] == [0.1, 0.5]              # two rows: the interval is their range
+    assert s["alpha-beta"]["by_collective"]["allreduce"]["within_tolerance"] == 1
+    assert s["alpha-beta"]["within_tolerance"] == 1 and s["alpha-beta"]["rows"] == 3
     assert predict.relative_error(3.0, 2.0) == 0.5
 
 
@@ -88,7 +92,8 @@ def test_predict_under_mpiexec_writes_the_report(tmp_path):
     assert data["valid"] is (not data["oversubscribed"]) and isinstance(data["load_average_1min"], float)
     assert data["command"].startswith("mpiexec -n 2 python -m mpi_exercises predict")
     c = data["calibration"]
-    assert set(c) >= {"alpha_s", "beta_s_per_byte", "loggp", "c2_s_per_elem"}
+    assert set(c) >= {"alpha_s", "beta_s_per_byte", "loggp", "c2_s_per_elem", "software", "front_door"}
+    assert set(c["software"]) == set(predict.MODELS)      # calibrated on exchange schedules, not on rows
     algorithms = {c: set(registry.names(c, short=True)) | {"mpi"} for c in ("allreduce", "barrier")}
     seen = {(r["collective"], r["algorithm"], r["nelems"]) for r in data["rows"]}
     assert seen == {("allreduce", a, n) for a in algorithms["allreduce"] for n in (1, 100)} | {
@@ -101,6 +106,7 @@ def test_predict_under_mpiexec_writes_the_report(tmp_path):
             assert set(r["predicted_s"]) == set(predict.MODELS)
             for m in predict.MODELS:
                 assert r["relative_error"][m] == pytest.approx((r["predicted_s"][m] - r["min_s"]) / r["min_s"])
+                assert r["network_s"][m] + r["software_s"][m] == pytest.approx(r["predicted_s"][m])
     assert set(data["summary"]) == set(predict.MODELS)
     for s in data["summary"].values():
         assert s["rows"] == len([r for r in data["rows"] if r["algorithm"] != "mpi"])

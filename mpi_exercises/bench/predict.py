@@ -49,13 +49,19 @@ class Calibration:
     c2: float = 0.0
     c3: float = 0.0
     f: dict | None = None            #: {L: f(L)} for the NBL model (None: f(L) = 1)
+    #: {model: SoftwareCost} of the executor beyond each model's messages (None: not priced)
+    software: dict | None = None
+    #: the front door's own cost per call (a SoftwareCost of per_call terms only)
+    door: object = None
 
     def as_dict(self) -> dict:
         m = self.loggp
         return {"alpha_s": self.alpha, "beta_s_per_byte": self.beta,
                 "loggp": {"L_s": m.L, "o_s_s": m.o_s, "o_r_s": m.o_r, "g_s": m.g, "G_s_per_byte": m.G},
                 "c2_s_per_elem": self.c2, "c3_s_per_elem": self.c3,
-                "f": None if self.f is None else {str(k): v for k, v in self.f.items()}}
+                "f": None if self.f is None else {str(k): v for k, v in self.f.items()},
+                "software": None if self.software is None else {m: c.as_dict() for m, c in self.software.items()},
+                "front_door": None if self.door is None else self.door.as_dict()}
 
 
 def alpha_beta_time(schedule, alpha: float, beta: float, elem_bytes: int = ELEM_BYTES,
@@ -75,9 +81,21 @@ def alpha_beta_time(schedule, alpha: float, beta: float, elem_bytes: int = ELEM_
     return float(comm.sum())
 
 
-def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> dict:
-    """Predicted time (s) of ``schedule`` under each model of :data:`MODELS`, all by the
-    simulator :func:`netmodels.simulate.simulate` with the model's step rule:
+def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES, door: bool = False) -> dict:
+    """Predicted time (s) of ``schedule`` under each model of :data:`MODELS`: its messages
+    (:func:`network_times`) plus, where calibrated, the software that runs them
+    (:meth:`netmodels.models.software.SoftwareCost.time` of the model's term, and the front
+    door's per-call cost if the call goes through a front door, ``door``)."""
+    times = network_times(schedule, cal, elem_bytes)
+    if cal.software is not None:
+        extra = cal.door.time(schedule) if door and cal.door is not None else 0.0
+        times = {m: t + cal.software[m].time(schedule) + extra for m, t in times.items()}
+    return times
+
+
+def network_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> dict:
+    """Time (s) of ``schedule``'s messages and combines under each model of :data:`MODELS`,
+    all by the simulator :func:`netmodels.simulate.simulate` with the model's step rule:
 
     * ``alpha-beta``: :func:`alpha_beta_time`;
     * ``nbl``: Littlefield's step cost L α + f(L) β S + combining, the busiest rank per step
@@ -102,24 +120,44 @@ def relative_error(predicted: float, measured: float) -> float:
     return (predicted - measured) / measured
 
 
+#: a prediction within this relative error of the measurement is counted as a hit
+TOLERANCE = 0.15
+
+
+def _errors(errs) -> dict:
+    """median |error| with its 95 % interval (:func:`core.median_ci`), worst (signed), rows,
+    and how many are within :data:`TOLERANCE`."""
+    e = np.array(errs, dtype=float)
+    med, lo, hi = core.median_ci(np.abs(e))
+    return {"median_abs": med, "median_abs_ci": [lo, hi], "worst": float(e[np.argmax(np.abs(e))]),
+            "rows": int(e.size), "within_tolerance": int(np.sum(np.abs(e) <= TOLERANCE))}
+
+
 def summarize_errors(rows: list[dict]) -> dict:
-    """Per model: median |relative error|, worst (largest |error|, signed), row count; the
-    same per (collective, algorithm)."""
+    """Per model: :func:`_errors` over all rows, per collective and per (collective, algorithm)."""
     out = {}
     for model in MODELS:
         errs = [(r["collective"], r["algorithm"], r["relative_error"][model]) for r in rows
                 if r["relative_error"].get(model) is not None]
         if not errs:
             continue
-        e = np.array([x[2] for x in errs])
-        by_alg = {}
-        for key in dict.fromkeys((c, a) for c, a, _ in errs):
-            ea = np.array([x[2] for x in errs if (x[0], x[1]) == key])
-            by_alg[f"{key[0]}:{key[1]}"] = {"median_abs": float(np.median(np.abs(ea))),
-                                            "worst": float(ea[np.argmax(np.abs(ea))]), "rows": int(ea.size)}
-        out[model] = {"median_abs": float(np.median(np.abs(e))), "worst": float(e[np.argmax(np.abs(e))]),
-                      "rows": int(e.size), "by_algorithm": by_alg}
+        out[model] = {**_errors([x[2] for x in errs]),
+                      "by_collective": {c: _errors([x[2] for x in errs if x[0] == c])
+                                        for c in dict.fromkeys(x[0] for x in errs)},
+                      "by_algorithm": {f"{c}:{a}": _errors([x[2] for x in errs if (x[0], x[1]) == (c, a)])
+                                       for c, a in dict.fromkeys((x[0], x[1]) for x in errs)}}
     return out
+
+
+def explain(row: dict, model: str) -> str:
+    """Why a row misses under ``model``, from its numbers: the sign, and which part of the
+    prediction (messages or software) is the larger, with both in µs."""
+    err = row["relative_error"][model]
+    net, sw = row["network_s"][model], row["software_s"][model]
+    side = "too slow" if err > 0 else "too fast"
+    part = "messages" if abs(net) >= abs(sw) else "software"
+    return (f"{model} predicts {side} by {abs(err):.0%}: messages {net * 1e6:.2f} µs, software {sw * 1e6:.2f} µs "
+            f"(the {part} dominate), measured {row['measured_s'] * 1e6:.2f} µs")
 
 
 # ---------------------------------------------------------------- the collectives
@@ -137,6 +175,7 @@ class Collective:
     schedule: Callable
     call: Callable
     sized: bool = True
+    door: bool = True                #: called through a front door (False: its executor directly)
 
 
 def _front_door_kwargs(func) -> dict:
@@ -181,7 +220,7 @@ def _barrier_call(comm, algorithm, x=None, out=None):
 #: collective name -> entry.  A new collective (allgather, alltoall) is one entry here.
 COLLECTIVES = {
     "allreduce": Collective(_algorithms("allreduce"), _schedule("allreduce"), _allreduce_call),
-    "barrier": Collective(_algorithms("barrier"), _schedule("barrier"), _barrier_call, sized=False),
+    "barrier": Collective(_algorithms("barrier"), _schedule("barrier"), _barrier_call, sized=False, door=False),
 }
 
 
@@ -210,13 +249,15 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool) -> Calibration | N
     from netmodels.models.logp import LogGP
     from netmodels.models.nbl import fit_f
 
-    from . import logp_bench, nbl_testjig, pingpong
+    from . import logp_bench, nbl_testjig, pingpong, software_cost
 
     pp = pingpong.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
     if comm.Get_rank() == 0:
         print(pingpong.report(pp, pingpong.fit(pp, "min_s")), file=sys.stderr, flush=True)
     lp = logp_bench.measure(comm, [0, 1, 8, 64, 1024, 4096, 16384], 10, reps, 10, progress)
     jig = nbl_testjig.measure(comm, [600, 6000, 60000], 20, 5, 2, progress) if testjig else []
+    sw = software_cost.measure(comm, software_cost.SIZES, software_cost.STEPS, reps, 10, core.DEFAULT_INNER,
+                               progress)
     if comm.Get_rank() != 0:
         return None
     ab = pingpong.fit(pp, "min_s")["alpha_beta"]
@@ -230,8 +271,28 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool) -> Calibration | N
         f = {L: max(v, 1e-3) for L, v in fitted.items()}
     loggp = LogGP(lg["L_s"], max(lg["o_s_s"], 1e-12), max(lg["g_s"] or 0.0, 0.0), comm.Get_size(),
                   o_r=max(lg["o_r_s"], 1e-12), G=max(lg["G_s_per_byte"] or 0.0, 0.0), name="PRTT fit")
-    return Calibration(max(ab["alpha_s"], 0.0), max(ab["beta_s_per_byte"], 0.0), loggp,
-                       c["c2_s_per_elem"], c["c3_s_per_elem"], f)
+    cal = Calibration(max(ab["alpha_s"], 0.0), max(ab["beta_s_per_byte"], 0.0), loggp,
+                      c["c2_s_per_elem"], c["c3_s_per_elem"], f)
+    return with_software(cal, software_cost.lines(sw, "min_s"), comm.Get_size())   # minima, like the ping-pong fit
+
+
+def with_software(cal: Calibration, lines: dict, P: int) -> Calibration:
+    """``cal`` with each model's software term (no MPI): from the executor's lines
+    ``{n: {per_call_s, per_step_s, door_s}}`` of ``software-cost`` and each model's own time
+    of one exchange step of n elements (:func:`netmodels.models.software.residual`); the
+    front door's per-call cost as a line in n."""
+    from dataclasses import replace
+
+    from netmodels.models.software import SoftwareCost, residual
+
+    from .software_cost import exchange_schedule
+
+    sizes = sorted(lines)
+    step = {n: network_times(exchange_schedule(P, 1, n), cal) for n in sizes}
+    software = {m: residual({n: lines[n]["per_call_s"] for n in sizes}, {n: lines[n]["per_step_s"] for n in sizes},
+                            {n: step[n][m] for n in sizes}) for m in MODELS}
+    door = SoftwareCost(tuple(sizes), tuple(lines[n]["door_s"] for n in sizes), (0.0,) * len(sizes))
+    return replace(cal, software=software, door=door)
 
 
 def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = core.DEFAULT_INNER) -> list[dict]:
@@ -272,32 +333,45 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
 
 
 def compare(rows: list[dict], cal: Calibration, P: int, statistic: str = "min_s") -> list[dict]:
-    """Add predictions and relative errors to measured rows (no MPI)."""
+    """Add predictions (messages, software, total) and relative errors to measured rows (no MPI)."""
     out = []
     for r in rows:
         entry = COLLECTIVES[r["collective"]]
         sched = entry.schedule(r["algorithm"], P, r["nelems"])
-        pred = predict_times(sched, cal) if sched is not None else {}
+        pred = predict_times(sched, cal, door=entry.door) if sched is not None else {}
+        net = network_times(sched, cal) if sched is not None else {}
         meas = r[statistic]
-        out.append({**r, "measured_s": meas, "predicted_s": pred,
+        out.append({**r, "measured_s": meas, "predicted_s": pred, "network_s": net,
+                    "software_s": {m: pred[m] - net[m] for m in pred},
                     "relative_error": {m: relative_error(t, meas) for m, t in pred.items()}})
     return out
 
 
 def report(rows: list[dict], summary: dict, valid: bool) -> str:
-    """The error table: per model and per algorithm, median |error| and worst error."""
+    """The error table: per model, overall, per collective and per algorithm, the median
+    |error| with its 95 % interval, the worst error and the rows within :data:`TOLERANCE`;
+    then every row a model misses, with :func:`explain`."""
     lines = []
     if not valid:
         lines += ["NOT VALID: ranks outnumber cores (oversubscribed): these times measure the "
                   "scheduler; no model is judged by them.", ""]
-    lines.append(f"{'model':<11} {'collective:algorithm':<32} {'median |err|':>12} {'worst':>9} {'rows':>5}")
-    lines.append("-" * 73)
+    lines.append(f"{'model':<11} {'collective:algorithm':<32} {'median |err| [95 % CI]':>24} {'worst':>7} "
+                 f"{'within ' + format(TOLERANCE, '.0%'):>11}")
+    lines.append("-" * 89)
+
+    def line(model, key, e):
+        lo, hi = e["median_abs_ci"]
+        return (f"{model:<11} {key:<32} {e['median_abs']:9.0%} [{lo:4.0%}, {hi:4.0%}]   {e['worst']:+6.0%} "
+                f"{e['within_tolerance']:>5} of {e['rows']:<3}")
     for model, s in summary.items():
-        lines.append(f"{model:<11} {'(all)':<32} {100 * s['median_abs']:11.0f}% {100 * s['worst']:+8.0f}% "
-                     f"{s['rows']:>5}")
-        for key, a in s["by_algorithm"].items():
-            lines.append(f"{'':<11} {key:<32} {100 * a['median_abs']:11.0f}% {100 * a['worst']:+8.0f}% "
-                         f"{a['rows']:>5}")
+        lines.append(line(model, "(all)", s))
+        lines += [line("", f"{c} (all)", e) for c, e in s["by_collective"].items()]
+        lines += [line("", key, e) for key, e in s["by_algorithm"].items()]
+    missed = [(m, r) for m in summary for r in rows
+              if r["relative_error"].get(m) is not None and abs(r["relative_error"][m]) > TOLERANCE]
+    if missed:
+        lines += ["", f"rows missed by more than {TOLERANCE:.0%}:"]
+        lines += [f"  {r['collective']}:{r['algorithm']} N = {r['nelems']}: {explain(r, m)}" for m, r in missed]
     return "\n".join(lines)
 
 

@@ -1,0 +1,98 @@
+"""The software term (netmodels.models.software) and the benchmark that measures it
+(python -m mpi_exercises software-cost), and how predict adds it."""
+
+import json
+
+import numpy as np
+import pytest
+
+from mpi_exercises.bench import predict, software_cost
+from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
+from netmodels.models.logp import LogGP
+from netmodels.models.software import SoftwareCost, residual
+from tests.mpirun import run_mpi_ok
+
+
+def test_time_is_the_per_call_cost_plus_one_step_cost_per_step_with_a_message():
+    # step 0: 0 -> 1 (4 elements) and 2 -> 1 (2): rank 1 receives 6; step 1: nothing moves
+    # (a local copy); step 2: 1 -> 0 and 1 -> 2 (3 each): the busiest receiver gets 3
+    s = ArraySchedule("t", 3, 8, [ArrayStep.of([0, 2], [1, 1], 0, [4, 2]),
+                                  ArrayStep.of([0], [0], 0, 1, dst_start=4),
+                                  ArrayStep.of([1, 1], [0, 2], 0, [3, 3])])
+    c = SoftwareCost(knots=(0, 10), per_call=(1.0, 2.0), per_step=(0.5, 1.5))
+    # c(8) = 1.8; s(6) = 1.1; s(3) = 0.8
+    assert c.time(s) == pytest.approx(1.8 + 1.1 + 0.8)
+
+
+def test_piecewise_values_and_extension_beyond_the_knots():
+    c = SoftwareCost(knots=(0, 100, 1000), per_call=(1.0, 2.0, 2.0), per_step=(0.0, 10.0, 100.0))
+    assert [c.call(x) for x in (0, 50, 100, 550, 1000, 2000)] == pytest.approx([1, 1.5, 2, 2, 2, 2])
+    assert [c.step(x) for x in (-100, 50, 1000, 2000)] == pytest.approx([-10, 5, 100, 200])
+    assert SoftwareCost(knots=(7,), per_call=(3.0,), per_step=(4.0,)).step(1e6) == 4.0
+    with pytest.raises(ValueError):
+        SoftwareCost(knots=(0, 0), per_call=(1, 1), per_step=(1, 1))
+    with pytest.raises(ValueError):
+        SoftwareCost(knots=(0, 1), per_call=(1,), per_step=(1, 1))
+
+
+def test_residual_is_the_measured_step_less_the_models():
+    c = residual({0: 1e-6, 64: 2e-6}, {0: 5e-6, 64: 9e-6}, {0: 4e-6, 64: 6e-6})
+    assert c.knots == (0, 64) and c.per_call == (1e-6, 2e-6)
+    assert c.per_step == pytest.approx((1e-6, 3e-6))
+
+
+def test_exchange_schedule_pairs_ranks_and_repeats_the_step():
+    s = software_cost.exchange_schedule(5, 3, 10)
+    assert len(s.steps) == 3 and s.nelems == 10
+    st = s.steps[0]
+    assert list(st.src) == [0, 1, 2, 3] and list(st.dst) == [1, 0, 3, 2]
+    assert st.count.tolist() == [10] * 4 and st.combine.all()
+
+
+def _calibration():
+    loggp = LogGP(L=0.2e-6, o=0.6e-6, g=1.2e-6, P=2, o_r=1.3e-6, G=0.05e-9)
+    return predict.Calibration(alpha=1.4e-6, beta=0.07e-9, loggp=loggp, c2=0.2e-9, c3=0.3e-9)
+
+
+@pytest.mark.parametrize("model", predict.MODELS)
+def test_the_term_makes_each_model_reproduce_the_calibration_schedules(model):
+    """Synthetic executor lines T(k) = a(n) + b(n) k: with the software term, every model's
+    prediction of the k-step exchange equals the line at every k and n (the term prices
+    exactly what the model leaves out of the calibration schedules)."""
+    a = {0: 0.3e-6, 1024: 0.35e-6, 16384: 0.9e-6}
+    b = {0: 1.8e-6, 1024: 5.5e-6, 16384: 23.0e-6}
+    lines = {n: {"per_call_s": a[n], "per_step_s": b[n], "door_s": 0.3e-6} for n in a}
+    cal = predict.with_software(_calibration(), lines, 2)
+    for n in a:
+        for k in (1, 3, 16):
+            t = predict.predict_times(software_cost.exchange_schedule(2, k, n), cal)[model]
+            assert t == pytest.approx(a[n] + b[n] * k, rel=1e-9)
+    # through a front door, its cost per call comes on top
+    t = predict.predict_times(software_cost.exchange_schedule(2, 2, 1024), cal, door=True)[model]
+    assert t == pytest.approx(a[1024] + 2 * b[1024] + 0.3e-6, rel=1e-9)
+
+
+def test_lines_recover_a_known_intercept_and_slope():
+    result = {"executor": [{"nelems": n, "steps": k, "min_s": 1e-6 * (0.5 + n / 1e4) + 2e-6 * k * (1 + n / 1e3)}
+                           for n in (0, 1000) for k in (1, 2, 4, 8)],
+              "door": [{"nelems": n, "door": {"min_s": 3e-6}, "executor": {"min_s": 1e-6}} for n in (0, 1000)]}
+    fit = software_cost.lines(result, "min_s")
+    assert fit[0]["per_call_s"] == pytest.approx(0.5e-6) and fit[0]["per_step_s"] == pytest.approx(2e-6)
+    assert fit[1000]["per_call_s"] == pytest.approx(0.6e-6) and fit[1000]["per_step_s"] == pytest.approx(4e-6)
+    assert fit[1000]["door_s"] == pytest.approx(2e-6)
+
+
+@pytest.mark.mpi
+def test_the_command_measures_and_writes_its_lines(tmp_path):
+    out = tmp_path / "sw.json"
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "software-cost", "--sizes", "0,64", "--steps", "1,2,4",
+                         "--iterations", "20", "--warmup", "2", "--inner", "2", "--no-progress",
+                         "--json", str(out)], timeout=90)
+    assert "per step" in res.stdout
+    data = json.loads(out.read_text())
+    assert data["benchmark"] == "software-cost" and "tight loop of 2 calls" in data["timing_method"]
+    assert {(r["nelems"], r["steps"]) for r in data["results"]["executor"]} == {
+        (n, k) for n in (0, 64) for k in (1, 2, 4)}
+    for r in data["results"]["executor"]:
+        assert len(r["times_s"]) == 20 and r["median_ci_s"][0] <= r["median_s"] <= r["median_ci_s"][1]
+    assert set(data["fit"]) == {"0", "64"} and all(np.isfinite(f["per_step_s"]) for f in data["fit"].values())
