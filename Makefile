@@ -148,6 +148,7 @@ REFERENCE_RUNS := \
   "4 barrier_p4_reference.json barrier-bench --repetitions 300 --inner 50" \
   "8 lop_reference.json lop" \
   "2 nbl_testjig_reference.json nbl-testjig --repetitions 100" \
+  "2 software_cost_reference.json software-cost" \
   "4 nbl_testjig_oversubscribed.json nbl-testjig --allow-oversubscribed" \
   "2 predict_reference.json predict --sizes 1,64,1k,16k,128k"
 
