@@ -293,6 +293,10 @@ def lab5_submissions(course: Path) -> dict:
     nb = solved(course, LAB5)  # forgets the combine cost: only the alpha-beta predictions are wrong
     replace(nb, "p5_predict", "+ c2 * max(combined.values(), default=0)", "")
     subs["no_combine5"] = (nb, True, {"test_p5_ab"})
+    nb = solved(course, LAB5)  # the "longest message" rule: a step costs its longest message only
+    replace(nb, "p5_predict", "busiest = max(max(sends.get(r, 0.0), recvs.get(r, 0.0)) for r in {*sends, *recvs})",
+            "busiest = max(alpha + beta * 8 * tr.count for tr in step if tr.src != tr.dst)")
+    subs["longest5"] = (nb, True, {"test_p5_ab"})
     nb = solved(course, LAB5)  # error with the wrong sign: only the errors are wrong
     replace(nb, "p5_errors", "(pred[k] - measured[k]) / measured[k]", "(measured[k] - pred[k]) / measured[k]")
     subs["sign5"] = (nb, True, {"test_p5_errors"})
