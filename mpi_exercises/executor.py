@@ -41,6 +41,8 @@ import numpy as np
 from netmodels.algorithms.arrays import ArraySchedule, as_transfers
 from netmodels.algorithms.schedule import Schedule
 
+from . import pages
+
 MAX_TAG = 32768
 
 
@@ -237,7 +239,7 @@ class Executor(Resource):
             if send_delay.shape != (size, size) or not np.all(np.isfinite(send_delay) & (send_delay >= 0)):
                 raise ValueError(f"send_delay must be a ({size}, {size}) array of seconds >= 0")
             self._delay = [float(sum(send_delay[rank, s.peer] for s in st.sends)) for st in self._plan]
-        self._rbuf = np.empty(rbuf_size(self._plan), dtype=self.dtype)
+        self._rbuf = pages.allocate(rbuf_size(self._plan), self.dtype)   # page-aligned, as the timed buffers
         self._bound = None      # the array the persistent requests point into
         self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
         self._steps = []        # per step: (requests, staged local copies, blocks to apply)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from mpi_exercises.bench import core as _bench
+from mpi_exercises import pages
 from tests.mpirun import run_mpi_ok
 
 QUICK = ["--sizes", "0,1,64,1k,8k,64k,256k", "--iterations", "50", "--warmup", "5", "--no-progress"]
@@ -57,3 +58,14 @@ def test_pingpong_json_keeps_the_samples_intervals_rounds_and_method(tmp_path):
     fit = data["fit"]["alpha_beta"]
     assert fit["alpha_ci_s"][0] <= fit["alpha_ci_s"][1] and fit["beta_ci_s_per_byte"][0] <= fit["beta_ci_s_per_byte"][1]
     assert "bootstrap" in fit["ci_method"]
+    assert data["parameters"]["pages"] == "small"
+    assert data["environment"]["transparent_huge_pages"] == pages.transparent_huge_pages()
+
+
+@pytest.mark.mpi
+def test_pingpong_on_huge_pages_says_so(tmp_path):
+    out = tmp_path / "pp.json"
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "pingpong", "--sizes", "0,64", "--iterations", "20", "--warmup", "2",
+                         "--rounds", "2", "--target", "0", "--pages", "huge", "--no-progress", "--json", str(out)])
+    assert "huge pages asked for" in res.stdout
+    assert json.loads(out.read_text())["parameters"]["pages"] == "huge"

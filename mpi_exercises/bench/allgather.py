@@ -20,6 +20,7 @@ import sys
 
 import numpy as np
 
+from .. import pages
 from . import core
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 131072]
@@ -91,11 +92,11 @@ def _prepare(comm, k):
     outs = {}
 
     def prepare(n, algorithm, mode):
-        x = np.random.default_rng(rank).random(n)
+        x = pages.copy(np.random.default_rng(rank).random(n))
         ref = np.empty((size, n))
         # one out per algorithm, shared by its modes: they share its executor, whose persistent
         # requests stay bound to one array (alternating arrays would rebind them at every call)
-        out = outs.setdefault((n, algorithm), np.empty((size, n)))
+        out = outs.setdefault((n, algorithm), pages.allocate((size, n), np.float64))
         out[...] = 0
         comm.Allgather(x, ref)
         if algorithm == "mpi":

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import pages
 from . import core
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 262144, 1048576]
@@ -144,7 +145,7 @@ def _prepare(comm):
 
     def prepare(n, algorithm, mode):
         if n not in refs:
-            x = np.random.default_rng(rank).random(n)
+            x = pages.copy(np.random.default_rng(rank).random(n))
             ref = np.empty_like(x)
             comm.Allreduce(x, ref, op=MPI.SUM)
             refs.clear()
@@ -152,7 +153,7 @@ def _prepare(comm):
         x, ref = refs[n]
         # one out per algorithm, shared by its modes: they share its executor, whose persistent
         # requests stay bound to one array (alternating arrays would rebind them at every call)
-        out = outs.setdefault((n, algorithm), np.empty_like(x))
+        out = outs.setdefault((n, algorithm), pages.allocate(x.shape, x.dtype))
         out[...] = 0
         call = make_call(comm, algorithm, x, out, mode)
         call()

@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from .. import pages
 from . import core
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 8192]
@@ -119,8 +120,8 @@ def _prepare(comm, ppn, inter_delay):
     rank, size = comm.Get_rank(), comm.Get_size()
 
     def prepare(n, algorithm, mode):
-        x = np.random.default_rng(rank).random((size, n))
-        out, ref = np.zeros((size, n)), np.empty((size, n))
+        x = pages.copy(np.random.default_rng(rank).random((size, n)))
+        out, ref = pages.allocate((size, n), np.float64), np.empty((size, n))
         comm.Alltoall(x, ref)
         if algorithm == "mpi":
             delay = exchange_for(comm, "mpi", ppn, n, inter_delay=inter_delay).delay

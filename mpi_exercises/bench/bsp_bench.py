@@ -32,6 +32,7 @@ import sys
 
 import numpy as np
 
+from .. import pages
 from . import core
 from . import measure as sampling
 
@@ -77,7 +78,8 @@ def superstep_times(comm, h: int, unit: str, reps: int, warmup: int) -> np.ndarr
 
     rank, size, wtime = comm.Get_rank(), comm.Get_size(), MPI.Wtime
     sends, recvs = plan(rank, size, h, unit)
-    sbuf, rbuf = np.ones(h, dtype=WORD), np.empty(h, dtype=WORD)
+    sbuf, rbuf = pages.allocate(h, WORD), pages.allocate(h, WORD)
+    sbuf[:] = 1
     out = np.empty(reps)
     for i in range(-warmup, reps):
         comm.Barrier()

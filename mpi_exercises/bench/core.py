@@ -16,6 +16,8 @@ from typing import Callable, NamedTuple
 from netmodels.commandline import available_memory
 from netmodels.outputs import write_json  # noqa: F401  (the one atomic writer; re-exported)
 
+from ..pages import transparent_huge_pages
+
 import numpy as np
 
 
@@ -351,6 +353,7 @@ def environment(comm) -> dict:
         "cores": usable_cores(),
         "wtick_s": MPI.Wtick(),
         "placement": _PLACEMENTS.get((comm.py2f(), comm.Get_size())),
+        "transparent_huge_pages": transparent_huge_pages(),
     }
 
 

@@ -40,6 +40,7 @@ import time
 
 import numpy as np
 
+from .. import pages
 from . import core
 from . import measure as sampling
 
@@ -137,8 +138,9 @@ def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=Fals
 
     rank = comm.Get_rank()
     Ls = link_counts(comm.Get_size())
-    sendbuf_all = np.full(max(sizes), float(rank + 1))
-    recv_all = [np.zeros(max(sizes)) for _ in range(3)]
+    sendbuf_all = pages.allocate(max(sizes), np.float64)
+    sendbuf_all[:] = rank + 1
+    recv_all = [pages.allocate(max(sizes), np.float64) for _ in range(3)]
     cases = [(L, S) for L in Ls for S in sizes]
 
     def run(case, reps):

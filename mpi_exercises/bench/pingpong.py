@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import pages
 from . import core
 from . import measure as sampling
 
@@ -47,15 +48,19 @@ def add_arguments(p) -> None:
     p.add_argument("--budget-bytes", type=core.positive_int, default=256 * 2**20,
                    help="cap on iterations x size per size, so large messages take fewer "
                         "iterations (default 256 MiB; at least 20 iterations are always run)")
+    p.add_argument("--pages", choices=pages.KINDS, default="small",
+                   help="page kind of the buffers: small (4 KiB, what the collectives' buffers get) or "
+                        "huge (2 MiB transparent huge pages, where the kernel grants them); default small")
     sampling.add_options(p)
 
 
-def buffers(nbytes: int) -> tuple[np.ndarray, np.ndarray]:
-    """A send and a receive buffer of ``nbytes`` bytes each: separate memory, every page
-    written.  (``np.zeros`` would not do: a large zeroed array is mapped to the kernel's one
-    shared zero page until written, so a send buffer never written reads the same cached
-    page over and over, and large messages look faster than any real data could go.)"""
-    send, recv = np.empty(nbytes, dtype=np.uint8), np.empty(nbytes, dtype=np.uint8)
+def buffers(nbytes: int, kind: str = "small") -> tuple[np.ndarray, np.ndarray]:
+    """A send and a receive buffer of ``nbytes`` bytes each: separate, page-aligned memory
+    on pages of ``kind`` (:mod:`mpi_exercises.pages`), every page written.  (``np.zeros``
+    would not do: a large zeroed array is mapped to the kernel's one shared zero page until
+    written, so a send buffer never written reads the same cached page over and over, and
+    large messages look faster than any real data could go.)"""
+    send, recv = pages.allocate(nbytes, np.uint8, kind), pages.allocate(nbytes, np.uint8, kind)
     send[:] = np.arange(nbytes) % 251
     recv[:] = 0xFF
     return send, recv
@@ -92,7 +97,8 @@ def warm_up(comm, send, recv, warmup: int) -> None:
         roundtrips(comm, send, recv, 0, min(warmup, 5))
 
 
-def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, **options) -> tuple[list[dict], dict]:
+def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, kind="small",
+          **options) -> tuple[list[dict], dict]:
     """Run the sweep on ranks 0 and 1 of ``comm`` (collective) in interleaved rounds
     (:func:`mpi_exercises.bench.measure.interleaved_rounds`): ``(per-size summaries, the
     rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every size
@@ -100,7 +106,7 @@ def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, **option
     ``options``: those of :func:`~mpi_exercises.bench.measure.interleaved_rounds` (``rounds``,
     ``target``, ``time_budget_s``, ``seed``)."""
     rank = comm.Get_rank()
-    send, recv = buffers(max(sizes))
+    send, recv = buffers(max(sizes), kind)
     warm_up(comm, send, recv, warmup)
 
     def run(size, reps):
@@ -226,13 +232,15 @@ def run(args) -> int:
         return 2
     options = sampling.options_from(comm, args)
     results, rounds = sweep(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
-                            not args.no_progress, **options)
+                            not args.no_progress, args.pages, **options)
     if comm.Get_rank() == 0:
         fitted = fit(results, ci=True)
         print(sampling.header(METHOD, rounds))
+        print(f"buffers: page-aligned, {args.pages} pages asked for "
+              f"(transparent huge pages: {pages.transparent_huge_pages() or 'not reported'})")
         print(report(results, fitted), flush=True)
         core.save(comm, args.json, "pingpong", oversubscribed,
                   {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
-                   "budget_bytes": args.budget_bytes, **options},
+                   "budget_bytes": args.budget_bytes, "pages": args.pages, **options},
                   timing_method=METHOD, rounds=rounds, results=results, fit=fitted)
     return 0

@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import pages
 from . import core
 
 #: the models a prediction report compares (see :func:`predict_times`)
@@ -88,7 +89,7 @@ def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES, door
     door's per-call cost if the call goes through a front door, ``door``)."""
     times = network_times(schedule, cal, elem_bytes)
     if cal.software is not None:
-        extra = cal.door.time(schedule) if door and cal.door is not None else 0.0
+        extra = cal.door.call(schedule.nelems) if door and cal.door is not None else 0.0
         times = {m: t + cal.software[m].time(schedule) + extra for m, t in times.items()}
     return times
 
@@ -278,20 +279,23 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool) -> Calibration | N
 
 def with_software(cal: Calibration, lines: dict, P: int) -> Calibration:
     """``cal`` with each model's software term (no MPI): from the executor's lines
-    ``{n: {per_call_s, per_step_s, door_s}}`` of ``software-cost`` and each model's own time
-    of one exchange step of n elements (:func:`netmodels.models.software.residual`); the
-    front door's per-call cost as a line in n."""
+    ``{n: {per_call_s, per_step_s: {kind: s}, door_s}}`` of ``software-cost`` and each
+    model's own time of one step of each kind of n elements
+    (:func:`netmodels.models.software.residual`); the front door's per-call cost as a line
+    in n."""
     from dataclasses import replace
 
     from netmodels.models.software import SoftwareCost, residual
 
-    from .software_cost import exchange_schedule
+    from .software_cost import schedule_of
 
     sizes = sorted(lines)
-    step = {n: network_times(exchange_schedule(P, 1, n), cal) for n in sizes}
-    software = {m: residual({n: lines[n]["per_call_s"] for n in sizes}, {n: lines[n]["per_step_s"] for n in sizes},
-                            {n: step[n][m] for n in sizes}) for m in MODELS}
-    door = SoftwareCost(tuple(sizes), tuple(lines[n]["door_s"] for n in sizes), (0.0,) * len(sizes))
+    kinds = list(dict.fromkeys(kind for n in sizes for kind in lines[n]["per_step_s"]))
+    model = {kind: {n: network_times(schedule_of(kind, P, 1, n), cal) for n in sizes} for kind in kinds}
+    software = {m: residual({n: lines[n]["per_call_s"] for n in sizes},
+                            {kind: {n: lines[n]["per_step_s"][kind] for n in sizes} for kind in kinds},
+                            {kind: {n: model[kind][n][m] for n in sizes} for kind in kinds}) for m in MODELS}
+    door = SoftwareCost(tuple(sizes), tuple(lines[n]["door_s"] for n in sizes))
     return replace(cal, software=software, door=door)
 
 
@@ -312,10 +316,10 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
         algorithms = entry.algorithms(P)
         for n in tqdm(sizes if entry.sized else [0], desc=f"predict: {name}", unit="size",
                       file=sys.stderr, disable=(rank != 0) or not progress or None):
-            x = np.random.default_rng(rank).random(n)
+            x = pages.copy(np.random.default_rng(rank).random(n))
             calls, frees = [], []
             for a in algorithms:
-                out = np.empty_like(x)
+                out = pages.allocate(x.shape, x.dtype)
                 call = entry.call(comm, a, x, out)
                 if hasattr(call, "free"):
                     frees.append(call)
