@@ -134,7 +134,7 @@ refresh-pingpong-c: pingpong-c
 # and refreshes the C ping-pong too (refresh-pingpong-c).  Run it on a quiet machine (no other
 # jobs: each JSON records the load average, the line before each run shows it), then
 # `make notebooks`, review the diffs and explain every figure whose meaning changed, commit.
-# Takes about half an hour.  Ranks above the cores (barrier on 4, lop on 8, the oversubscribed
+# Takes a few minutes (3 min on the 2-core VM).  Ranks above the cores (barrier on 4, lop on 8, the oversubscribed
 # f(L) table) are what the chapters show on purpose.
 .PHONY: measure-references refresh-references
 REFERENCE_DIR ?= results/reference

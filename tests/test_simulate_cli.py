@@ -91,10 +91,10 @@ def test_mesh_and_nodes_options_are_read_as_tuples(capsys):
 
 def test_the_default_loggp_machine_is_the_kits_measurement():
     """machines.KIT_VM_LOGGP is today's fit to the per-size minima of the samples stored in
-    book/data/logp_reference.json (L clipped at 0)."""
+    book/data/logp_kit_vm.json (L clipped at 0)."""
     from mpi_exercises.bench.logp_bench import fit
 
-    data = json.loads((ROOT / "book" / "data" / "logp_reference.json").read_text())
+    data = json.loads((ROOT / "book" / "data" / "logp_kit_vm.json").read_text())
     again = fit(data["results"], data["parameters"]["n"], "min_s")
     m = KIT_VM_LOGGP
     assert (m.o_s, m.o_r, m.g, m.G) == (again["o_s_s"], again["o_r_s"], again["g_s"], again["G_s_per_byte"])
