@@ -142,6 +142,7 @@ REFERENCE_DIR ?= results/reference
 REFERENCE_RUNS := \
   "2 pingpong_reference.json pingpong" \
   "2 pingpong_python.json pingpong --iterations 10000 --warmup 1000" \
+  "2 pingpong_huge_pages.json pingpong --pages huge" \
   "2 logp_reference.json logp --repetitions 2000" \
   "2 bsp_reference.json bsp --repetitions 300 --warmup 20" \
   "2 barrier_reference.json barrier-bench --repetitions 300 --inner 50" \

@@ -2,7 +2,10 @@
  * (mpi_exercises/bench/pingpong.py).  OSU-style method: per size, warm-up round trips, then timed
  * round trips (10000 for sizes up to 8 KiB, 1000 above), one-way time = half a round trip,
  * MPI_Wtime; each rank sends from one buffer and receives into another (as the Python
- * ping-pong does: one buffer for both keeps a large message in cache).  Each round trip is timed alone, so min and median are reported like the
+ * ping-pong does: one buffer for both keeps a large message in cache), both page-aligned, on
+ * ordinary pages (MADV_NOHUGEPAGE, as mpi_exercises/pages.py asks for) and written before
+ * timing (a calloc'd buffer never written reads the kernel's one shared zero page, always in
+ * cache).  Each round trip is timed alone, so min and median are reported like the
  * Python benchmark's; the JSON on stdout has the same "results" fields (bytes, samples,
  * min_s, median_s).
  *
@@ -13,6 +16,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* A page-aligned buffer of n bytes on ordinary pages, every byte written. */
+static char *buffer(size_t n, int fill)
+{
+    void *p = NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    if (posix_memalign(&p, (size_t)page, n) != 0) return NULL;
+#ifdef MADV_NOHUGEPAGE
+    madvise(p, n, MADV_NOHUGEPAGE);
+#endif
+    for (size_t i = 0; i < n; i++) ((char *)p)[i] = fill < 0 ? (char)(i % 251) : (char)fill;
+    return p;
+}
 
 static int cmp(const void *a, const void *b)
 {
@@ -33,7 +51,7 @@ int main(int argc, char **argv)
     }
     const int max_log = 22;                       /* 0 B, then 1 B ... 4 MiB */
     const size_t max_bytes = (size_t)1 << max_log;
-    char *sbuf = calloc(max_bytes, 1), *rbuf = calloc(max_bytes, 1);
+    char *sbuf = buffer(max_bytes, -1), *rbuf = buffer(max_bytes, 0xFF);
     double *t = malloc(10000 * sizeof(double));
     int peer = 1 - rank;
     if (rank == 0) printf("{\"benchmark\": \"pingpong-c\", \"results\": [");
