@@ -156,9 +156,9 @@ def explain(row: dict, model: str) -> str:
     err = row["relative_error"][model]
     net, sw = row["network_s"][model], row["software_s"][model]
     side = "too slow" if err > 0 else "too fast"
-    part = "messages" if abs(net) >= abs(sw) else "software"
+    part = "the messages dominate" if abs(net) >= abs(sw) else "the software dominates"
     return (f"{model} predicts {side} by {abs(err):.0%}: messages {net * 1e6:.2f} µs, software {sw * 1e6:.2f} µs "
-            f"(the {part} dominate), measured {row['measured_s'] * 1e6:.2f} µs")
+            f"({part}), measured {row['measured_s'] * 1e6:.2f} µs")
 
 
 # ---------------------------------------------------------------- the collectives
