@@ -107,6 +107,11 @@ def test_predict_under_mpiexec_writes_the_report(tmp_path):
             for m in predict.MODELS:
                 assert r["relative_error"][m] == pytest.approx((r["predicted_s"][m] - r["min_s"]) / r["min_s"])
                 assert r["network_s"][m] + r["software_s"][m] == pytest.approx(r["predicted_s"][m])
+    d = data["drift"]                  # the calibration again after the measurement, and how far it moved
+    assert data["calibration_after"]["executor_step_s"].keys() == c["executor_step_s"].keys()
+    assert data["stable"] is d["stable"] and "calibration before and after" in res.stdout
+    assert d["alpha"] == pytest.approx(abs(c["alpha_s"] - data["calibration_after"]["alpha_s"])
+                                       / min(c["alpha_s"], data["calibration_after"]["alpha_s"]))
     assert set(data["summary"]) == set(predict.MODELS)
     for s in data["summary"].values():
         assert s["rows"] == len([r for r in data["rows"] if r["algorithm"] != "mpi"])
@@ -125,3 +130,20 @@ def test_predict_oversubscribed_is_reported_not_valid(tmp_path):
     assert data["oversubscribed"] is True and data["valid"] is False
     assert "NOT VALID" in res.stdout
 
+
+
+def test_drift_is_the_largest_relative_change_and_stable_within_the_tolerance():
+    from dataclasses import replace
+
+    before = replace(cal(), steps={"exchange": {0: 1e-6, 64: 2e-6}, "one-way": {0: 1e-6, 64: 1.5e-6}})
+    same = predict.drift(before, before)
+    assert same["stable"] and same["alpha"] == same["beta"] == same["step"] == 0
+    moved = replace(before, alpha=before.alpha * 1.1,
+                    steps={"exchange": {0: 1e-6, 64: 2e-6}, "one-way": {0: 1e-6, 64: 3e-6}})
+    d = predict.drift(before, moved)
+    assert d["alpha"] == pytest.approx(0.1) and d["step"] == pytest.approx(1.0)     # 1.5 -> 3 µs
+    assert d["step_at"] == {"kind": "one-way", "nelems": 64} and not d["stable"]
+    assert "MORE than 25%" in predict.drift_line(d) and "held still" in predict.drift_line(same)
+    # just within the tolerance, either way
+    edge = replace(before, beta=before.beta * (1 + 0.99 * predict.STABLE_TOLERANCE))
+    assert predict.drift(before, edge)["stable"] and predict.drift(edge, before)["stable"]

@@ -54,6 +54,8 @@ class Calibration:
     software: dict | None = None
     #: the front door's own cost per call (a SoftwareCost of per_call terms only)
     door: object = None
+    #: the executor's measured cost per step (s), ``{kind: {n: b}}``, the software term's source
+    steps: dict | None = None
 
     def as_dict(self) -> dict:
         m = self.loggp
@@ -62,7 +64,9 @@ class Calibration:
                 "c2_s_per_elem": self.c2, "c3_s_per_elem": self.c3,
                 "f": None if self.f is None else {str(k): v for k, v in self.f.items()},
                 "software": None if self.software is None else {m: c.as_dict() for m, c in self.software.items()},
-                "front_door": None if self.door is None else self.door.as_dict()}
+                "front_door": None if self.door is None else self.door.as_dict(),
+                "executor_step_s": None if self.steps is None else
+                {kind: {str(n): b for n, b in by_n.items()} for kind, by_n in self.steps.items()}}
 
 
 def alpha_beta_time(schedule, alpha: float, beta: float, elem_bytes: int = ELEM_BYTES,
@@ -114,6 +118,43 @@ def network_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> d
     return {"alpha-beta": alpha_beta_time(schedule, cal.alpha, cal.beta, elem_bytes, cal.c2),
             "nbl": simulate(schedule, nbl).time,
             "loggp": simulate(schedule, loggp, semantics="stepwise", elem_bytes=elem_bytes).time}
+
+
+#: largest relative change between the calibrations before and after the measurement that
+#: still counts as one machine (:func:`drift`)
+STABLE_TOLERANCE = 0.25
+
+
+def drift(before: Calibration, after: Calibration) -> dict:
+    """How much the machine moved during a run: the relative differences
+    |x - y| / min(|x|, |y|) of α, of β and, largest over every kind of step and vector length,
+    of the executor's measured cost per step, between the calibration taken before the
+    collectives were measured and the one taken after (no MPI).  ``stable`` says whether all
+    are within :data:`STABLE_TOLERANCE`."""
+    def rel(x, y):
+        low = min(abs(x), abs(y))
+        return abs(x - y) / low if low > 0 else (0.0 if x == y else float("inf"))
+
+    out = {"alpha": rel(before.alpha, after.alpha), "beta": rel(before.beta, after.beta),
+           "step": 0.0, "step_at": None}
+    for kind, by_n in (before.steps or {}).items():
+        for n, b in by_n.items():
+            if n in (after.steps or {}).get(kind, {}):
+                d = rel(b, after.steps[kind][n])
+                if d > out["step"]:
+                    out["step"], out["step_at"] = d, {"kind": kind, "nelems": n}
+    out["stable"] = max(out["alpha"], out["beta"], out["step"]) <= STABLE_TOLERANCE
+    return out
+
+
+def drift_line(d: dict) -> str:
+    """:func:`drift` in one line."""
+    where = "" if d["step_at"] is None else f" ({d['step_at']['kind']}, n = {d['step_at']['nelems']})"
+    verdict = ("the machine held still" if d["stable"] else
+               f"MORE than {STABLE_TOLERANCE:.0%}: the machine changed during the run, the errors above "
+               "are not the models'")
+    return (f"calibration before and after the measurement: alpha differs by {d['alpha']:.0%}, beta by "
+            f"{d['beta']:.0%}, the executor's steps by up to {d['step']:.0%}{where}; {verdict}")
 
 
 def relative_error(predicted: float, measured: float) -> float:
@@ -296,7 +337,8 @@ def with_software(cal: Calibration, lines: dict, P: int) -> Calibration:
                             {kind: {n: lines[n]["per_step_s"][kind] for n in sizes} for kind in kinds},
                             {kind: {n: model[kind][n][m] for n in sizes} for kind in kinds}) for m in MODELS}
     door = SoftwareCost(tuple(sizes), tuple(lines[n]["door_s"] for n in sizes))
-    return replace(cal, software=software, door=door)
+    steps = {kind: {n: lines[n]["per_step_s"][kind] for n in sizes} for kind in kinds}
+    return replace(cal, software=software, door=door, steps=steps)
 
 
 def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = core.DEFAULT_INNER) -> list[dict]:
@@ -393,14 +435,17 @@ def run(args) -> int:
     progress = not args.no_progress
     cal = calibrate(comm, args.calibration_repetitions, args.testjig, progress)
     rows = measure(comm, args.collectives, args.sizes, args.iterations, args.warmup, progress)
+    after = calibrate(comm, args.calibration_repetitions, args.testjig, progress)   # did the machine move?
     if rank != 0:
         return 0
     rows = compare(rows, cal, P, args.statistic + "_s")
     summary = summarize_errors(rows)
     valid = not oversubscribed
+    moved = drift(cal, after)
     print(f"predictions against measurements on {P} ranks ({args.statistic} of the samples; "
           f"error = (predicted - measured) / measured)")
     print(report(rows, summary, valid), flush=True)
+    print(drift_line(moved), flush=True)
     if args.json:
         core.write_json(args.json, {
             "benchmark": "predict", "environment": core.environment(comm),
@@ -409,6 +454,7 @@ def run(args) -> int:
             "parameters": {"collectives": args.collectives, "sizes_elements": args.sizes,
                            "iterations": args.iterations, "warmup": args.warmup, "statistic": args.statistic,
                            "elem_bytes": ELEM_BYTES, "models": list(MODELS), "testjig": args.testjig},
-            "calibration": cal.as_dict(), "rows": rows, "summary": summary})
+            "calibration": cal.as_dict(), "calibration_after": after.as_dict(), "drift": moved,
+            "stable": moved["stable"], "rows": rows, "summary": summary})
         print(f"results written to {args.json}")
     return 0
