@@ -69,3 +69,26 @@ def test_pingpong_on_huge_pages_says_so(tmp_path):
                          "--rounds", "2", "--target", "0", "--pages", "huge", "--no-progress", "--json", str(out)])
     assert "huge pages asked for" in res.stdout
     assert json.loads(out.read_text())["parameters"]["pages"] == "huge"
+
+
+@pytest.mark.mpi
+def test_ranks_are_bound_to_a_core_each_unless_asked_not_to(tmp_path, monkeypatch):
+    """Each rank of a node gets a core of its own where the node has enough (recorded in the
+    placement), and MPI_EXERCISES_PIN=0 leaves them to the scheduler; the recorded core count is
+    the machine's, not the one core a bound rank runs on."""
+    from mpi_exercises.bench.core import usable_cores
+
+    out = tmp_path / "pp.json"
+    args = ["-m", "mpi_exercises", "pingpong", "--sizes", "0", "--iterations", "20", "--warmup", "2",
+            "--rounds", "2", "--target", "0", "--no-progress", "--json", str(out)]
+    run_mpi_ok(2, args)
+    env = json.loads(out.read_text())["environment"]
+    cores = env["placement"]["core_of_rank"]
+    assert env["cores"] == usable_cores()
+    if usable_cores() >= 2:
+        assert None not in cores and len(set(cores)) == 2
+    else:
+        assert cores == [None, None]
+    monkeypatch.setenv("MPI_EXERCISES_PIN", "0")
+    run_mpi_ok(2, args)
+    assert json.loads(out.read_text())["environment"]["placement"]["core_of_rank"] == [None, None]

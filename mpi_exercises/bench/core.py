@@ -185,12 +185,25 @@ def capped_iterations(nbytes: int, iterations: int, budget_bytes: int, at_least:
 
 
 # ---------------------------------------------------------------- environment
-def usable_cores() -> int:
-    """Cores this process may run on (affinity-aware where the OS tells)."""
+def _cpu_set() -> list[int]:
+    """The cores this process was started on (before :func:`placement` binds it to one)."""
+    if _STARTED_ON:
+        return list(_STARTED_ON)
     try:
-        return len(os.sched_getaffinity(0))
+        return sorted(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
+        return list(range(os.cpu_count() or 1))
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (affinity-aware where the OS tells), as started."""
+    return len(_cpu_set())
+
+
+#: the cores this process was started on, kept when :func:`placement` binds it to one
+_STARTED_ON: list = []
+#: set to 0 to leave the ranks where the operating system puts them
+PIN_VARIABLE = "MPI_EXERCISES_PIN"
 
 
 def launcher() -> str:
@@ -224,17 +237,29 @@ def placement(comm) -> dict:
     one core each (srun's default binding) are not mistaken for oversubscribed ones.
     Ranks are on the same node when MPI's ``COMM_TYPE_SHARED`` split puts them together.
     The answer is kept, so that :func:`environment` (called on one rank) can record it.
+
+    Where the ranks of a node may all run on the same cores and there are at least as many
+    cores as ranks, each rank is then bound to a core of its own (node rank k to the k-th
+    core), as the OSU micro-benchmarks advise; ``core_of_rank`` records it (None: not bound;
+    ``MPI_EXERCISES_PIN=0`` leaves the ranks unbound).  Left to the scheduler, two ranks on
+    this book's 2-core machine measured a 0-byte ping-pong at 1.52-1.61 µs in 7 launches of 8
+    and 1.14 µs in the eighth; bound, at 1.11-1.18 µs in 8 of 8.
     """
     from mpi4py import MPI
 
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        cpus = list(range(os.cpu_count() or 1))
+    cpus = _cpu_set()
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     leader = comm.allgather(comm.Get_rank() if node.Get_rank() == 0 else None)
     node_rank0 = node.bcast(comm.Get_rank(), root=0)
+    same_cores = len(set(node.allgather(tuple(cpus)))) == 1
+    local, local_size = node.Get_rank(), node.Get_size()
     node.Free()
+    core = None
+    if (same_cores and 1 < local_size <= len(cpus) and os.environ.get(PIN_VARIABLE, "1") != "0"
+            and hasattr(os, "sched_setaffinity")):
+        _STARTED_ON[:] = cpus
+        core = cpus[local]
+        os.sched_setaffinity(0, {core})
     mine = (node_rank0, MPI.Get_processor_name(), cpus)
     everyone = comm.allgather(mine)
     nodes = []
@@ -253,6 +278,7 @@ def placement(comm) -> dict:
         "nodes": nodes,
         "ranks_per_node": [n["ranks"] for n in nodes],
         "oversubscribed": any(n["ranks"] > n["cores"] for n in nodes),
+        "core_of_rank": comm.allgather(core),
     }
     _PLACEMENTS[(comm.py2f(), comm.Get_size())] = place
     return place
