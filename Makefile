@@ -165,5 +165,8 @@ measure-references: $(STAMP)
 refresh-references: $(STAMP)
 	$(MAKE) measure-references REFERENCE_DIR=book/data
 	$(BIN)/mpiexec -n 2 $(BIN)/python -m mpi_exercises predict --sizes 1,64,1k,16k,128k --no-progress \
-	  --json $(COURSE)/source/lab5/predict.json >/dev/null     # lab 5's reference data file
+	  --json $(COURSE)/source/lab5/predict.json >/dev/null     # the labs' reference data files
+	$(BIN)/mpiexec -n 2 $(BIN)/python -m mpi_exercises pingpong --no-progress --json $(COURSE)/source/lab1/pingpong.json >/dev/null
+	$(BIN)/mpiexec -n 2 $(BIN)/python -m mpi_exercises logp --no-progress --json $(COURSE)/source/lab3/logp.json >/dev/null
+	$(BIN)/mpiexec -n 2 $(BIN)/python -m mpi_exercises barrier-bench --no-progress --json $(COURSE)/source/lab3/barriers.json >/dev/null
 	$(MAKE) refresh-pingpong-c
