@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import pages
 from . import core
+from . import measure as sampling
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 131072]
 
@@ -70,7 +71,7 @@ once = core.Command(add_once_arguments, run_once)
 
 
 # --------------------------------------------------------------------------- bench-allgather
-add_arguments = core.versus_arguments(
+add_arguments = sampling.versus_arguments(
     "allgather", DEFAULT_SIZES, "comma-separated float64 elements per rank, suffix k/M allowed "
                                 "(default 1,8,64,512,4k,32k,128k: 8 B to 1 MiB per rank)",
     budget="calls x bytes gathered per size", more=_k_arg, all_ranks=True)
@@ -120,9 +121,9 @@ def _prepare(comm, k):
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, k=None, progress=True,
             modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
     """One result per (size, algorithm, mode) on every rank, all variants of one size interleaved."""
-    return core.compare(comm, sizes, algorithms, modes, _prepare(comm, k), lambda n: 8 * n * comm.Get_size(),
+    return sampling.compare(comm, sizes, algorithms, modes, _prepare(comm, k), lambda n: 8 * n * comm.Get_size(),
                         iterations=iterations, warmup=warmup, budget_bytes=budget_bytes,
-                        desc="bench-allgather", progress=progress, inner=inner)
+                        desc="bench-allgather", progress=progress, inner=inner)[0]
 
 
 def run(args) -> int:
@@ -142,7 +143,7 @@ def run(args) -> int:
                 print(f"error: {exc}", file=sys.stderr)
             return 2
     oversubscribed = core.warn_if_oversubscribed(comm)
-    return core.versus_mpi(
+    return sampling.versus_mpi(
         comm, args, _prepare(comm, args.k), lambda n: 8 * n * comm.Get_size(), collective="allgather",
         reference="MPI.Allgather", unit="N/rank", oversubscribed=oversubscribed,
         header=f"allgather, float64, {comm.Get_size()} ranks; sizes in elements per rank (x 8 bytes)",

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import pages
 from . import core
+from . import measure as sampling
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 262144, 1048576]
 OPS = ("sum", "prod", "max", "min")
@@ -105,7 +106,7 @@ once = core.Command(add_once_arguments, run_once)
 
 
 # --------------------------------------------------------------------------- bench-allreduce
-add_arguments = core.versus_arguments(
+add_arguments = sampling.versus_arguments(
     "allreduce", DEFAULT_SIZES, "comma-separated vector lengths in elements (float64), suffix k/M allowed "
                                 "(default 1,8,64,512,4k,32k,256k,1M)", budget="calls x bytes per size")
 
@@ -132,9 +133,9 @@ def make_call(comm, algorithm, x, out, mode):
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=True,
             modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
     """One result per (N, algorithm, mode) on every rank, all variants of one N interleaved."""
-    return core.compare(comm, sizes, algorithms, modes, _prepare(comm), lambda n: 8 * n, iterations=iterations,
+    return sampling.compare(comm, sizes, algorithms, modes, _prepare(comm), lambda n: 8 * n, iterations=iterations,
                         warmup=warmup, budget_bytes=budget_bytes, desc="bench-allreduce", progress=progress,
-                        inner=inner)
+                        inner=inner)[0]
 
 
 def _prepare(comm):
@@ -170,7 +171,7 @@ def run(args) -> int:
     comm = MPI.COMM_WORLD
     core.advise_ranks(comm, "bench-allreduce", 2, core.ONE_RANK_WHY, suggest=4)
     oversubscribed = core.warn_if_oversubscribed(comm)
-    return core.versus_mpi(
+    return sampling.versus_mpi(
         comm, args, _prepare(comm), lambda n: 8 * n, collective="allreduce", reference="MPI.Allreduce", unit="N",
         header=f"allreduce, float64 SUM, {comm.Get_size()} ranks", oversubscribed=oversubscribed,
         parameters={"sizes": args.sizes, "algorithms": args.algorithms, "dtype": "float64", "op": "sum",

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import pages
 from . import core
+from . import measure as sampling
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 8192]
 
@@ -107,7 +108,7 @@ once = core.Command(add_once_arguments, run_once)
 
 
 # --------------------------------------------------------------------------- bench-alltoall
-add_arguments = core.versus_arguments(
+add_arguments = sampling.versus_arguments(
     "alltoall", DEFAULT_SIZES, "comma-separated float64 elements per pair, suffix k/M allowed "
                                "(default 1,8,64,512,4k,8k: 8 B to 64 KiB per pair)",
     budget="calls x bytes sent per size", more=_node_args, all_ranks=True)
@@ -144,9 +145,9 @@ def _prepare(comm, ppn, inter_delay):
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, ppn=None, inter_delay=0.0,
             progress=True, modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
     """One result per (size, algorithm, mode) on every rank, all variants of one size interleaved."""
-    return core.compare(comm, sizes, algorithms, modes, _prepare(comm, ppn, inter_delay),
+    return sampling.compare(comm, sizes, algorithms, modes, _prepare(comm, ppn, inter_delay),
                         lambda n: 8 * n * comm.Get_size(), iterations=iterations, warmup=warmup,
-                        budget_bytes=budget_bytes, desc="bench-alltoall", progress=progress, inner=inner)
+                        budget_bytes=budget_bytes, desc="bench-alltoall", progress=progress, inner=inner)[0]
 
 
 def run(args) -> int:
@@ -171,7 +172,7 @@ def run(args) -> int:
                 messages.update(message_summary(comm, a, args.ppn, 1))
         return message_lines(messages), {"messages": messages}
 
-    return core.versus_mpi(
+    return sampling.versus_mpi(
         comm, args, _prepare(comm, args.ppn, args.inter_delay), lambda n: 8 * n * comm.Get_size(),
         collective="alltoall", reference="MPI.Alltoall", unit="N/pair", oversubscribed=oversubscribed, after=after,
         header=f"alltoall, float64, {comm.Get_size()} ranks, ppn={args.ppn or 'real nodes'}, "

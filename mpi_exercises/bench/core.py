@@ -467,36 +467,6 @@ def time_interleaved(comm, calls: list, iters: int, warmup: int, *, inner: int =
     return samples
 
 
-def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warmup, budget_bytes,
-            desc="bench", progress=True, inner: int = 1) -> list[dict]:
-    """Time every (algorithm, mode) and MPI's own collective, interleaved, for every size;
-    a sample is ``inner`` calls after one barrier (:func:`time_interleaved`).
-
-    ``prepare(n, algorithm, mode) -> (call, correct)`` makes the timed call and says
-    whether its result equals MPI's (it is asked once with ``("mpi", "mpi")`` for the
-    reference); ``nbytes(n)`` is the data per call that caps the repetitions
-    (:func:`capped_iterations`, counting ``inner`` calls per sample).  One result per size
-    and variant, on every rank:
-    ``nelems, algorithm, mode, correct`` and :func:`summarize`'s statistics.
-    """
-    from mpi4py import MPI
-    from tqdm import tqdm
-
-    results = []
-    for n in tqdm(sizes, desc=desc, unit="size", file=sys.stderr,
-                  disable=(comm.Get_rank() != 0) or (not progress) or None):
-        cases = [("mpi", "mpi")] + [(a, m) for a in algorithms if a != "mpi" for m in modes]
-        calls, oks = [], []
-        for algorithm, mode in cases:
-            call, ok = prepare(n, algorithm, mode)
-            calls.append(call)
-            oks.append(comm.allreduce(bool(ok), op=MPI.LAND))
-        iters = capped_iterations(nbytes(n) * inner, iterations, budget_bytes, at_least=10)
-        for (algorithm, mode), ok, row in zip(cases, oks, time_interleaved(comm, calls, iters, warmup, inner=inner)):
-            results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **summarize(row)))
-    return results
-
-
 def ratios(results: list[dict]) -> dict:
     """``{N: {mode: {algorithm: median / MPI's median, ..., best, best_ratio, best_by_min,
     best_min_ratio}}}``: each variant's median over MPI's, and the best algorithm per mode
@@ -541,30 +511,6 @@ def compare_report(results: list[dict], reference: str, unit: str = "N") -> str:
     return "\n".join(lines)
 
 
-def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget: str,
-                     more: Callable = lambda p: None, all_ranks: bool = False) -> Callable:
-    """``add_arguments(p)`` of a ``bench-COLLECTIVE`` command: ``--sizes``, ``--algorithms`` (the
-    front door's choices, mpi always included), ``--modes``, ``--iterations``, ``--warmup``,
-    ``--budget-bytes``, ``--json``, ``--no-progress``, then ``more(p)``."""
-    def add_arguments(p) -> None:
-        from ..collectives._door import choices
-
-        names = choices(collective)
-        p.add_argument("--sizes", type=size_list_of(8, 4, all_ranks), default=sizes, help=sizes_help)
-        p.add_argument("--algorithms", type=name_list(names, always=["mpi"]), default=list(names),
-                       help="comma-separated subset of " + ",".join(names) + " (mpi is always included)")
-        p.add_argument("--modes", type=name_list(MODES), default=list(MODES),
-                       help="comma-separated subset of " + ",".join(MODES) + " (default: all): how each "
-                            "algorithm is called; default = the front door as users call it, check=False "
-                            "= the same without its argument check (one small collective), executor = "
-                            "the algorithm alone (cached executor, prepared buffers)")
-        add_options(p, iterations=(200, "timed samples per size for small sizes (default 200)"),
-                    warmup=(10, "untimed samples first (default 10)"), budget=budget)
-        add_inner_option(p)
-        more(p)
-    return add_arguments
-
-
 #: calls per sample of the collective benchmarks (see :func:`time_interleaved`)
 DEFAULT_INNER = 10
 
@@ -588,30 +534,6 @@ def mode_call(mode: str, door: Callable, args: tuple, kwargs: dict, executor: Ca
     return executor()
 
 
-def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, unit: str, header: str,
-               parameters: dict, oversubscribed: bool, after: Callable = lambda: ([], {})) -> int:
-    """A ``bench-COLLECTIVE`` command after its options are checked: :func:`compare` over
-    ``args.sizes``, ``args.algorithms`` and ``args.modes``, the report on rank 0 (``header``,
-    then :func:`compare_report` against ``reference``), the JSON (``parameters``, results and
-    ratios).  ``after()`` (collective, after the timing) returns more lines to print and more
-    JSON fields.  Exit status 1 if a result was wrong."""
-
-    results = compare(comm, args.sizes, args.algorithms, args.modes, prepare, nbytes, iterations=args.iterations,
-                      warmup=args.warmup, budget_bytes=args.budget_bytes, desc=f"bench-{collective}",
-                      progress=not args.no_progress, inner=args.inner)
-    extra, fields = after()
-    if comm.Get_rank() == 0:
-        print(header + (" (oversubscribed: timings include OS scheduling)" if oversubscribed else ""))
-        print(f"timing: {loop_method(args.inner)}")
-        print(compare_report(results, reference, unit=unit), flush=True)
-        for line in extra:
-            print(line)
-        save(comm, args.json, f"bench-{collective}", oversubscribed, {"inner": args.inner, **parameters},
-             timing_method=loop_method(args.inner), **fields, results=results,
-             ratios={str(n): v for n, v in ratios(results).items()})
-    return 0 if all(r["correct"] for r in results) else 1
-
-
 def add_once_options(p, default_n: int, n_help: str, all_ranks: bool = False) -> None:
     """The options of a one-algorithm command (``allreduce``, ``allgather``, ``alltoall``):
     ``-N``, ``--dtype``, ``--repeat``, ``--warmup``, ``--json``.  ``-N`` is checked against
@@ -633,7 +555,8 @@ def once(comm, args, call: Callable, reference: Callable, *, collective: str, re
     """A one-algorithm command: ``call(out=None)`` once (a ValueError: exit status 2 with one
     line), its result compared with ``reference()`` (MPI's own, on every rank), then
     ``args.repeat`` timed calls ``call(out)`` after ``args.warmup`` untimed ones, each after a
-    barrier, a call's time being the slowest rank's; the report (``describe``)
+    barrier, a call's time being the slowest rank's (:func:`time_interleaved`, one call per
+    sample, as :func:`loop_method` says in the output); the report (``describe``)
     and the JSON.  ``after()`` (collective, after the check) returns more lines to print and
     more JSON fields.  Exit status 1 if the result differs from MPI's."""
     from mpi4py import MPI
@@ -648,22 +571,18 @@ def once(comm, args, call: Callable, reference: Callable, *, collective: str, re
         return 2
     ok = comm.allreduce(bool(matches(out, reference())), op=MPI.LAND)
     extra, fields = after()
-    samples = np.empty(args.repeat)
-    for i in range(-args.warmup, args.repeat):
-        comm.Barrier()
-        t0 = MPI.Wtime()
-        call(out)
-        if i >= 0:
-            samples[i] = MPI.Wtime() - t0
-    comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)   # a call ends when the slowest rank is done
+    # a call ends when the slowest rank is done; one call per barrier: what a single call costs
+    samples = time_interleaved(comm, [lambda: call(out)], args.repeat, args.warmup)[0]
     if rank == 0:
         stats = summarize(samples)
         print(f"{describe}: {'correct' if ok else 'WRONG'} (vs {reference_name}); min {stats['min_s'] * 1e6:.1f} µs, "
               f"median {stats['median_s'] * 1e6:.1f} µs over {args.repeat} calls"
               + (" (oversubscribed)" if oversubscribed else ""), flush=True)
+        print(f"timing: {loop_method(1)}")
         for line in extra:
             print(line)
-        save(comm, args.json, collective, oversubscribed, parameters(args), correct=ok, **fields, results=stats)
+        save(comm, args.json, collective, oversubscribed, parameters(args), correct=ok, **fields,
+             timing_method=loop_method(1), results=stats)
     if not ok:
         if rank == 0:
             print(f"error: the result differs from {reference_name}", file=sys.stderr)

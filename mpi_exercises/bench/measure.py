@@ -24,6 +24,7 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
+from . import core
 from .core import median_ci
 
 #: default: stop adding rounds once every case's 95 % CI half-width is within 2 % of its median
@@ -246,3 +247,102 @@ def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.medi
     q = (1 - confidence) / 2
     lo, hi = np.quantile(reps, [q, 1 - q], axis=0)
     return estimate, lo, hi
+
+
+# ---------------------------------------------------------------- a front door against MPI's collective
+def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warmup, budget_bytes,
+            desc="bench", progress=True, inner: int = 1, rounds: int = DEFAULT_ROUNDS,
+            target: float | None = None, time_budget_s: float | None = DEFAULT_TIME_BUDGET_S,
+            seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """Time every (algorithm, mode) and MPI's own collective for every size: per size, the
+    variants in :func:`interleaved_rounds` (``rounds`` rounds in random order from ``seed``,
+    then, with ``target``, more until every median's interval is that narrow or the size's
+    share of ``time_budget_s`` is spent); a sample is ``inner`` calls after one barrier, the
+    slowest rank's (:func:`core.time_interleaved`).
+
+    ``prepare(n, algorithm, mode) -> (call, correct)`` makes the timed call and says
+    whether its result equals MPI's (it is asked once with ``("mpi", "mpi")`` for the
+    reference); ``nbytes(n)`` is the data per call that caps the repetitions
+    (:func:`core.capped_iterations`, counting ``inner`` calls per sample).  Returns, on
+    every rank, one result per size and variant (``nelems, algorithm, mode, correct`` and
+    :func:`core.summarize`'s statistics) and the rounds' record of each size."""
+    from mpi4py import MPI
+    from tqdm import tqdm
+
+    results, record = [], []
+    share = None if time_budget_s is None else time_budget_s / max(len(sizes), 1)
+    for i, n in enumerate(tqdm(sizes, desc=desc, unit="size", file=sys.stderr,
+                               disable=(comm.Get_rank() != 0) or (not progress) or None)):
+        cases = [("mpi", "mpi")] + [(a, m) for a in algorithms if a != "mpi" for m in modes]
+        calls, oks = [], []
+        for algorithm, mode in cases:
+            call, ok = prepare(n, algorithm, mode)
+            calls.append(call)
+            oks.append(comm.allreduce(bool(ok), op=MPI.LAND))
+        core.time_interleaved(comm, calls, 0, warmup, inner=inner)      # warm-up of every variant
+        iters = core.capped_iterations(nbytes(n) * inner, iterations, budget_bytes, at_least=10)
+        samples, info = interleaved_rounds(
+            comm, range(len(cases)), lambda k, reps: core.time_interleaved(comm, [calls[k]], reps, 1, inner=inner)[0],
+            lambda k: iters, rounds=rounds, target=target, time_budget_s=share, seed=seed + i)
+        for k, ((algorithm, mode), ok) in enumerate(zip(cases, oks)):
+            results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **core.summarize(samples[k])))
+        record.append({"nelems": n, **info})
+    return results, record
+
+
+def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget: str,
+                     more: Callable = lambda p: None, all_ranks: bool = False) -> Callable:
+    """``add_arguments(p)`` of a ``bench-COLLECTIVE`` command: ``--sizes``, ``--algorithms`` (the
+    front door's choices, mpi always included), ``--modes``, ``--iterations``, ``--warmup``,
+    ``--budget-bytes``, ``--json``, ``--no-progress``, the rounds of :func:`add_options`, then
+    ``more(p)``."""
+    def add_arguments(p) -> None:
+        from ..collectives._door import choices
+        from .core import MODES, add_inner_option, name_list, size_list_of
+
+        names = choices(collective)
+        p.add_argument("--sizes", type=size_list_of(8, 4, all_ranks), default=sizes, help=sizes_help)
+        p.add_argument("--algorithms", type=name_list(names, always=["mpi"]), default=list(names),
+                       help="comma-separated subset of " + ",".join(names) + " (mpi is always included)")
+        p.add_argument("--modes", type=name_list(MODES), default=list(MODES),
+                       help="comma-separated subset of " + ",".join(MODES) + " (default: all): how each "
+                            "algorithm is called; default = the front door as users call it, check=False "
+                            "= the same without its argument check (one small collective), executor = "
+                            "the algorithm alone (cached executor, prepared buffers)")
+        core.add_options(p, iterations=(200, "timed samples per size for small sizes (default 200)"),
+                    warmup=(10, "untimed samples first (default 10)"), budget=budget)
+        add_inner_option(p)
+        add_options(p)
+        more(p)
+    return add_arguments
+
+
+def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, unit: str, header: str,
+               parameters: dict, oversubscribed: bool, after: Callable = lambda: ([], {})) -> int:
+    """A ``bench-COLLECTIVE`` command after its options are checked: :func:`compare` over
+    ``args.sizes``, ``args.algorithms`` and ``args.modes`` with the rounds of
+    :func:`add_options` (``--time-budget`` shared by the sizes), the report on rank 0
+    (``header``, then :func:`core.compare_report` against ``reference``), the JSON
+    (``parameters``, results, ratios and the rounds of each size).  ``after()`` (collective,
+    after the timing) returns more lines to print and more JSON fields.  Exit status 1 if a
+    result was wrong."""
+    options = options_from(comm, args)
+    results, rounds = compare(comm, args.sizes, args.algorithms, args.modes, prepare, nbytes,
+                              iterations=args.iterations, warmup=args.warmup, budget_bytes=args.budget_bytes,
+                              desc=f"bench-{collective}", progress=not args.no_progress, inner=args.inner,
+                              **options)
+    extra, fields = after()
+    if comm.Get_rank() == 0:
+        method = core.loop_method(args.inner)
+        print(header + (" (oversubscribed: timings include OS scheduling)" if oversubscribed else ""))
+        print(f"timing: {method}")
+        for r in rounds:
+            print(f"N = {r['nelems']}: {describe(r)}")
+        print(core.compare_report(results, reference, unit=unit), flush=True)
+        for line in extra:
+            print(line)
+        core.save(comm, args.json, f"bench-{collective}", oversubscribed,
+                  {"inner": args.inner, **parameters, **options},
+                  timing_method=method, rounds=rounds, **fields, results=results,
+                  ratios={str(n): v for n, v in core.ratios(results).items()})
+    return 0 if all(r["correct"] for r in results) else 1
