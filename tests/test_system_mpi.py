@@ -32,7 +32,7 @@ def _system_mpicc() -> str | None:
 @pytest.fixture(scope="module")
 def system_venv(tmp_path_factory):
     if not ASKED:
-        pytest.skip("opt-in (builds mpi4py from source against a system MPI, minutes): set KIT_TEST_SYSTEM_MPI=1")
+        pytest.skip("opt-in (builds mpi4py from source against a system MPI, minutes): set KIT_TEST_SYSTEM_MPI=1 or CI=true")
     mpicc = _system_mpicc()
     if mpicc is None:
         pytest.fail("no system mpicc: apt-get install mpich libmpich-dev (.ci/run does)")
