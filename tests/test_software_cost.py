@@ -134,3 +134,18 @@ def test_the_command_measures_and_writes_its_lines(tmp_path):
     assert set(data["fit"]) == {"0", "64"}
     assert all(set(f["per_step_s"]) == set(STEP_KINDS) and np.isfinite(list(f["per_step_s"].values())).all()
                for f in data["fit"].values())
+
+
+def test_the_door_costs_its_lookup_plus_the_copy_of_the_input():
+    """door_cost: the look-up is the allgather door less its executor less the copy at the
+    smallest length; at every length the door costs that plus the copy timed there (the
+    allgather door's own difference at large lengths is not used)."""
+    doors = [{"nelems": 0, "copy": {"min_s": 0.1e-6}, "door": {"min_s": 3.0e-6}, "executor": {"min_s": 1.7e-6}},
+             {"nelems": 1000, "copy": {"min_s": 0.5e-6}, "door": {"min_s": 9.0e-6}, "executor": {"min_s": 2.0e-6}},
+             {"nelems": 10**5, "copy": {"min_s": 20e-6}, "door": {"min_s": 200e-6}, "executor": {"min_s": 60e-6}}]
+    cost = software_cost.door_cost(doors, "min_s")
+    lookup = 3.0e-6 - 1.7e-6 - 0.1e-6
+    assert cost == pytest.approx({0: lookup + 0.1e-6, 1000: lookup + 0.5e-6, 10**5: lookup + 20e-6})
+    # rows without a copy (the first version of the benchmark): the door less its executor
+    old = [{k: v for k, v in d.items() if k != "copy"} for d in doors]
+    assert software_cost.door_cost(old, "min_s") == pytest.approx({0: 1.3e-6, 1000: 7e-6, 10**5: 140e-6})
