@@ -332,12 +332,11 @@ def with_software(cal: Calibration, lines: dict, P: int) -> Calibration:
 
     sizes = sorted(lines)
     kinds = list(dict.fromkeys(kind for n in sizes for kind in lines[n]["per_step_s"]))
+    steps = {kind: {n: lines[n]["per_step_s"][kind] for n in sizes} for kind in kinds}
     model = {kind: {n: network_times(schedule_of(kind, P, 1, n), cal) for n in sizes} for kind in kinds}
-    software = {m: residual({n: lines[n]["per_call_s"] for n in sizes},
-                            {kind: {n: lines[n]["per_step_s"][kind] for n in sizes} for kind in kinds},
+    software = {m: residual({n: lines[n]["per_call_s"] for n in sizes}, steps,
                             {kind: {n: model[kind][n][m] for n in sizes} for kind in kinds}) for m in MODELS}
     door = SoftwareCost(tuple(sizes), tuple(lines[n]["door_s"] for n in sizes))
-    steps = {kind: {n: lines[n]["per_step_s"][kind] for n in sizes} for kind in kinds}
     return replace(cal, software=software, door=door, steps=steps)
 
 
