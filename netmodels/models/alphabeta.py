@@ -83,6 +83,9 @@ class AlphaBeta:
         """Fraction α / T(n) of the time spent in latency, in [0, 1]."""
         return self.alpha / self.time(nbytes)
 
+    #: the timing semantics the simulator uses for this model unless told otherwise
+    semantics = "sync"
+
     def step_rule(self, schedule) -> "AlphaBetaRule":
         """The step rule of the module docstring (single port, full duplex)."""
         return AlphaBetaRule(self, schedule.nprocs)

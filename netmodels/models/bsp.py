@@ -89,6 +89,9 @@ class BSP:
         """``w + g h + l`` (s) of one superstep of an h-relation (scalar or array)."""
         return w + self.g * np.asarray(h, dtype=float) + self.l
 
+    #: the timing semantics the simulator uses for this model unless told otherwise
+    semantics = "sync"
+
     def step_rule(self, schedule) -> "BSPRule":
         """One superstep per step (:class:`BSPRule`)."""
         return BSPRule(self, schedule.nprocs)

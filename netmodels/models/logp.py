@@ -94,6 +94,10 @@ class LogP:
     # the step rule ----------------------------------------------------------------
     G = 0.0   #: LogP has no per-byte term (LogGP's field overrides it)
 
+    #: the timing semantics the simulator uses for this model unless told otherwise: each rank
+    #: on its own clock, message by message
+    semantics = "stepwise"
+
     def step_rule(self, schedule) -> "LogPClock":
         """Per-rank clocks under the rules of :class:`LogPClock` (with ``G``: LogGP)."""
         return LogPClock(self, schedule.nprocs)
@@ -204,6 +208,10 @@ class PLogP:
     def message_time(self, nbytes):
         """End-to-end time ``L + g(m)`` of one m-byte message (s)."""
         return self.L + self.gap(nbytes)
+
+    #: the timing semantics the simulator uses for this model unless told otherwise: each rank
+    #: on its own clock, message by message
+    semantics = "stepwise"
 
     def step_rule(self, schedule) -> "LogPClock":
         """Per-rank clocks (:class:`LogPClock`) with size-dependent terms: a send keeps the

@@ -232,6 +232,9 @@ class LoP:
     def __post_init__(self):
         _curves(self.rtt, self.overhead)
 
+    #: the timing semantics the simulator uses for this model unless told otherwise
+    semantics = "sync"
+
     def step_rule(self, schedule) -> "LoPRule":
         return LoPRule(self, schedule.nprocs)
 

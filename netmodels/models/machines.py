@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .alphabeta import AlphaBeta
+from .bsp import BSP
 
 US = 1e-6  #: one microsecond in seconds
 MB = 1e6   #: one megabyte (10**6 bytes), as the papers use it
@@ -227,6 +228,13 @@ KIT_VM_LOGGP = LogGP(L=0.0, o=5.667222258883462e-07, g=1.2465040718847995e-06, P
                      o_r=1.2909999895782676e-06, G=5.306434158566671e-12,
                      name="course kit VM (MPICH, shared memory)",
                      source="book/data/logp_kit_vm.json, fit to the per-size minima, L clipped at 0")
+
+#: BSP of the same 2-core virtual machine: g per float64 element of an h-relation and l per
+#: superstep, the least-squares fit to the medians of
+#: ``mpiexec -n 2 python -m mpi_exercises bsp --repetitions 300 --warmup 20`` as stored in
+#: ``book/data/bsp_reference.json`` ("fit").  The default machine of the BSP model.
+KIT_VM_BSP = BSP(g=5.31e-10, l=5.18e-6, unit="words", name="course kit VM (MPICH, shared memory)",
+                 source="book/data/bsp_reference.json, fit to the medians")
 
 #: LS-DYNA paper, section "Bandwidth and Latency": the 12-processor run of the 128,000-element
 #: model "was about 10 times faster than a 1 processor run", which "would indicate that about

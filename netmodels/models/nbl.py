@@ -102,6 +102,10 @@ class NBLMachine:
         """Link bandwidth elem_bytes / β in bytes per second."""
         return self.elem_bytes / self.beta
 
+    #: the timing semantics the simulator uses for this model unless told otherwise (the
+    #: paper's loosely synchronous steps)
+    semantics = "sync"
+
     def step_rule(self, schedule) -> "NBLRule":
         """The step rule of :class:`NBLModel` with f(L) = 1 and this machine's c2, c3."""
         return NBLModel.from_machine(self).step_rule(schedule)
@@ -184,6 +188,10 @@ class NBLModel:
             return 0.0
         c = dict(self.combine)
         return float(c[ways]) if ways in c else (ways - 1) * float(c.get(2, 0.0))
+
+    #: the timing semantics the simulator uses for this model unless told otherwise (the
+    #: paper's loosely synchronous steps)
+    semantics = "sync"
 
     def step_rule(self, schedule) -> "NBLRule":
         """The loosely synchronous step rule of the class docstring."""

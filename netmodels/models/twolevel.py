@@ -52,6 +52,9 @@ class TwoLevel:
         object.__setattr__(self, "pack", positive("pack", self.pack, allow_zero=True))
 
 
+    #: the timing semantics the simulator uses for this model unless told otherwise
+    semantics = "sync"
+
     def step_rule(self, schedule) -> "TwoLevelRule":
         """The step rule of the module docstring (:class:`TwoLevelRule`); nodes from
         ``schedule.meta["group_ids"]``."""

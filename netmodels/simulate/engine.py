@@ -193,14 +193,16 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
 
 
 # ----------------------------------------------------------------------------- entry point
-def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None, seed=None,
+def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=None, seed=None,
              topology=None, elem_bytes: int = 8, progress=None) -> SimResult:
     """Time of ``schedule`` on ``model`` (see the module docstring for every rule).
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
     (``model.step_rule(schedule)``, :mod:`netmodels.models.step`): AlphaBeta, NBLModel,
     NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel, LoP.  semantics: "sync", "stepwise"
-    or "loggopsim" (the LogP family only); "dataflow" is the old name of "stepwise".  skew: entry time of every rank (s, scalar or one per rank, >= 0).
+    or "loggopsim" (the LogP family only); None (default): the model's own
+    (``model.semantics``, as :mod:`netmodels.models.table` lists it); "dataflow" is the old
+    name of "stepwise".  skew: entry time of every rank (s, scalar or one per rank, >= 0).
     noise: mean extra latency per message (s, >= 0; exponential), drawn with
     ``numpy.random.default_rng(seed)``.  topology: see the module docstring.
     elem_bytes: bytes per vector element.  progress: called with 1 after every step (e.g. a
@@ -210,6 +212,8 @@ def simulate(schedule, model, *, semantics: str = "sync", skew=None, noise=None,
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
                          f"NBLModel, NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel or LoP; got {type(model).__name__}")
     a = as_arrays(schedule)
+    if semantics is None:
+        semantics = getattr(model, "semantics", "sync")
     semantics = ALIASES.get(semantics, semantics)
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {semantics!r}")

@@ -1,0 +1,187 @@
+"""The table of models: every model of the kit once, with what a caller needs to use it.
+
+One :class:`Entry` per model: its name (the one spelling every command line, JSON file and
+figure uses), the label tables print, its parameters with units and meaning, its default
+machine with the source of the numbers, its natural timing semantics (the model class's
+``semantics``, which :func:`netmodels.simulate.simulate` uses unless told otherwise), and
+how to build it from parameter values.  ``python -m netmodels simulate``, ``predict``, the
+panels and the scale sweep read :data:`MODELS`; a new model is one entry here plus its
+module.
+
+    >>> from netmodels.models import table
+    >>> table.get("alpha-beta").make(alpha=2e-6)          # the default machine, α changed
+    AlphaBeta(alpha=2e-06, ...)
+
+Units are SI (s, B, s/B); the NBL model counts elements, as its paper does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from . import machines
+from .alphabeta import AlphaBeta
+from .bsp import BSP
+from .logp import LogGP, LogP
+from .lop import LoP
+from .nbl import FITTED_DELTA, NBLModel
+from .twolevel import TwoLevel
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a model: its name (as ``--param NAME=VALUE`` takes it), its unit
+    (SI; ``curve``: a function of a peer count, not a number) and its meaning."""
+
+    name: str
+    unit: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One model of the table.
+
+    name: the one spelling.  label: as tables and figures print it.  cls: the model's class
+    (its ``semantics`` is the natural one).  parameters: what :attr:`build` takes, by name.
+    machine: a function of no argument returning the default machine (a model object).
+    build: keyword parameters -> model.  values: model -> its parameters by name (the
+    inverse of ``build`` on the default machine).  extra: a pattern of further parameter
+    names the model accepts (NBL's ``fN``, f(N) for any N).
+    """
+
+    name: str
+    label: str
+    cls: type
+    parameters: tuple
+    machine: Callable
+    build: Callable
+    values: Callable
+    extra: str = ""
+    note: str = ""          #: where the default machine's numbers come from, if it does not say
+
+    @property
+    def semantics(self) -> str:
+        """The timing semantics the simulator uses for this model by default."""
+        return self.cls.semantics
+
+    @property
+    def numeric(self) -> bool:
+        """True if every parameter is a number (the command line can set them)."""
+        return all(p.unit != "curve" for p in self.parameters)
+
+    def default(self):
+        """The default machine (a model object)."""
+        return self.machine()
+
+    def source(self) -> str:
+        """The default machine as an output names it: its name and where its numbers come from."""
+        m = self.machine()
+        name, source = getattr(m, "name", ""), self.note or getattr(m, "source", "")
+        return f"{name} ({source})" if source else name
+
+    def defaults(self) -> dict:
+        """The default machine's parameters by name."""
+        return self.values(self.machine())
+
+    def accepts(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of this model."""
+        return any(p.name == name for p in self.parameters) or bool(self.extra and re.fullmatch(self.extra, name))
+
+    def make(self, **values):
+        """The model with the default machine's parameters, ``values`` replacing some of them
+        (ValueError for a name the model does not have)."""
+        unknown = [k for k in values if not self.accepts(k)]
+        if unknown:
+            raise ValueError(f"model {self.name} has no parameter {unknown[0]!r}; it has "
+                             + ", ".join(p.name for p in self.parameters)
+                             + (" and fN for any N" if self.extra else ""))
+        return self.build(**{**self.defaults(), **values})
+
+
+def _logp_values(m) -> dict:
+    return {"L": m.L, "o_s": m.o_s, "o_r": m.o_r, "g": m.g}
+
+
+def _nbl_build(alpha, beta, c2, c3, **f):
+    table = {int(k[1:]): v for k, v in f.items()}
+    return NBLModel(alpha, beta, table, {2: c2, 3: c3}, name="NBL")
+
+
+def _nbl_default():
+    return NBLModel.from_machine(machines.DELTA, FITTED_DELTA)
+
+
+def _nbl_values(m) -> dict:
+    f = m.f if isinstance(m.f, dict) else {}
+    return {"alpha": m.alpha, "beta": m.beta, "c2": m.combine.get(2, 0.0), "c3": m.combine.get(3, 0.0),
+            **{f"f{L}": v for L, v in sorted(f.items()) if L > 1}}
+
+
+_LOGP = (Parameter("L", "s", "latency"), Parameter("o_s", "s", "send overhead"),
+         Parameter("o_r", "s", "receive overhead"), Parameter("g", "s", "gap between sends (receives)"))
+
+#: the models of the kit, by name
+MODELS = {e.name: e for e in (
+    Entry("alpha-beta", "α-β", AlphaBeta,
+          (Parameter("alpha", "s", "latency per message"), Parameter("beta", "s/B", "time per byte")),
+          lambda: machines.LSDYNA_100MBIT,
+          lambda alpha, beta: AlphaBeta(alpha, beta, name="α-β"),
+          lambda m: {"alpha": m.alpha, "beta": m.beta}),
+    Entry("logp", "LogP", LogP, _LOGP,
+          lambda: LogP(machines.KIT_VM_LOGGP.L, machines.KIT_VM_LOGGP.o, machines.KIT_VM_LOGGP.g, 2,
+                       o_r=machines.KIT_VM_LOGGP.o_r, name=machines.KIT_VM_LOGGP.name,
+                       source=machines.KIT_VM_LOGGP.source + ", without G"),
+          lambda L, o_s, o_r, g: LogP(L=L, o=o_s, g=g, P=2, o_r=o_r, name="LogP"),
+          _logp_values),
+    Entry("loggp", "LogGP", LogGP, _LOGP + (Parameter("G", "s/B", "time per byte of a long message"),),
+          lambda: machines.KIT_VM_LOGGP,
+          lambda L, o_s, o_r, g, G: LogGP(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, name="LogGP"),
+          lambda m: {**_logp_values(m), "G": m.G}),
+    Entry("nbl", "NBL f(L)", NBLModel,
+          (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/element", "time per element"),
+           Parameter("c2", "s/element", "2-way combine"), Parameter("c3", "s/element", "3-way combine"),
+           *(Parameter(f"f{L}", "", f"f({L}), node bandwidth factor with {L} links active")
+             for L in FITTED_DELTA if L > 1)),
+          _nbl_default, _nbl_build, _nbl_values, extra=r"f[1-9][0-9]*",
+          note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA)"),
+    Entry("bsp", "BSP", BSP,
+          (Parameter("g", "s/element", "time per element of an h-relation"),
+           Parameter("l", "s", "time per superstep (synchronisation)")),
+          lambda: machines.KIT_VM_BSP,
+          lambda g, l: BSP(g, l, "words", name="BSP"),      # noqa: E741
+          lambda m: {"g": m.g, "l": m.l}),
+    Entry("twolevel", "two-level α-β", TwoLevel,
+          (Parameter("alpha_intra", "s", "latency within a node"),
+           Parameter("beta_intra", "s/B", "time per byte within a node"),
+           Parameter("alpha_inter", "s", "latency between nodes"),
+           Parameter("beta_inter", "s/B", "time per byte between nodes"),
+           Parameter("pack", "s/B", "packing a message for the node's leader")),
+          lambda: TwoLevel(machines.ORIGIN2000_INTRA, machines.ORIGIN2000_INTER,
+                           name="Origin 2000 pair (LAM/MPI)"),
+          lambda alpha_intra, beta_intra, alpha_inter, beta_inter, pack: TwoLevel(
+              AlphaBeta(alpha_intra, beta_intra), AlphaBeta(alpha_inter, beta_inter), pack, name="two-level α-β"),
+          lambda m: {"alpha_intra": m.intra.alpha, "beta_intra": m.intra.beta, "alpha_inter": m.inter.alpha,
+                     "beta_inter": m.inter.beta, "pack": m.pack}),
+    Entry("lop", "LoP", LoP,
+          (Parameter("rtt", "curve", "round-trip time to p peers"),
+           Parameter("overhead", "curve", "send overhead with p peers")),
+          lambda: LoP(machines.LOP_SENDRECV_RTT_MIN, machines.LOP_RDMAW_OS, name="LoP (Hoefler & Rehm)"),
+          lambda rtt, overhead: LoP(rtt, overhead, name="LoP"),
+          lambda m: {"rtt": m.rtt, "overhead": m.overhead}),
+)}
+
+
+def names(numeric: bool = False) -> tuple:
+    """The models' names (``numeric``: only those whose parameters are all numbers)."""
+    return tuple(n for n, e in MODELS.items() if e.numeric or not numeric)
+
+
+def get(name: str) -> Entry:
+    """The entry of model ``name`` (ValueError naming the models if there is none)."""
+    try:
+        return MODELS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"model must be one of {', '.join(MODELS)}; got {name!r}") from None
