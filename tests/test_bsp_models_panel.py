@@ -28,14 +28,14 @@ def test_columns_equal_closed_forms_computed_apart(P):
     assert d["PRAM steps"] == R
     assert d["BSP"] == pytest.approx(R * M.bsp.l)                # words: empty messages cost 0
     assert d["LogP"] == pytest.approx(logp.barrier_time("dissemination", M.logp.with_P(P)))
-    assert d["α-β"] == pytest.approx(R * 2 * a)                  # one send + one receive per step
+    assert d[mp.STANDARD] == pytest.approx(R * 2 * a)                  # one send + one receive per step
     r = mp.model_costs("recursive doubling allreduce", P, N, M)
     assert r["BSP"] == pytest.approx(R * (M.bsp.g * N + M.bsp.l))
-    assert r["α-β"] == pytest.approx(R * (2 * a + b * N))
+    assert r[mp.STANDARD] == pytest.approx(R * (2 * a + b * N))
     assert r["LogP"] == pytest.approx(d["LogP"])                 # LogP does not see sizes
     f = mp.model_costs("flat broadcast", P, N, M)
     assert f["BSP"] == pytest.approx((P - 1) * N * M.bsp.g + M.bsp.l)
-    assert f["α-β"] == pytest.approx((P - 1) * a + b * N)       # links overlap: f(L) = 1
+    assert f[mp.STANDARD] == pytest.approx((P - 1) * a + b * N)       # links overlap: f(L) = 1
 
 
 def test_reference_machine_comes_from_the_three_benchmarks():
@@ -51,7 +51,7 @@ def test_reference_machine_comes_from_the_three_benchmarks():
 
 
 def test_static_figure_frames_equal_the_model_costs():
-    fig = mp.models_figure(M, P=16, N=4096)
+    fig = mp.models_spec(M, P=16, N=4096).static()
     names = list(bsp.COMPARED)
     rng = np.random.default_rng(3)
     for _ in range(6):
@@ -68,7 +68,7 @@ def test_draw_and_panel():
     ax = Figure().add_subplot()
     mp.draw_models(ax, "ring allreduce", 8, 1000, M)
     assert "PRAM 14 steps" in ax.get_title()
-    panel = mp.models_panel(M, "binomial broadcast", 8, 100)
+    panel = mp.models_spec(M, "binomial broadcast", 8, 100).live()
     (alg, p, n), image = panel.children[0].children, panel.children[1]
     before = image.value
     alg.value = "two-phase broadcast"
@@ -84,14 +84,25 @@ def test_bad_input():
         mp.model_costs("bcast", 4, 4, M)
 
 
-def test_lop_cost_prices_rounds_as_the_lop_model_does():
+def test_columns_are_the_tables_models_under_their_own_semantics():
+    from netmodels.models import table
+
+    assert mp.MODELS[:2] == (table.get("bsp").label, table.get("logp").label)
+    assert (M.bsp.semantics, M.logp.semantics) == (table.get("bsp").semantics, table.get("logp").semantics)
+
+
+def test_lop_simulated_prices_rounds_as_the_lop_model_does():
     from netmodels.algorithms import barriers
     from netmodels.models import lop, machines
+    from netmodels.simulate import simulate
 
     rtt, ov = machines.LOP_RDMAW_RTT_MIN, machines.LOP_RDMAW_OS
+
+    def cost(s):
+        return simulate(s, lop.LoP(rtt, ov)).time
+
     for P, n in ((64, 1), (64, 3), (27, 2), (10, 4)):
-        s = barriers.nway_dissemination(P, n=n)
-        assert mp.lop_cost(s, rtt, ov) == pytest.approx(lop.nway_barrier_time(P, n, rtt, ov))
+        assert cost(barriers.nway_dissemination(P, n=n)) == pytest.approx(lop.nway_barrier_time(P, n, rtt, ov))
     t1 = lop.t_one_to_n(1, rtt, ov)
-    assert mp.lop_cost(barriers.central_counter(8), rtt, ov) == pytest.approx(t1 + lop.t_one_to_n(7, rtt, ov))
-    assert mp.lop_cost(barriers.binomial(16), rtt, ov) == pytest.approx(8 * t1)
+    assert cost(barriers.central_counter(8)) == pytest.approx(t1 + lop.t_one_to_n(7, rtt, ov))
+    assert cost(barriers.binomial(16)) == pytest.approx(8 * t1)

@@ -1,15 +1,16 @@
 """Figures of the chapter "Models compared": one algorithm costed under PRAM, BSP, LogP and α-β.
 
 :func:`model_costs` prices one schedule of :data:`netmodels.models.bsp.COMPARED` in every
-model with the kit's one simulator (:func:`netmodels.simulate.simulate`) and each model's step
-rule: BSP (*sync*: a superstep costs ``g h + l``), LogP (*stepwise*: the last rank's exit;
-every message is a small message, sizes are ignored) and, as α-β, Littlefield's standard
-model ``NBLModel.standard`` (loosely synchronous: a step costs, on its busiest rank, ``α``
-per message sent or received plus ``β`` times its largest message; the chapter's α-β in
-its standard form).  :func:`lop_cost` is the simulator under :class:`netmodels.models.lop.LoP`.
-:func:`models_spec` declares the figure once (:mod:`netmodels.figures.panel`): its live panel
-is :func:`models_panel`, its static twin for the HTML book :func:`models_figure`.  Units: seconds inside,
-µs on the axes; vectors of float64 elements (8 bytes).
+model of :data:`MODELS` with the kit's one simulator (:func:`netmodels.simulate.simulate`),
+each under its own semantics (:mod:`netmodels.models.table`): BSP (*sync*: a superstep costs
+``g h + l``), LogP (*stepwise*: the last rank's exit; every message is a small message, sizes
+are ignored) and :data:`STANDARD`, Littlefield's standard model ``NBLModel.standard``
+(loosely synchronous: a step costs, on its busiest rank, ``α`` per message sent or received
+plus ``β`` times its largest message; the chapter's α-β in its standard form, not the
+table's one-port :class:`~netmodels.models.alphabeta.AlphaBeta`).
+:func:`models_spec` declares the figure once (:mod:`netmodels.figures.panel`): ``.live()``
+is its panel, ``.static()`` its twin for the HTML book.  Units: seconds inside, µs on the
+axes; vectors of float64 elements (:data:`ELEM_BYTES`, the simulator's default).
 """
 
 from __future__ import annotations
@@ -20,20 +21,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._check import positive_int
-from ..models import bsp, logp, lop
+from ..models import bsp, logp, table
 from ..models.alphabeta import AlphaBeta
 from ..models.nbl import NBLModel
-from ..simulate.engine import simulate
+from ..simulate.engine import ELEM_BYTES, simulate
 from .panel import Control, PanelSpec, draw
 
 US = 1e-6
-ELEM_BYTES = 8
 
 #: process counts of the curves (the schedules are built message by message: keep P small)
 P_AXIS = np.array([2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
 #: vector lengths (elements) of the static figure's slider
 N_VALUES = np.array([1, 64, 4096, 262144])
-MODELS = ("BSP", "LogP", "α-β")
+#: the α-β column: Littlefield's standard model (``NBLModel.standard``: exchange = 2α)
+STANDARD = "α-β standard"
+#: the columns: the table's BSP and LogP, and :data:`STANDARD`
+MODELS = (table.get("bsp").label, table.get("logp").label, STANDARD)
 
 
 @dataclass(frozen=True)
@@ -54,23 +57,14 @@ class Machine:
 
 
 def model_costs(algorithm: str, P: int, N: int, machine: Machine) -> dict:
-    """{"PRAM steps", "BSP", "LogP", "α-β"}: the cost of ``algorithm`` on ``P`` ranks and
-    ``N`` elements (steps; seconds) on ``machine``."""
+    """{"PRAM steps" or a label of :data:`MODELS`: the cost}: ``algorithm`` on ``P`` ranks
+    and ``N`` elements (steps; seconds) on ``machine``, each model under its own semantics."""
     if not isinstance(machine, Machine):
         raise ValueError(f"machine must be a models_panel.Machine, got {type(machine).__name__}")
     s = bsp.compared(algorithm, P, N)
-    ab = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
-    return {"PRAM steps": bsp.pram_steps(s), "BSP": simulate(s, machine.bsp).time,
-            "LogP": simulate(s, machine.logp, semantics="stepwise", elem_bytes=ELEM_BYTES).time,
-            "α-β": simulate(s, ab).time}
-
-
-def lop_cost(schedule, rtt, overhead) -> float:
-    """Round-based LoP cost (s) of a schedule of small messages: the simulator under
-    :class:`netmodels.models.lop.LoP` (a rank sending ``m`` messages in a step is busy
-    ``t_1:m``, as :func:`netmodels.models.lop.nway_barrier_time` prices its rounds; LoP
-    prices the sender's side: a rank that receives many messages is charged nothing more)."""
-    return simulate(schedule, lop.LoP(rtt, overhead)).time
+    standard = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
+    models = (machine.bsp, machine.logp, standard)
+    return {"PRAM steps": bsp.pram_steps(s), **{k: simulate(s, m).time for k, m in zip(MODELS, models)}}
 
 
 def cost_curves(algorithm: str, N: int, machine: Machine, Ps=P_AXIS) -> dict:
@@ -150,13 +144,3 @@ def models_spec(machine: Machine, algorithm: str = "dissemination barrier", P: i
         xlabel="processes P", ylabel="predicted time (µs)", y_scale=1 / US, log_x=True, log_y=True,
         readout=readout, styles=styles, digits=4, layout={"yaxis": {"range": [-1, 6]}})
 
-
-def models_panel(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16, N: int = 4096):
-    """The live panel of :func:`models_spec` (JupyterLab)."""
-    return models_spec(machine, algorithm, P, N).live()
-
-
-def models_figure(machine: Machine, algorithm: str = "dissemination barrier", P: int = 16,
-                  N: int = 4096):
-    """The static twin of :func:`models_spec` (the HTML book)."""
-    return models_spec(machine, algorithm, P, N).static()

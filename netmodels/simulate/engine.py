@@ -12,8 +12,7 @@ column, if a schedule carries one, plays no part in the time.
 **Three semantics.**  *sync* (loosely synchronous, the NBL paper's assumption): every
 rank performs step t together; step t begins when the last rank has finished step
 t - 1 (step 0 when the last rank has entered, see ``skew``), and every rank that
-takes part in a step finishes at its end.  *stepwise* (step-ordered; called
-*dataflow* before, a name still accepted): every rank has its own clock and begins its
+takes part in a step finishes at its end.  *stepwise* (step-ordered): every rank has its own clock and begins its
 part of step t as soon as it has finished its part of step t - 1; within a step it
 does its sends, then its receives, and it touches no message of step t + 1 before it
 has finished step t; a rank without a transfer in a step is not held up by it.  This is
@@ -68,8 +67,8 @@ from ..algorithms.arrays import ArraySchedule, as_arrays
 from ..models.step import Step
 
 SEMANTICS = ("sync", "stepwise", "loggopsim")
-#: earlier names still accepted: "dataflow" was the step-ordered rule, now "stepwise"
-ALIASES = {"dataflow": "stepwise"}
+#: bytes per vector element unless told otherwise (float64): every caller's default
+ELEM_BYTES = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,7 +147,7 @@ def _sync_finish(a: ArraySchedule, entry, ends) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- walking the steps
-def steps(a: ArraySchedule, elem_bytes: int = 8, topology=None):
+def steps(a: ArraySchedule, elem_bytes: int = ELEM_BYTES, topology=None):
     """Every step of ``a`` as a :class:`~netmodels.models.step.Step` (messages and local
     copies split, sizes in bytes, link loads of ``topology``), or None for an empty step."""
     for step in a.steps:
@@ -194,18 +193,17 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
 
 # ----------------------------------------------------------------------------- entry point
 def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=None, seed=None,
-             topology=None, elem_bytes: int = 8, progress=None) -> SimResult:
+             topology=None, elem_bytes: int = ELEM_BYTES, progress=None) -> SimResult:
     """Time of ``schedule`` on ``model`` (see the module docstring for every rule).
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
     (``model.step_rule(schedule)``, :mod:`netmodels.models.step`): AlphaBeta, NBLModel,
     NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel, LoP.  semantics: "sync", "stepwise"
     or "loggopsim" (the LogP family only); None (default): the model's own
-    (``model.semantics``, as :mod:`netmodels.models.table` lists it); "dataflow" is the old
-    name of "stepwise".  skew: entry time of every rank (s, scalar or one per rank, >= 0).
+    (``model.semantics``, as :mod:`netmodels.models.table` lists it).  skew: entry time of every rank (s, scalar or one per rank, >= 0).
     noise: mean extra latency per message (s, >= 0; exponential), drawn with
     ``numpy.random.default_rng(seed)``.  topology: see the module docstring.
-    elem_bytes: bytes per vector element.  progress: called with 1 after every step (e.g. a
+    elem_bytes: bytes per vector element (default :data:`ELEM_BYTES`, 8: float64).  progress: called with 1 after every step (e.g. a
     tqdm bar's ``update``).
     """
     if not callable(getattr(model, "step_rule", None)):
@@ -214,7 +212,6 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     a = as_arrays(schedule)
     if semantics is None:
         semantics = getattr(model, "semantics", "sync")
-    semantics = ALIASES.get(semantics, semantics)
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {semantics!r}")
     elem_bytes = positive_int("elem_bytes", elem_bytes)
