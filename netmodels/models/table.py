@@ -48,8 +48,9 @@ class Entry:
     (its ``semantics`` is the natural one).  parameters: what :attr:`build` takes, by name.
     machine: a function of no argument returning the default machine (a model object).
     build: keyword parameters -> model.  values: model -> its parameters by name (the
-    inverse of ``build`` on the default machine).  extra: a pattern of further parameter
-    names the model accepts (NBL's ``fN``, f(N) for any N).
+    inverse of ``build`` on the default machine).  extra: a pattern of further, optional
+    parameter names the model accepts (NBL's ``fN``, f(N) for any N), ``extra_meaning`` says
+    what they are.
     """
 
     name: str
@@ -60,6 +61,7 @@ class Entry:
     build: Callable
     values: Callable
     extra: str = ""
+    extra_meaning: str = ""  #: what the ``extra`` parameters are
     note: str = ""          #: where the default machine's numbers come from, if it does not say
 
     @property
@@ -142,10 +144,10 @@ MODELS = {e.name: e for e in (
           lambda m: {**_logp_values(m), "G": m.G}),
     Entry("nbl", "NBL f(L)", NBLModel,
           (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/element", "time per element"),
-           Parameter("c2", "s/element", "2-way combine"), Parameter("c3", "s/element", "3-way combine"),
-           *(Parameter(f"f{L}", "", f"f({L}), node bandwidth factor with {L} links active")
-             for L in FITTED_DELTA if L > 1)),
+           Parameter("c2", "s/element", "2-way combine"), Parameter("c3", "s/element", "3-way combine")),
           _nbl_default, _nbl_build, _nbl_values, extra=r"f[1-9][0-9]*",
+          extra_meaning="fN: f(N), the node bandwidth factor with N links active (no unit; f(1) = 1; "
+                        "default: the paper's fitted table)",
           note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA)"),
     Entry("bsp", "BSP", BSP,
           (Parameter("g", "s/element", "time per element of an h-relation"),
