@@ -33,8 +33,8 @@ COMMANDS = {
     "bench-alltoall": ("mpi_exercises.bench.alltoall", "every alltoall algorithm against MPI.Alltoall over sizes"),
     "info": ("mpi_exercises.info", "which MPI library, launcher, nodes and cores; are ranks oversubscribed"),
     "software-cost": ("mpi_exercises.bench.software_cost",
-                      "what the executor and a front door cost per call and per step, beyond the messages"),
-    "predict": ("mpi_exercises.bench.predict", "calibrate the models, predict every collective, measure it, report the errors"),
+                      "what the executor and a front door cost per call, step and block, measured without messages"),
+    "predict": ("mpi_exercises.bench.predict", "fit the models apart, predict every collective, measure it, report each model's errors"),
     "lop": ("mpi_exercises.bench.lop_bench", "LoP: 1:n/n:1 round trips and o_s(p) of 1-byte messages, L(p), best n for n-way dissemination"),
     "bsp": ("mpi_exercises.bench.bsp_bench", "BSP g and l: supersteps of growing h-relations, least-squares fit"),
 }

@@ -1,4 +1,5 @@
-"""The prediction report: its models against hand-computed times, its JSON under mpiexec at P = 2.
+"""The prediction report: its models against hand-computed times, a change of a parameter moving
+exactly that model's share, its checks of a calibration, and its JSON under mpiexec at P = 2.
 
 Timings are reported, never asserted: the machine may be shared."""
 
@@ -8,114 +9,216 @@ import numpy as np
 import pytest
 
 from mpi_exercises.bench import predict
+from mpi_exercises.software import SoftwareCost
 from netmodels.algorithms import registry
-from netmodels.models.logp import LogGP
-from tests.mpirun import run_mpi_ok
+from tests.mpirun import run_mpi, run_mpi_ok
 
-ALPHA, BETA, C2 = 2e-6, 1e-9, 0.5e-9          # 2 µs, 1 GB/s, 0.5 ns per element combined
+US = 1e-6
+ALPHA, BETA = 2e-6, 1e-9                      # 2 µs, 1 GB/s
+LOGGP = {"L": 1e-6, "o_s": 0.5e-6, "o_r": 0.7e-6, "g": 0.2e-6, "G": 1e-9}
+SW = SoftwareCost((1, 1000, 100_000), (3 * US, 4 * US, 50 * US), 0.6 * US, 0.3 * US,
+                  (0.1 * US, 0.5 * US, 30 * US), (0.2 * US, 0.8 * US, 45 * US))
 
 
-def cal(**kw):
-    return predict.Calibration(ALPHA, BETA, LogGP(1e-6, 0.5e-6, 0.2e-6, 2, o_r=0.7e-6, G=1e-9), C2, C2, **kw)
+def models(alpha=ALPHA, nprocs=2):
+    return predict.fitted_parameters({"alpha_s": alpha, "beta_s_per_byte": BETA},
+                                     {"L_s": LOGGP["L"], "o_s_s": LOGGP["o_s"], "o_r_s": LOGGP["o_r"],
+                                      "g_s": LOGGP["g"], "G_s_per_byte": LOGGP["G"]}, None, nprocs)
 
 
-def test_alpha_beta_of_recursive_doubling_on_two_ranks_is_one_exchange():
-    # one step: both ranks send N doubles and combine N elements
+def cal(alpha=ALPHA, software=SW):
+    return predict.Calibration(models(alpha), software)
+
+
+def test_each_model_prices_a_two_rank_exchange_as_its_paper_does():
     N = 1000
-    sched = registry.build("allreduce.recursive_doubling", 2, N).to_schedule()
-    assert predict.alpha_beta_time(sched, ALPHA, BETA, 8, C2) == pytest.approx(ALPHA + BETA * 8 * N + C2 * N)
+    s = registry.build("allreduce.recursive_doubling", 2, N)
+    t = predict.network_times(s, cal())
+    assert t["alpha-beta"] == pytest.approx(ALPHA + BETA * 8 * N)          # one port, full duplex
+    assert t["nbl"] == pytest.approx(2 * ALPHA + BETA * 8 * N)             # L = 2 links, f(2) = 1
+    g = LOGGP
+    assert t["loggp"] == pytest.approx(g["o_s"] + g["L"] + (8 * N - 1) * g["G"] + g["o_r"])
+    # the software term is the same for every model, and added once
+    assert predict.software_time(s, cal()) == pytest.approx(SW.time(s))
 
 
-def test_alpha_beta_of_ring_on_four_ranks_is_2_p_minus_1_steps_of_n_over_p():
-    # reduce-scatter (P-1 steps, combining N/P) then allgather (P-1 steps, copying N/P)
-    N, P = 4000, 4
-    sched = registry.build("allreduce.ring", P, N).to_schedule()
-    step = ALPHA + BETA * 8 * N / P
-    want = 2 * (P - 1) * step + (P - 1) * C2 * N / P
-    assert predict.alpha_beta_time(sched, ALPHA, BETA, 8, C2) == pytest.approx(want)
-
-
-def test_alpha_beta_of_barriers_counts_messages_in_sequence():
+def test_a_barrier_under_alpha_beta_counts_its_messages_in_sequence():
     P = 8
-    # dissemination: ceil(log2 8) = 3 rounds of one empty message
-    d = registry.build("barrier.dissemination", P).to_schedule()
-    assert predict.alpha_beta_time(d, ALPHA, BETA) == pytest.approx(3 * ALPHA)
-    # central counter: a gather then a release; the root receives, then sends, P - 1 empty
-    # messages one after the other (one port)
-    cc = registry.build("barrier.central_counter", P).to_schedule()
-    assert predict.alpha_beta_time(cc, ALPHA, BETA) == pytest.approx(2 * (P - 1) * ALPHA)
+    d = registry.build("barrier.dissemination", P, 0)
+    assert predict.network_times(d, cal())["alpha-beta"] == pytest.approx(3 * ALPHA)
+    cc = registry.build("barrier.central_counter", P, 0)   # the root receives, then sends, P - 1 in turn
+    assert predict.network_times(cc, predict.Calibration(models(nprocs=P)))["alpha-beta"] == \
+        pytest.approx(2 * (P - 1) * ALPHA)
 
 
-def test_predict_times_nbl_charges_alpha_per_link_and_loggp_per_message():
-    N = 1000
-    sched = registry.build("allreduce.recursive_doubling", 2, N).to_schedule()
-    t = predict.predict_times(sched, cal())
-    # NBL: each rank sends and receives (L = 2): 2 alpha + f(2) beta S with f = 1, plus c2 S
-    assert t["nbl"] == pytest.approx(2 * ALPHA + BETA * 8 * N + C2 * N)
-    # LogGP: o_s + L + (8N - 1) G + o_r, then the combine
-    m = cal().loggp
-    assert t["loggp"] == pytest.approx(m.o_s + m.L + (8 * N - 1) * m.G + m.o_r + C2 * N)
-    t2 = predict.predict_times(sched, cal(f={1: 1.0, 2: 1.5}))
-    assert t2["nbl"] == pytest.approx(2 * ALPHA + 1.5 * BETA * 8 * N + C2 * N)
+def _rows(c, sizes=(2, 700)):
+    rows = [{"collective": "allreduce", "algorithm": a, "nelems": n, "min_s": 10 * US}
+            for a in registry.names("allreduce", short=True) for n in sizes]
+    rows += [{"collective": "barrier", "algorithm": a, "nelems": 0, "min_s": 3 * US}
+             for a in registry.names("barrier", short=True)]
+    return predict.compare(rows, c, 2)
 
 
-def test_errors_are_summarized_per_model_and_algorithm():
-    rows = [{"collective": "allreduce", "algorithm": a, "relative_error": {"alpha-beta": e, "loggp": -e}}
-            for a, e in [("ring", 0.1), ("ring", -0.5), ("tree", 0.2)]]
+def test_doubling_alpha_moves_every_alpha_beta_prediction_by_alpha_per_step_and_nothing_else():
+    # on two ranks every step of every schedule is one message each way or one way: under α-β
+    # a step with a message costs α + β m, so doubling α adds α per step that moves a message
+    before, after = _rows(cal()), _rows(cal(alpha=2 * ALPHA))
+    for b, a in zip(before, after):
+        sched = predict.COLLECTIVES[b["collective"]].schedule(b["algorithm"], 2, b["nelems"])
+        steps = sum(1 for s in sched.steps if any(tr.src != tr.dst for tr in s))
+        assert steps > 0
+        assert a["predicted_s"]["alpha-beta"] - b["predicted_s"]["alpha-beta"] == pytest.approx(steps * ALPHA)
+        assert a["predicted_s"]["loggp"] == b["predicted_s"]["loggp"]
+        assert a["software_s"] == b["software_s"]
+        assert a["predicted_s"]["nbl"] > b["predicted_s"]["nbl"]                # NBL takes the same α
+
+
+def test_rows_carry_their_parts_and_the_errors_of_the_models_alone():
+    rows = _rows(cal())
+    for r in rows:
+        for m in predict.MODELS:
+            assert r["predicted_s"][m] == pytest.approx(r["network_s"][m] + r["software_s"])
+            assert r["relative_error"][m] == pytest.approx((r["predicted_s"][m] - r["min_s"]) / r["min_s"])
+            assert r["relative_error_network"][m] == pytest.approx((r["network_s"][m] - r["min_s"]) / r["min_s"])
+    # on two ranks many algorithms are the same schedule: binomial, tree, snake and fence
+    # allreduce are a reduce to one rank then a broadcast back
+    same = {r["algorithm"]: r["schedule"] for r in rows if r["collective"] == "allreduce" and r["nelems"] == 2}
+    assert same["binomial"] == same["tree"] and same["ring"] != same["recursive_doubling"]
+    assert len({r["schedule"] for r in rows}) < len(rows)
+
+
+def test_errors_are_summarized_per_model_and_collective_with_and_without_software():
+    rows = [{"collective": c, "relative_error": {"alpha-beta": e, "loggp": -2 * e},
+             "relative_error_network": {"alpha-beta": 2 * e, "loggp": e}}
+            for c, e in [("allreduce", 0.1), ("allreduce", -0.5), ("barrier", 0.2)]]
     s = predict.summarize_errors(rows)
-    assert s["alpha-beta"]["median_abs"] == pytest.approx(0.2) and s["alpha-beta"]["worst"] == -0.5
-    assert s["loggp"]["worst"] == 0.5 and "nbl" not in s
-    ring = s["alpha-beta"]["by_algorithm"]["allreduce:ring"]
-    assert (ring["median_abs"], ring["worst"], ring["rows"], ring["within_tolerance"]) == (0.3, -0.5, 2, 1)
-    assert ring["median_abs_ci"] == [0.1, 0.5]              # two rows: the interval is their range
-    assert s["alpha-beta"]["by_collective"]["allreduce"]["within_tolerance"] == 1
-    assert s["alpha-beta"]["within_tolerance"] == 1 and s["alpha-beta"]["rows"] == 3
-    assert predict.relative_error(3.0, 2.0) == 0.5
+    w = s["alpha-beta"]["with_software"]
+    assert w["median_abs"] == pytest.approx(0.2) and w["worst"] == -0.5 and w["rows"] == 3
+    assert w["within_tolerance"] == 1
+    a = w["by_collective"]["allreduce"]
+    assert (a["median_abs"], a["worst"], a["median_abs_ci"]) == (pytest.approx(0.3), -0.5, [0.1, 0.5])
+    assert s["alpha-beta"]["network_only"]["median_abs"] == pytest.approx(0.4)
+    assert s["loggp"]["with_software"]["worst"] == pytest.approx(1.0)
+    assert predict.best_models(s) == {"(all)": "alpha-beta", "allreduce": "alpha-beta", "barrier": "alpha-beta"}
 
 
-def test_every_collective_has_a_schedule_for_each_of_its_algorithms_but_mpi():
-    for name, entry in predict.COLLECTIVES.items():
-        for a in entry.algorithms(5):
-            sched = entry.schedule(a, 5, 7)
-            assert (sched is None) == (a == "mpi"), (name, a)
+def test_a_calibration_round_trips_and_is_checked():
+    c = cal()
+    again = predict.Calibration.from_dict(json.loads(json.dumps(c.as_dict())))
+    assert again.models == c.models and again.software == c.software
+    # a whole report is accepted: its calibration block is read
+    assert predict.Calibration.from_dict({"calibration": c.as_dict()}).models == c.models
+    with pytest.raises(ValueError, match="lacks beta"):
+        predict.Calibration({"alpha-beta": {"alpha": 1e-6}})
+    with pytest.raises(ValueError, match="model must be one of"):
+        predict.Calibration({"hockney": {"alpha": 1e-6, "beta": 1e-9}})
+    with pytest.raises(ValueError, match="alpha"):
+        predict.Calibration({"alpha-beta": {"alpha": -1e-6, "beta": 1e-9}})
+    with pytest.raises(ValueError, match="finite number"):
+        predict.Calibration({"alpha-beta": {"alpha": "fast", "beta": 1e-9}})
+    # a calibration may hold a subset of the models: only those are predicted
+    only = predict.Calibration({"alpha-beta": {"alpha": 1e-6, "beta": 1e-9}})
+    assert set(predict.network_times(registry.build("barrier.dissemination", 2, 0), only)) == {"alpha-beta"}
+
+
+def test_unphysical_fits_are_named():
+    m = models()
+    assert predict.unphysical(m) is None
+    m["alpha-beta"]["alpha"] = -685e-6
+    assert "alpha-beta fit gave alpha = -0.000685" in predict.unphysical(m)
+    m = models()
+    m["loggp"]["g"] = -1e-7
+    assert "loggp fit gave g" in predict.unphysical(m)
+
+
+def test_noise_beyond_five_times_the_target_marks_the_calibration_unreliable():
+    r = predict.reliability([(0.01, "ping-pong 8 B"), (0.3, "PRTT 1 KiB")])
+    assert r == {"worst": 0.3, "at": "PRTT 1 KiB", "limit": predict.NOISY, "reliable": False}
+    assert predict.reliability([(0.05, "x")])["reliable"] and predict.NOISY == pytest.approx(0.10)
+    assert "UNRELIABLE" in predict.reliability_line(r)
+
+
+def test_drift_is_the_largest_relative_change():
+    from dataclasses import replace
+
+    before = replace(cal(), source="measured")
+    assert predict.drift(before, before) == {"largest": 0.0, "at": "alpha-beta alpha", "stable": True}
+    moved = replace(before, models={**before.models, "alpha-beta": {"alpha": 1.5 * ALPHA, "beta": BETA}})
+    d = predict.drift(before, moved)
+    assert d["largest"] == pytest.approx(0.5) and d["at"] == "alpha-beta alpha" and not d["stable"]
+    # software times are compared above a floor of 1 µs: 0.1 -> 0.3 µs is no drift
+    sw = replace(SW, copy=(0.3 * US, 0.5 * US, 30 * US))
+    assert predict.drift(before, replace(before, software=sw))["stable"]
+    # a given calibration's models are not compared (nothing was measured)
+    assert predict.drift(replace(before, source="given"), replace(moved, source="given"))["largest"] == 0.0
+
+
+def _write_calibration(path, alpha=ALPHA):
+    path.write_text(json.dumps({"calibration": cal(alpha).as_dict()}))
+    return str(path)
 
 
 @pytest.mark.mpi
-def test_predict_under_mpiexec_writes_the_report(tmp_path):
+def test_predict_from_a_given_calibration_moves_with_its_alpha(tmp_path):
+    # the predictions of a given calibration depend on nothing measured: doubling α in the
+    # file moves every α-β prediction by exactly α per step that moves a message
+    runs = {}
+    for a in (ALPHA, 2 * ALPHA):
+        out = tmp_path / f"predict_{a}.json"
+        res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--calibration",
+                             _write_calibration(tmp_path / f"cal_{a}.json", a), "--sizes", "2,700",
+                             "--iterations", "3", "--warmup", "1", "--no-progress", "--json", str(out)],
+                         timeout=120)
+        assert "network alone" in res.stdout and "distinct schedules on P = 2" in res.stdout
+        runs[a] = json.loads(out.read_text())
+    for b, a in zip(runs[ALPHA]["rows"], runs[2 * ALPHA]["rows"]):
+        assert (b["collective"], b["algorithm"], b["nelems"]) == (a["collective"], a["algorithm"], a["nelems"])
+        if b["algorithm"] == "mpi":
+            assert b["predicted_s"] == {} and a["predicted_s"] == {}
+            continue
+        sched = predict.COLLECTIVES[b["collective"]].schedule(b["algorithm"], 2, b["nelems"])
+        steps = sum(1 for s in sched.steps if any(tr.src != tr.dst for tr in s))
+        assert a["predicted_s"]["alpha-beta"] - b["predicted_s"]["alpha-beta"] == pytest.approx(steps * ALPHA)
+        assert a["predicted_s"]["loggp"] == pytest.approx(b["predicted_s"]["loggp"])
+    data = runs[ALPHA]
+    assert data["calibration"]["source"].endswith(f"cal_{ALPHA}.json") and data["reliable"] is None
+    assert data["calibration_after"] is None                     # nothing measured, nothing to compare
+
+
+@pytest.mark.mpi
+def test_a_bad_calibration_file_is_one_line_on_every_rank(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"models": {"alpha-beta": {"alpha": 1e-6}}}))
+    res = run_mpi(2, ["-m", "mpi_exercises", "predict", "--calibration", str(bad), "--no-progress"], timeout=60)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == [f"predict: error: --calibration {bad}: calibration: model "
+                                               "alpha-beta lacks beta (units: alpha s, beta s/B)"]
+
+
+@pytest.mark.mpi
+def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tmp_path):
     out = tmp_path / "predict.json"
-    res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--sizes", "1,100", "--iterations", "5",
-                         "--warmup", "1", "--calibration-repetitions", "5", "--no-progress",
-                         "--json", str(out)], timeout=240)
-    assert "median |err|" in res.stdout
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--sizes", "2", "--iterations", "3",
+                         "--warmup", "1", "--calibration-repetitions", "3", "--no-progress",
+                         "--json", str(out)], timeout=180)
+    assert "median |err|" in res.stdout and "calibration before and after" in res.stdout
     data = json.loads(out.read_text())
     assert data["benchmark"] == "predict" and data["environment"]["ranks"] == 2
     assert data["valid"] is (not data["oversubscribed"]) and isinstance(data["load_average_1min"], float)
-    assert data["command"].startswith("mpiexec -n 2 python -m mpi_exercises predict")
-    c = data["calibration"]
-    assert set(c) >= {"alpha_s", "beta_s_per_byte", "loggp", "c2_s_per_elem", "software", "front_door"}
-    assert set(c["software"]) == set(predict.MODELS)      # calibrated on exchange schedules, not on rows
-    algorithms = {c: set(registry.names(c, short=True)) | {"mpi"} for c in ("allreduce", "barrier")}
+    c = predict.Calibration.from_dict(data)
+    assert set(c.models) == set(predict.MODELS) and c.source == "measured" and c.software is not None
+    assert isinstance(data["reliable"], bool) and data["reliable"] == c.reliability["reliable"]
+    algorithms = {k: set(registry.names(k, short=True)) | {"mpi"} for k in ("allreduce", "barrier")}
     seen = {(r["collective"], r["algorithm"], r["nelems"]) for r in data["rows"]}
-    assert seen == {("allreduce", a, n) for a in algorithms["allreduce"] for n in (1, 100)} | {
+    assert seen == {("allreduce", a, 2) for a in algorithms["allreduce"]} | {
         ("barrier", a, 0) for a in algorithms["barrier"]}
     for r in data["rows"]:
         assert 0 < r["min_s"] <= r["median_s"] and r["measured_s"] == r["min_s"]
-        if r["algorithm"] == "mpi":
-            assert r["predicted_s"] == {} and r["relative_error"] == {}
-        else:
-            assert set(r["predicted_s"]) == set(predict.MODELS)
-            for m in predict.MODELS:
-                assert r["relative_error"][m] == pytest.approx((r["predicted_s"][m] - r["min_s"]) / r["min_s"])
-                assert r["network_s"][m] + r["software_s"][m] == pytest.approx(r["predicted_s"][m])
-    d = data["drift"]                  # the calibration again after the measurement, and how far it moved
-    assert data["calibration_after"]["executor_step_s"].keys() == c["executor_step_s"].keys()
-    assert data["stable"] is d["stable"] and "calibration before and after" in res.stdout
-    assert d["alpha"] == pytest.approx(abs(c["alpha_s"] - data["calibration_after"]["alpha_s"])
-                                       / min(c["alpha_s"], data["calibration_after"]["alpha_s"]))
     assert set(data["summary"]) == set(predict.MODELS)
     for s in data["summary"].values():
-        assert s["rows"] == len([r for r in data["rows"] if r["algorithm"] != "mpi"])
-        assert np.isfinite(s["median_abs"]) and abs(s["worst"]) >= s["median_abs"]
+        for part in ("with_software", "network_only"):
+            assert np.isfinite(s[part]["median_abs"]) and abs(s[part]["worst"]) >= s[part]["median_abs"]
+    assert data["stable"] is data["drift"]["stable"]
 
 
 @pytest.mark.mpi
@@ -124,26 +227,9 @@ def test_predict_oversubscribed_is_reported_not_valid(tmp_path):
 
     out = tmp_path / "predict.json"
     res = run_mpi_ok(usable_cores() + 1, ["-m", "mpi_exercises", "predict", "--collectives", "barrier",
-                                          "--iterations", "3", "--warmup", "1", "--calibration-repetitions",
-                                          "3", "--no-progress", "--json", str(out)], timeout=240)
+                                          "--calibration", _write_calibration(tmp_path / "cal.json"),
+                                          "--iterations", "3", "--warmup", "1", "--no-progress",
+                                          "--json", str(out)], timeout=120)
     data = json.loads(out.read_text())
     assert data["oversubscribed"] is True and data["valid"] is False
     assert "NOT VALID" in res.stdout
-
-
-
-def test_drift_is_the_largest_relative_change_and_stable_within_the_tolerance():
-    from dataclasses import replace
-
-    before = replace(cal(), steps={"exchange": {0: 1e-6, 64: 2e-6}, "one-way": {0: 1e-6, 64: 1.5e-6}})
-    same = predict.drift(before, before)
-    assert same["stable"] and same["alpha"] == same["beta"] == same["step"] == 0
-    moved = replace(before, alpha=before.alpha * 1.1,
-                    steps={"exchange": {0: 1e-6, 64: 2e-6}, "one-way": {0: 1e-6, 64: 3e-6}})
-    d = predict.drift(before, moved)
-    assert d["alpha"] == pytest.approx(0.1) and d["step"] == pytest.approx(1.0)     # 1.5 -> 3 µs
-    assert d["step_at"] == {"kind": "one-way", "nelems": 64} and not d["stable"]
-    assert "MORE than 25%" in predict.drift_line(d) and "held still" in predict.drift_line(same)
-    # just within the tolerance, either way
-    edge = replace(before, beta=before.beta * (1 + 0.99 * predict.STABLE_TOLERANCE))
-    assert predict.drift(before, edge)["stable"] and predict.drift(edge, before)["stable"]

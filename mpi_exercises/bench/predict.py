@@ -1,160 +1,195 @@
-"""The kit's own prediction report: calibrate the models, predict the collectives, measure
-them, and say how far off each model is.
+"""The kit's prediction report: fit the network models on their own microbenchmarks, measure
+the software apart, predict the collectives, measure them, and say how far off each model is.
 
     mpiexec -n 2 python -m mpi_exercises predict --json predict.json
+    mpiexec -n 2 python -m mpi_exercises predict --calibration my_calibration.json
 
-1. Calibration on ranks 0 and 1: the ping-pong sweep (:mod:`mpi_exercises.bench.pingpong`) gives
-   α and β; Netgauge's PRTT method (:mod:`mpi_exercises.bench.logp_bench`, fit to the minima)
-   gives LogGP's L, o_s, o_r, g, G; numpy combines give c2, c3 (s per element,
-   :func:`mpi_exercises.bench.nbl_testjig.combine_costs`); ``--testjig`` also measures f(2)
-   with the f(L) test jig (2 ranks).
-2. Prediction of every algorithm of every collective in :data:`COLLECTIVES` from its
-   schedule (:mod:`netmodels.algorithms.registry`), under each model of :func:`predict_times`.
-3. Measurement of the same algorithms through the kit's front doors
-   (``mpi_exercises.allreduce``, ``mpi_exercises.barrier``), the slowest rank's time.
-4. Relative error (predicted - measured) / measured per row; per model the median of
-   |error| and the worst error, overall and per algorithm.  Written as JSON and a table.
+1. Calibration, apart from what is predicted.  Each network model of :data:`MODELS` (names
+   and parameters from :mod:`netmodels.models.table`) is fitted on its own microbenchmark
+   only: α-β on the ping-pong sweep (:mod:`mpi_exercises.bench.pingpong`), LogGP on
+   Netgauge's PRTT method (:mod:`mpi_exercises.bench.logp_bench`), NBL on the same α and β
+   with f(L) from the f(L) test jig (``--testjig``; else f(L) = 1).  The software is a
+   property of the executor, not of a model: measured without any message
+   (:mod:`mpi_exercises.bench.software_cost`), the same term is added to every model.
+   No collective is timed during calibration, and the default vector lengths lie between the
+   lengths the calibration measures.  ``--calibration FILE`` takes the models' parameters (and
+   the software term, if the file has one) from an earlier report's ``calibration`` block or
+   one written by hand, instead of measuring them.
+2. Prediction of every algorithm of every collective in :data:`COLLECTIVES` from its schedule
+   (:mod:`netmodels.algorithms.registry`): per model the network time (the simulator under
+   the model, in the model's own semantics), the software time, and their sum.
+3. Measurement of the same algorithms through the kit's front doors, the slowest rank's time.
+4. Relative errors (predicted - measured) / measured, of the models alone and with the software
+   term; per model and collective the median |error| with its 95 % interval.
 
-A run with more ranks than cores is measured, but reported as not valid (``"valid":
-false`` in the JSON, and the table says so): its times are the scheduler's.  A new
-collective is one entry of :data:`COLLECTIVES` (its schedule builder, its front door).
+A run with more ranks than cores is measured, but reported as not valid.  A calibration whose
+measurements are too noisy (a median's 95 % interval wider than :data:`NOISY` of it) marks the
+run unreliable; a fit that comes out unphysical (α, L, o or g < 0) is refused.  A new collective
+is one entry of :data:`COLLECTIVES`; a new model one entry of the table and of
+:func:`fitted_parameters`.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from .. import pages
-from . import core
+from netmodels.models import table
 
-#: the models a prediction report compares (see :func:`predict_times`)
+from .. import pages
+from ..software import SoftwareCost
+from . import core, measure as sampling
+
+#: the network models a prediction report compares, by their names in the table of models
 MODELS = ("alpha-beta", "nbl", "loggp")
 ELEM_BYTES = 8                       #: the vectors are float64
-DEFAULT_SIZES = [1, 64, 1024, 16384, 131072]
-CALIBRATION_SIZES = [0, 1, 8, 64, 512, 4096, 32768, 262144, 1048576]
+#: vector lengths (elements) predicted by default: between the calibration's lengths
+DEFAULT_SIZES = [2, 40, 700, 12000, 100000]
+#: message sizes (bytes) of the ping-pong calibration
+CALIBRATION_SIZES = [0, 1, 8, 64, 512, 4096, 32768, 262144, 2097152]
+#: message sizes (bytes) of the PRTT calibration
+PRTT_SIZES = [0, 1, 8, 64, 1024, 4096, 16384]
+#: a calibration is unreliable if a median's 95 % interval is wider than this fraction of it on
+#: either side (five times the measurement core's default target)
+NOISY = 5 * sampling.DEFAULT_TARGET
 
 
-# ---------------------------------------------------------------- models (no MPI)
+# ---------------------------------------------------------------- calibration (no MPI)
 @dataclass(frozen=True)
 class Calibration:
-    """Fitted parameters (SI): α (s), β (s/B), LogGP, c2/c3 (s per element), f table."""
+    """What a prediction is made from: ``models``, each model's parameters by the names of the
+    table of models (SI units, :mod:`netmodels.models.table`); ``software``, the executor's
+    :class:`~mpi_exercises.software.SoftwareCost` (None: not priced); ``source``, where the
+    parameters come from; ``reliability``, how noisy the measurements were (None: given)."""
 
-    alpha: float
-    beta: float
-    loggp: object                    #: netmodels.models.logp.LogGP
-    c2: float = 0.0
-    c3: float = 0.0
-    f: dict | None = None            #: {L: f(L)} for the NBL model (None: f(L) = 1)
-    #: {model: SoftwareCost} of the executor beyond each model's messages (None: not priced)
-    software: dict | None = None
-    #: the front door's own cost per call (a SoftwareCost of per_call terms only)
-    door: object = None
-    #: the executor's measured cost per step (s), ``{kind: {n: b}}``, the software term's source
-    steps: dict | None = None
+    models: dict
+    software: SoftwareCost | None = None
+    source: str = "measured"
+    reliability: dict | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.models, dict) or not self.models:
+            raise ValueError("calibration: models must map at least one model name to its parameters")
+        for name, params in self.models.items():
+            entry = table.get(name)
+            if not isinstance(params, dict):
+                raise ValueError(f"calibration: the parameters of {name} must be a mapping of name to value")
+            missing = [p.name for p in entry.parameters if p.name not in params]
+            if missing:
+                raise ValueError(f"calibration: model {name} lacks {', '.join(missing)} "
+                                 f"(units: {', '.join(f'{p.name} {p.unit}' for p in entry.parameters)})")
+            for k, v in params.items():
+                if not entry.accepts(k):
+                    raise ValueError(f"calibration: model {name} has no parameter {k!r}")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+                    raise ValueError(f"calibration: {name} {k} must be a finite number, got {v!r}")
+            self.model(name)        # the model's own checks (e.g. alpha > 0)
+
+    def model(self, name: str):
+        """The model object of ``name``, built by the table from its parameters."""
+        return table.get(name).build(**self.models[name])
 
     def as_dict(self) -> dict:
-        m = self.loggp
-        return {"alpha_s": self.alpha, "beta_s_per_byte": self.beta,
-                "loggp": {"L_s": m.L, "o_s_s": m.o_s, "o_r_s": m.o_r, "g_s": m.g, "G_s_per_byte": m.G},
-                "c2_s_per_elem": self.c2, "c3_s_per_elem": self.c3,
-                "f": None if self.f is None else {str(k): v for k, v in self.f.items()},
-                "software": None if self.software is None else {m: c.as_dict() for m, c in self.software.items()},
-                "front_door": None if self.door is None else self.door.as_dict(),
-                "executor_step_s": None if self.steps is None else
-                {kind: {str(n): b for n, b in by_n.items()} for kind, by_n in self.steps.items()}}
+        """JSON form; :meth:`from_dict` reads it back."""
+        return {"models": self.models, "software": None if self.software is None else self.software.as_dict(),
+                "source": self.source, "reliability": self.reliability}
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str | None = None) -> "Calibration":
+        """A calibration from its JSON form, or from a whole ``predict --json`` file (its
+        ``calibration`` block); ``source`` replaces the one it names (default "given");
+        ValueError with what is wrong."""
+        if isinstance(d, dict) and "calibration" in d and "models" not in d:
+            d = d["calibration"]
+        if not isinstance(d, dict) or not isinstance(d.get("models"), dict):
+            raise ValueError('a calibration is a JSON object with "models": {model: {parameter: value}}; '
+                             f"models: {', '.join(MODELS)}")
+        sw = d.get("software")
+        return cls({k: dict(v) if isinstance(v, dict) else v for k, v in d["models"].items()},
+                   None if sw is None else SoftwareCost.from_dict(sw), source or d.get("source") or "given",
+                   d.get("reliability"))
 
 
-def alpha_beta_time(schedule, alpha: float, beta: float, elem_bytes: int = ELEM_BYTES,
-                    c2: float = 0.0) -> float:
-    """α-β time (s): the simulator (*sync*) under
-    :class:`~netmodels.models.alphabeta.AlphaBeta` (one port, full duplex: a rank's sends
-    go one after the other, and so do its receives, each α + β m for m bytes), plus, per
-    step, the largest combine (c2 per element combined at one rank)."""
-    from netmodels.models.alphabeta import AlphaBeta
-    from netmodels.models.nbl import NBLModel
-    from netmodels.simulate import simulate
-
-    comm = simulate(schedule, AlphaBeta(alpha, beta), elem_bytes=elem_bytes).step_times
-    if c2:      # the combine of the NBL step rule with f(L) = 0 links: c2 per element
-        comb = simulate(schedule, NBLModel(0.0, 0.0, combine={2: c2}), elem_bytes=elem_bytes).step_times
-        comm = comm + comb
-    return float(comm.sum())
+def load_calibration(path: str) -> Calibration:
+    """The calibration in the JSON file ``path`` (ValueError naming the file and the problem)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        return Calibration.from_dict(data, source=str(path))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError, TypeError) as exc:
+        raise ValueError(f"--calibration {path}: {exc}") from None
 
 
-def predict_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES, door: bool = False) -> dict:
-    """Predicted time (s) of ``schedule`` under each model of :data:`MODELS`: its messages
-    (:func:`network_times`) plus, where calibrated, the software that runs them
-    (:meth:`netmodels.models.software.SoftwareCost.time` of the model's term, and the front
-    door's per-call cost if the call goes through a front door, ``door``)."""
-    times = network_times(schedule, cal, elem_bytes)
-    if cal.software is not None:
-        extra = cal.door.call(schedule.nelems) if door and cal.door is not None else 0.0
-        times = {m: t + cal.software[m].time(schedule) + extra for m, t in times.items()}
-    return times
+def _nbl_beta(beta_per_byte: float) -> float:
+    """β in the unit the table's NBL entry takes (s/B, or s/element)."""
+    unit = {p.name: p.unit for p in table.get("nbl").parameters}["beta"]
+    return beta_per_byte * (ELEM_BYTES if unit == "s/element" else 1)
 
 
+def fitted_parameters(alpha_beta: dict, loggp: dict, f: dict | None, nprocs: int) -> dict:
+    """Each model's parameters (by the table's names) from the ping-pong fit ``alpha_beta``
+    (``alpha_s``, ``beta_s_per_byte``), the PRTT fit ``loggp`` (``L_s``, ``o_s_s``, ``o_r_s``,
+    ``g_s``, ``G_s_per_byte``; g and G None when not identified: 0) and the f(L) table ``f``
+    (None: f(L) = 1 for every L a schedule on ``nprocs`` ranks can have).  Combining is in the
+    software term, so no model charges it."""
+    a, b = alpha_beta["alpha_s"], alpha_beta["beta_s_per_byte"]
+    ftab = dict(f) if f else {}
+    for L in range(2, 2 * nprocs + 1):
+        ftab.setdefault(L, 1.0)
+    return {"alpha-beta": {"alpha": a, "beta": b},
+            "nbl": {"alpha": a, "beta": _nbl_beta(b), "c2": 0.0, "c3": 0.0,
+                    **{f"f{L}": float(v) for L, v in sorted(ftab.items()) if L > 1}},
+            "loggp": {"L": loggp["L_s"], "o_s": loggp["o_s_s"], "o_r": loggp["o_r_s"],
+                      "g": loggp["g_s"] or 0.0, "G": loggp["G_s_per_byte"] or 0.0}}
+
+
+def unphysical(models: dict) -> str | None:
+    """Why fitted parameters cannot be a machine (a time or a time per byte below 0, a
+    latency or overhead of 0), or None."""
+    checks = {"alpha-beta": ("alpha", "beta"), "nbl": ("alpha",), "loggp": ("L", "o_s", "o_r", "g", "G")}
+    strict = {"alpha", "o_s", "o_r"}
+    for name, keys in checks.items():
+        for k in keys:
+            v = models.get(name, {}).get(k)
+            if v is not None and (v < 0 or (k in strict and v == 0)):
+                return f"the {name} fit gave {k} = {v:.4g} ({'<= 0' if k in strict else '< 0'}), which no machine has"
+    return None
+
+
+def reliability(named_rows, limit: float = NOISY) -> dict:
+    """The widest median interval among ``named_rows`` ``[(relative half-width, case)]``:
+    ``{"worst": x, "at": case, "limit": limit, "reliable": x <= limit}``."""
+    worst, at = max(named_rows, key=lambda d: d[0], default=(0.0, None))
+    return {"worst": float(worst), "at": at, "limit": limit, "reliable": bool(worst <= limit)}
+
+
+# ---------------------------------------------------------------- prediction (no MPI)
 def network_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> dict:
-    """Time (s) of ``schedule``'s messages and combines under each model of :data:`MODELS`,
-    all by the simulator :func:`netmodels.simulate.simulate` with the model's step rule:
-
-    * ``alpha-beta``: :func:`alpha_beta_time`;
-    * ``nbl``: Littlefield's step cost L α + f(L) β S + combining, the busiest rank per step
-      (:class:`netmodels.models.nbl.NBLModel`, *sync*; f from the test jig, else f(L) = 1);
-    * ``loggp``: message by message (LogGP with G per byte and the combine cost, *stepwise*),
-      the last rank to finish.
-    """
-    from dataclasses import replace
-
-    from netmodels.models.nbl import NBLModel
+    """Time (s) of ``schedule``'s messages under each model of ``cal``: the simulator
+    (:func:`netmodels.simulate.simulate`) under the model, in its own semantics (the table's:
+    α-β and NBL loosely synchronous steps, LogGP each rank on its own clock)."""
     from netmodels.simulate import simulate
 
-    nbl = NBLModel(cal.alpha, cal.beta * elem_bytes, f=cal.f, combine={2: cal.c2, 3: cal.c3 or cal.c2})
-    loggp = replace(cal.loggp, combine=cal.c2)
-    return {"alpha-beta": alpha_beta_time(schedule, cal.alpha, cal.beta, elem_bytes, cal.c2),
-            "nbl": simulate(schedule, nbl).time,
-            "loggp": simulate(schedule, loggp, semantics="stepwise", elem_bytes=elem_bytes).time}
+    return {m: simulate(schedule, cal.model(m), elem_bytes=elem_bytes).time for m in cal.models}
 
 
-#: largest relative change between the calibrations before and after the measurement that
-#: still counts as one machine (:func:`drift`)
-STABLE_TOLERANCE = 0.25
+def software_time(schedule, cal: Calibration, door: bool = True) -> float:
+    """The executor's own time (s) for one call of ``schedule`` (0 without a software term)."""
+    return 0.0 if cal.software is None else cal.software.time(schedule, door=door)
 
 
-def drift(before: Calibration, after: Calibration) -> dict:
-    """How much the machine moved during a run: the relative differences
-    |x - y| / min(|x|, |y|) of α, of β and, largest over every kind of step and vector length,
-    of the executor's measured cost per step, between the calibration taken before the
-    collectives were measured and the one taken after (no MPI).  ``stable`` says whether all
-    are within :data:`STABLE_TOLERANCE`."""
-    def rel(x, y):
-        low = min(abs(x), abs(y))
-        return abs(x - y) / low if low > 0 else (0.0 if x == y else float("inf"))
+def schedule_key(schedule) -> tuple:
+    """A key equal for two schedules that move the same blocks in the same steps."""
+    from netmodels.algorithms.arrays import as_arrays
 
-    out = {"alpha": rel(before.alpha, after.alpha), "beta": rel(before.beta, after.beta),
-           "step": 0.0, "step_at": None}
-    for kind, by_n in (before.steps or {}).items():
-        for n, b in by_n.items():
-            if n in (after.steps or {}).get(kind, {}):
-                d = rel(b, after.steps[kind][n])
-                if d > out["step"]:
-                    out["step"], out["step_at"] = d, {"kind": kind, "nelems": n}
-    out["stable"] = max(out["alpha"], out["beta"], out["step"]) <= STABLE_TOLERANCE
-    return out
-
-
-def drift_line(d: dict) -> str:
-    """:func:`drift` in one line."""
-    where = "" if d["step_at"] is None else f" ({d['step_at']['kind']}, n = {d['step_at']['nelems']})"
-    verdict = ("the machine held still" if d["stable"] else
-               f"MORE than {STABLE_TOLERANCE:.0%}: the machine changed during the run, the errors above "
-               "are not the models'")
-    return (f"calibration before and after the measurement: alpha differs by {d['alpha']:.0%}, beta by "
-            f"{d['beta']:.0%}, the executor's steps by up to {d['step']:.0%}{where}; {verdict}")
+    a = as_arrays(schedule)
+    return (a.nprocs, a.nelems) + tuple(
+        tuple(col.tobytes() for col in (s.src, s.dst, s.count, s.combine)) for s in a.steps)
 
 
 def relative_error(predicted: float, measured: float) -> float:
@@ -176,30 +211,39 @@ def _errors(errs) -> dict:
 
 
 def summarize_errors(rows: list[dict]) -> dict:
-    """Per model: :func:`_errors` over all rows, per collective and per (collective, algorithm)."""
+    """Per model, with the software term (``relative_error``) and without it
+    (``relative_error_network``): :func:`_errors` over all rows and per collective."""
     out = {}
-    for model in MODELS:
-        errs = [(r["collective"], r["algorithm"], r["relative_error"][model]) for r in rows
-                if r["relative_error"].get(model) is not None]
-        if not errs:
-            continue
-        out[model] = {**_errors([x[2] for x in errs]),
-                      "by_collective": {c: _errors([x[2] for x in errs if x[0] == c])
-                                        for c in dict.fromkeys(x[0] for x in errs)},
-                      "by_algorithm": {f"{c}:{a}": _errors([x[2] for x in errs if (x[0], x[1]) == (c, a)])
-                                       for c, a in dict.fromkeys((x[0], x[1]) for x in errs)}}
+    models = list(dict.fromkeys(m for r in rows for m in r["relative_error"]))
+    for model in models:
+        mine = [r for r in rows if r["relative_error"].get(model) is not None]
+        out[model] = {}
+        for part, key in (("with_software", "relative_error"), ("network_only", "relative_error_network")):
+            errs = [(r["collective"], r[key][model]) for r in mine]
+            out[model][part] = {**_errors([e for _, e in errs]),
+                                "by_collective": {c: _errors([e for k, e in errs if k == c])
+                                                  for c in dict.fromkeys(k for k, _ in errs)}}
+    return out
+
+
+def best_models(summary: dict) -> dict:
+    """The model with the smallest median |error| with the software term, overall
+    (``"(all)"``) and per collective."""
+    if not summary:
+        return {}
+    out = {"(all)": min(summary, key=lambda m: summary[m]["with_software"]["median_abs"])}
+    for c in next(iter(summary.values()))["with_software"]["by_collective"]:
+        out[c] = min(summary, key=lambda m: summary[m]["with_software"]["by_collective"][c]["median_abs"])
     return out
 
 
 def explain(row: dict, model: str) -> str:
-    """Why a row misses under ``model``, from its numbers: the sign, and which part of the
-    prediction (messages or software) is the larger, with both in µs."""
+    """A row under ``model`` in one line: the sign and size of the error, and its parts in µs."""
     err = row["relative_error"][model]
-    net, sw = row["network_s"][model], row["software_s"][model]
+    net, sw = row["network_s"][model], row["software_s"]
     side = "too slow" if err > 0 else "too fast"
-    part = "the messages dominate" if abs(net) >= abs(sw) else "the software dominates"
-    return (f"{model} predicts {side} by {abs(err):.0%}: messages {net * 1e6:.2f} µs, software {sw * 1e6:.2f} µs "
-            f"({part}), measured {row['measured_s'] * 1e6:.2f} µs")
+    return (f"{model} predicts {side} by {abs(err):.0%}: network {net * 1e6:.2f} µs + software "
+            f"{sw * 1e6:.2f} µs, measured {row['measured_s'] * 1e6:.2f} µs")
 
 
 # ---------------------------------------------------------------- the collectives
@@ -272,72 +316,78 @@ def add_arguments(p) -> None:
                    help="comma-separated collectives (default: all): " + ",".join(COLLECTIVES))
     p.add_argument("--sizes", type=core.size_list_of(8, 4, all_ranks=True), default=DEFAULT_SIZES,
                    help="comma-separated vector lengths in float64 elements, suffix k/M allowed "
-                        "(default 1,64,1k,16k,128k)")
+                        "(default 2,40,700,12000,100000: between the calibration's lengths)")
     p.add_argument("--iterations", type=core.sample_count, default=100,
                    help="timed calls per algorithm and size (default 100; fewer for large vectors)")
     p.add_argument("--warmup", type=core.nonneg_int, default=10, help="untimed calls first (default 10)")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="measured time compared with the predictions (default min: noise only adds time)")
+    p.add_argument("--calibration", metavar="FILE",
+                   help="take the models' parameters (and the software term, if it has one) from FILE, the "
+                        "'calibration' block of an earlier predict --json or one written in its shape, "
+                        "instead of measuring them")
     p.add_argument("--calibration-repetitions", type=core.sample_count, default=200,
-                   help="samples per size of the ping-pong and PRTT calibration (default 200)")
+                   help="samples per size of the ping-pong, PRTT and software calibration (default 200)")
     p.add_argument("--testjig", action="store_true",
                    help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
     p.add_argument("--json", metavar="FILE", help="write calibration, rows and errors to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def calibrate(comm, reps: int, testjig: bool, progress: bool) -> Calibration | None:
-    """Run the calibration benchmarks (collective); the fitted parameters on rank 0."""
-    from netmodels.models.logp import LogGP
-    from netmodels.models.nbl import fit_f
+def measure_software(comm, reps: int, progress: bool):
+    """The executor's software term (collective; on rank 0 ``(SoftwareCost, its widest
+    interval)``, elsewhere None)."""
+    from . import software_cost
 
-    from . import logp_bench, nbl_testjig, pingpong, software_cost
-
-    pp = pingpong.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
-    if comm.Get_rank() == 0:
-        print(pingpong.report(pp, pingpong.fit(pp, "min_s")), file=sys.stderr, flush=True)
-    lp = logp_bench.measure(comm, [0, 1, 8, 64, 1024, 4096, 16384], 10, reps, 10, progress)
-    jig = nbl_testjig.measure(comm, [600, 6000, 60000], 20, 5, 2, progress) if testjig else []
     sw = software_cost.measure(comm, software_cost.SIZES, software_cost.STEPS, reps, 10, core.DEFAULT_INNER,
                                progress)
-    if comm.Get_rank() != 0:
+    if sw is None:
         return None
-    ab = pingpong.fit(pp, "min_s")["alpha_beta"]
-    lg = logp_bench.fit(lp, 10, "min_s")
-    c = nbl_testjig.combine_costs(2**16)
-    f = None
-    if jig:
-        tab = nbl_testjig.table(jig, "min_s")
-        S = tab["S"]
-        fitted, _, _ = fit_f(S, {int(L): np.array(v) for L, v in tab["T_s"].items()})
-        f = {L: max(v, 1e-3) for L, v in fitted.items()}
-    loggp = LogGP(lg["L_s"], max(lg["o_s_s"], 1e-12), max(lg["g_s"] or 0.0, 0.0), comm.Get_size(),
-                  o_r=max(lg["o_r_s"], 1e-12), G=max(lg["G_s_per_byte"] or 0.0, 0.0), name="PRTT fit")
-    cal = Calibration(max(ab["alpha_s"], 0.0), max(ab["beta_s_per_byte"], 0.0), loggp,
-                      c["c2_s_per_elem"], c["c3_s_per_elem"], f)
-    return with_software(cal, software_cost.lines(sw, "min_s"), comm.Get_size())   # minima, like the ping-pong fit
+    return software_cost.term(sw), software_cost.worst_interval(sw)
 
 
-def with_software(cal: Calibration, lines: dict, P: int) -> Calibration:
-    """``cal`` with each model's software term (no MPI): from the executor's lines
-    ``{n: {per_call_s, per_step_s: {kind: s}, door_s}}`` of ``software-cost`` and each
-    model's own time of one step of each kind of n elements
-    (:func:`netmodels.models.software.residual`); the front door's per-call cost as a line
-    in n."""
+def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration | None = None):
+    """Measure what ``given`` does not hold (collective): the network models on their
+    microbenchmarks, the software term without the network.  On rank 0 ``(Calibration, None)``
+    or ``(None, why)`` if a fit is unphysical; elsewhere ``(None, None)``."""
     from dataclasses import replace
 
-    from netmodels.models.software import SoftwareCost, residual
+    from netmodels.models.nbl import fit_f
 
-    from .software_cost import schedule_of
+    from . import logp_bench, nbl_testjig, pingpong
 
-    sizes = sorted(lines)
-    kinds = list(dict.fromkeys(kind for n in sizes for kind in lines[n]["per_step_s"]))
-    steps = {kind: {n: lines[n]["per_step_s"][kind] for n in sizes} for kind in kinds}
-    model = {kind: {n: network_times(schedule_of(kind, P, 1, n), cal) for n in sizes} for kind in kinds}
-    software = {m: residual({n: lines[n]["per_call_s"] for n in sizes}, steps,
-                            {kind: {n: model[kind][n][m] for n in sizes} for kind in kinds}) for m in MODELS}
-    door = SoftwareCost(tuple(sizes), tuple(lines[n]["door_s"] for n in sizes))
-    return replace(cal, software=software, door=door, steps=steps)
+    rank = comm.Get_rank()
+    if given is None:
+        pp = pingpong.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
+        lp = logp_bench.measure(comm, PRTT_SIZES, 10, reps, 10, progress)
+        jig = nbl_testjig.measure(comm, [600, 6000, 60000], 20, 5, 2, progress) if testjig else []
+    sw = measure_software(comm, reps, progress) if given is None or given.software is None else None
+    if rank != 0:
+        return None, None
+    noisy = []
+    if given is not None:
+        cal = given
+    else:
+        ab = pingpong.fit(pp, "min_s")["alpha_beta"]
+        lg = logp_bench.fit(lp, 10, "min_s")
+        f = None
+        if jig:
+            tab = nbl_testjig.table(jig, "min_s")
+            fitted, _, _ = fit_f(tab["S"], {int(L): np.array(v) for L, v in tab["T_s"].items()})
+            f = dict(fitted)
+        models = fitted_parameters(ab, lg, f, comm.Get_size())
+        why = unphysical(models)
+        if why:
+            return None, why
+        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"ping-pong {r['bytes']} B") for r in pp]
+        noisy += [(r[k]["ci_relative_halfwidth"] or 0.0, f"PRTT {k} {r['bytes']} B")
+                  for r in lp for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")]
+        cal = Calibration(models, source="measured")
+    if sw is not None:
+        term, widest = sw
+        noisy.append(widest)
+        cal = replace(cal, software=term)
+    return replace(cal, reliability=reliability(noisy) if noisy else cal.reliability), None
 
 
 def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = core.DEFAULT_INNER) -> list[dict]:
@@ -347,7 +397,6 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
     divided by ``inner``, the slowest rank's (:func:`core.time_interleaved`): the barrier's
     exit skew is not charged to every call."""
     from tqdm import tqdm
-
 
     P, rank = comm.Get_size(), comm.Get_rank()
     method = core.loop_method(inner)
@@ -378,46 +427,148 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
 
 
 def compare(rows: list[dict], cal: Calibration, P: int, statistic: str = "min_s") -> list[dict]:
-    """Add predictions (messages, software, total) and relative errors to measured rows (no MPI)."""
+    """Add to measured rows each model's network time, the software time, their sums and the
+    relative errors with and without the software term (no MPI)."""
     out = []
     for r in rows:
         entry = COLLECTIVES[r["collective"]]
         sched = entry.schedule(r["algorithm"], P, r["nelems"])
-        pred = predict_times(sched, cal, door=entry.door) if sched is not None else {}
-        net = network_times(sched, cal) if sched is not None else {}
         meas = r[statistic]
-        out.append({**r, "measured_s": meas, "predicted_s": pred, "network_s": net,
-                    "software_s": {m: pred[m] - net[m] for m in pred},
-                    "relative_error": {m: relative_error(t, meas) for m, t in pred.items()}})
+        if sched is None:
+            out.append({**r, "measured_s": meas, "network_s": {}, "software_s": None, "predicted_s": {},
+                        "relative_error": {}, "relative_error_network": {}, "schedule": None})
+            continue
+        net = network_times(sched, cal)
+        sw = software_time(sched, cal, door=entry.door)
+        pred = {m: t + sw for m, t in net.items()}
+        out.append({**r, "measured_s": meas, "network_s": net, "software_s": sw, "predicted_s": pred,
+                    "relative_error": {m: relative_error(t, meas) for m, t in pred.items()},
+                    "relative_error_network": {m: relative_error(t, meas) for m, t in net.items()},
+                    "schedule": schedule_key(sched)})
+    keys = {r["schedule"] for r in out if r["schedule"] is not None}
+    index = {k: i for i, k in enumerate(sorted(keys, key=repr))}
+    for r in out:       # the key itself is bytes: keep its number only
+        r["schedule"] = None if r["schedule"] is None else index[r["schedule"]]
     return out
 
 
-def report(rows: list[dict], summary: dict, valid: bool) -> str:
-    """The error table: per model, overall, per collective and per algorithm, the median
-    |error| with its 95 % interval, the worst error and the rows within :data:`TOLERANCE`;
-    then every row a model misses, with :func:`explain`."""
+#: largest relative change between the calibrations before and after the measurement that
+#: still counts as one machine (:func:`drift`); software times below FLOOR_S count as FLOOR_S
+STABLE_TOLERANCE = 0.25
+FLOOR_S = 1e-6
+
+
+def drift(before: Calibration, after: Calibration) -> dict:
+    """How much the machine moved during a run: the relative differences of every parameter
+    measured both times (each model's, and the software term's at every length), the largest
+    with where it is; ``stable`` if it is within :data:`STABLE_TOLERANCE` (no MPI)."""
+    def rel(x, y, floor=0.0):
+        low = max(min(abs(x), abs(y)), floor)
+        return abs(x - y) / low if low > 0 else (0.0 if x == y else float("inf"))
+
+    diffs = []
+    if before.source == after.source == "measured":
+        for m, params in before.models.items():
+            diffs += [(rel(v, after.models[m][k]), f"{m} {k}") for k, v in params.items()
+                      if k in after.models.get(m, {}) and not k.startswith("f")]
+    b, a = before.software, after.software
+    if b is not None and a is not None and b.knots == a.knots:
+        diffs.append((rel(b.step, a.step, FLOOR_S), "software per step"))
+        for part in ("door", "copy", "combine"):
+            diffs += [(rel(x, y, FLOOR_S), f"software {part} at n = {n}")
+                      for n, x, y in zip(b.knots, getattr(b, part), getattr(a, part))]
+    worst, at = max(diffs, key=lambda d: d[0], default=(0.0, None))     # the first of equals
+    return {"largest": worst, "at": at, "stable": bool(worst <= STABLE_TOLERANCE)}
+
+
+def drift_line(d: dict) -> str:
+    """:func:`drift` in one line."""
+    if d["at"] is None:
+        return "calibration before and after the measurement: nothing measured twice"
+    verdict = ("the machine held still" if d["stable"] else
+               f"MORE than {STABLE_TOLERANCE:.0%}: the machine changed during the run, the errors above "
+               "are not the models'")
+    return (f"calibration before and after the measurement: the largest change is {d['largest']:.0%} "
+            f"({d['at']}); {verdict}")
+
+
+def reliability_line(r: dict | None) -> str:
+    """The calibration's noise in one line."""
+    if r is None:
+        return "calibration given, not measured: its noise is not known here"
+    if r["reliable"]:
+        return (f"calibration noise: every median's 95 % interval within ±{r['worst']:.1%} "
+                f"(limit ±{r['limit']:.0%})")
+    return (f"UNRELIABLE calibration: the median of {r['at']} is known only to ±{r['worst']:.0%} "
+            f"(limit ±{r['limit']:.0%}); the machine is busy: run again when it is quiet")
+
+
+def _us(t) -> str:
+    return f"{t * 1e6:9.2f}" if t is not None else f"{'-':>9}"
+
+
+def row_table(rows: list[dict], models) -> str:
+    """Every row with its parts: measured, software, and per model network and total (µs)."""
+    head = f"{'collective:algorithm':<30} {'N':>7} {'measured':>9} {'software':>9}"
+    head += "".join(f" | {m + ' net':>14} {'total':>9} {'err':>6}" for m in models)
+    lines = [head + "   (µs)", "-" * len(head)]
+    for r in rows:
+        line = f"{r['collective'] + ':' + r['algorithm']:<30} {r['nelems']:>7} {_us(r['measured_s'])} " \
+               f"{_us(r['software_s'])}"
+        for m in models:
+            if m in r["predicted_s"]:
+                line += f" | {_us(r['network_s'][m]):>14} {_us(r['predicted_s'][m])} {r['relative_error'][m]:+6.0%}"
+            else:
+                line += f" | {'-':>14} {'-':>9} {'':>6}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def report(rows: list[dict], summary: dict, valid: bool, P: int) -> str:
+    """The rows with their parts, then per model and collective the median |error| of the
+    model alone and with the software term (95 % intervals), the best model, and each model's
+    worst row."""
+    models = list(summary)
     lines = []
     if not valid:
         lines += ["NOT VALID: ranks outnumber cores (oversubscribed): these times measure the "
                   "scheduler; no model is judged by them.", ""]
-    lines.append(f"{'model':<11} {'collective:algorithm':<32} {'median |err| [95 % CI]':>24} {'worst':>7} "
-                 f"{'within ' + format(TOLERANCE, '.0%'):>11}")
-    lines.append("-" * 89)
+    lines += [row_table(rows, models), ""]
+    head = (f"{'model':<11} {'collective':<10} {'network alone: median |err| [95 % CI]':>40} "
+            f"{'with software':>26} {'within ' + format(TOLERANCE, '.0%'):>10}")
+    lines += [head, "-" * len(head)]
 
-    def line(model, key, e):
+    def cell(e):
         lo, hi = e["median_abs_ci"]
-        return (f"{model:<11} {key:<32} {e['median_abs']:9.0%} [{lo:4.0%}, {hi:4.0%}]   {e['worst']:+6.0%} "
-                f"{e['within_tolerance']:>5} of {e['rows']:<3}")
-    for model, s in summary.items():
-        lines.append(line(model, "(all)", s))
-        lines += [line("", f"{c} (all)", e) for c, e in s["by_collective"].items()]
-        lines += [line("", key, e) for key, e in s["by_algorithm"].items()]
-    missed = [(m, r) for m in summary for r in rows
-              if r["relative_error"].get(m) is not None and abs(r["relative_error"][m]) > TOLERANCE]
-    if missed:
-        lines += ["", f"rows missed by more than {TOLERANCE:.0%}:"]
-        lines += [f"  {r['collective']}:{r['algorithm']} N = {r['nelems']}: {explain(r, m)}" for m, r in missed]
+        return f"{e['median_abs']:6.0%} [{lo:4.0%}, {hi:4.0%}]"
+    for m, s in summary.items():
+        w, n = s["with_software"], s["network_only"]
+        lines.append(f"{m:<11} {'(all)':<10} {cell(n):>40} {cell(w):>26} {w['within_tolerance']:>4} of {w['rows']}")
+        for c in w["by_collective"]:
+            wc, nc = w["by_collective"][c], n["by_collective"][c]
+            lines.append(f"{'':<11} {c:<10} {cell(nc):>40} {cell(wc):>26} "
+                         f"{wc['within_tolerance']:>4} of {wc['rows']}")
+    best = best_models(summary)
+    if best:
+        lines += ["", "best model (median |error| with the software term): "
+                  + "; ".join(f"{c}: {m} ({(summary[m]['with_software'] if c == '(all)' else summary[m]['with_software']['by_collective'][c])['median_abs']:.0%})"
+                              for c, m in best.items())]
+        lines += ["where each model misses most:"]
+        for m in models:
+            worst = max((r for r in rows if m in r["relative_error"]), key=lambda r: abs(r["relative_error"][m]))
+            lines.append(f"  {worst['collective']}:{worst['algorithm']} N = {worst['nelems']}: {explain(worst, m)}")
+    modelled = [r for r in rows if r["schedule"] is not None]
+    distinct = len({r["schedule"] for r in modelled})
+    lines += ["", f"{len(modelled)} rows predicted, {distinct} distinct schedules on P = {P} ranks"
+              + ("; at P = 2 every algorithm is a chain of one-way or exchange steps, so the algorithms "
+                 "differ only in their steps' kinds and lengths: on a machine with more cores, predict at "
+                 "P = its cores (up to 8) to test their structure" if P == 2 else "")]
     return "\n".join(lines)
+
+
+def _agree(comm, error: str | None) -> str | None:
+    """Rank 0's error (or None), known to every rank."""
+    return comm.bcast(error, root=0)
 
 
 def run(args) -> int:
@@ -430,20 +581,45 @@ def run(args) -> int:
             print("predict needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises predict",
                   file=sys.stderr)
         return 2
+    given, error = None, None
+    if args.calibration and rank == 0:
+        try:
+            given = load_calibration(args.calibration)
+        except ValueError as exc:
+            error = str(exc)
+    error = _agree(comm, error)
+    if error:
+        if rank == 0:
+            print(f"predict: error: {error}", file=sys.stderr)
+        return 2
+    given = comm.bcast(given, root=0)
     oversubscribed = core.warn_if_oversubscribed(comm)
+    cores = min(core.usable_cores(), 8)
+    if rank == 0 and P < cores and not oversubscribed:
+        print(f"predict: {P} ranks on a machine with {core.usable_cores()} usable cores: "
+              f"mpiexec -n {cores} tests the algorithms' structure better", file=sys.stderr)
     progress = not args.no_progress
-    cal = calibrate(comm, args.calibration_repetitions, args.testjig, progress)
+    cal, why = calibrate(comm, args.calibration_repetitions, args.testjig, progress, given)
+    why = _agree(comm, why)
+    if why:
+        if rank == 0:
+            print(f"predict: refused: {why}. The machine was probably busy during the calibration: run "
+                  "again when it is quiet, or give the parameters with --calibration FILE", file=sys.stderr)
+        return 2
     rows = measure(comm, args.collectives, args.sizes, args.iterations, args.warmup, progress)
-    after = calibrate(comm, args.calibration_repetitions, args.testjig, progress)   # did the machine move?
+    after = None
+    if given is None or given.software is None:           # measured something: did the machine move?
+        after, _ = calibrate(comm, args.calibration_repetitions, args.testjig, progress, given)
     if rank != 0:
         return 0
     rows = compare(rows, cal, P, args.statistic + "_s")
     summary = summarize_errors(rows)
     valid = not oversubscribed
-    moved = drift(cal, after)
+    moved = drift(cal, after) if after is not None else {"largest": None, "at": None, "stable": None}
     print(f"predictions against measurements on {P} ranks ({args.statistic} of the samples; "
-          f"error = (predicted - measured) / measured)")
-    print(report(rows, summary, valid), flush=True)
+          f"error = (predicted - measured) / measured; calibration: {cal.source})")
+    print(report(rows, summary, valid, P), flush=True)
+    print(reliability_line(cal.reliability))
     print(drift_line(moved), flush=True)
     if args.json:
         core.write_json(args.json, {
@@ -452,8 +628,11 @@ def run(args) -> int:
             "oversubscribed": oversubscribed, "valid": valid, "load_average_1min": core.load_average(),
             "parameters": {"collectives": args.collectives, "sizes_elements": args.sizes,
                            "iterations": args.iterations, "warmup": args.warmup, "statistic": args.statistic,
-                           "elem_bytes": ELEM_BYTES, "models": list(MODELS), "testjig": args.testjig},
-            "calibration": cal.as_dict(), "calibration_after": after.as_dict(), "drift": moved,
-            "stable": moved["stable"], "rows": rows, "summary": summary})
+                           "elem_bytes": ELEM_BYTES, "models": list(cal.models), "testjig": args.testjig,
+                           "calibration_file": args.calibration},
+            "calibration": cal.as_dict(), "calibration_after": after.as_dict() if after else None,
+            "reliable": None if cal.reliability is None else cal.reliability["reliable"],
+            "drift": moved, "stable": moved["stable"], "rows": rows, "summary": summary,
+            "best": best_models(summary)})
         print(f"results written to {args.json}")
     return 0
