@@ -21,7 +21,7 @@ SW = SoftwareCost((1, 1000, 100_000), (3 * US, 4 * US, 50 * US), 0.6 * US, 0.3 *
 
 
 def models(alpha=ALPHA, nprocs=2):
-    return predict.fitted_parameters({"alpha_s": alpha, "beta_s_per_byte": BETA},
+    return predict.network_parameters({"alpha_s": alpha, "beta_s_per_byte": BETA},
                                      {"L_s": LOGGP["L"], "o_s_s": LOGGP["o_s"], "o_r_s": LOGGP["o_r"],
                                       "g_s": LOGGP["g"], "G_s_per_byte": LOGGP["G"]}, None, nprocs)
 
@@ -233,3 +233,30 @@ def test_predict_oversubscribed_is_reported_not_valid(tmp_path):
     data = json.loads(out.read_text())
     assert data["oversubscribed"] is True and data["valid"] is False
     assert "NOT VALID" in res.stdout
+
+
+def test_a_calibration_is_read_from_a_students_ping_pong_and_logp_files(tmp_path):
+    from pathlib import Path
+
+    import netmodels
+
+    lab = Path(__file__).resolve().parents[1] / "labs" / "source"
+    pp, lp = lab / "lab1" / "pingpong.json", lab / "lab3" / "logp.json"
+    c = predict.load_calibration([pp, lp], 2)
+    assert set(c.models) == {"alpha-beta", "nbl", "loggp"} and c.software is None
+    rows = json.loads(pp.read_text())["results"]        # α-β is the least-squares line through the minima
+    line = netmodels.fit_alpha_beta([r["bytes"] for r in rows], [r["min_s"] for r in rows])
+    assert c.models["alpha-beta"] == {"alpha": pytest.approx(line.alpha), "beta": pytest.approx(line.beta)}
+    assert c.models["nbl"]["alpha"] == c.models["alpha-beta"]["alpha"] and c.models["nbl"]["f2"] == 1.0
+    assert c.reliability is not None and str(pp) in c.source
+    # a later file replaces an earlier one's model; a report's block brings its software term
+    block = tmp_path / "block.json"
+    block.write_text(json.dumps(cal(alpha=7e-6).as_dict()))
+    merged = predict.load_calibration([pp, lp, block], 2)
+    assert merged.models["alpha-beta"]["alpha"] == 7e-6 and merged.software == SW
+    with pytest.raises(ValueError, match=f"--calibration {tmp_path / 'none.json'}: "):
+        predict.load_calibration([tmp_path / "none.json"], 2)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"benchmark": "pingpong", "results": [{"bytes": 0}]}))
+    with pytest.raises(ValueError, match="broken.json: no 'min_s' in it"):
+        predict.load_calibration([broken], 2)

@@ -12,9 +12,10 @@ the software apart, predict the collectives, measure them, and say how far off e
    property of the executor, not of a model: measured without any message
    (:mod:`mpi_exercises.bench.software_cost`), the same term is added to every model.
    No collective is timed during calibration, and the default vector lengths lie between the
-   lengths the calibration measures.  ``--calibration FILE`` takes the models' parameters (and
-   the software term, if the file has one) from an earlier report's ``calibration`` block or
-   one written by hand, instead of measuring them.
+   lengths the calibration measures.  ``--calibration FILE ...`` takes the models' parameters
+   from files instead of measuring them: a student's own ``pingpong`` and ``logp`` results, or
+   an earlier report's ``calibration`` block (with its software term), edited or written by
+   hand in its shape (a paper's machine).
 2. Prediction of every algorithm of every collective in :data:`COLLECTIVES` from its schedule
    (:mod:`netmodels.algorithms.registry`): per model the network time (the simulator under
    the model, in the model's own semantics), the software time, and their sum.
@@ -26,7 +27,7 @@ A run with more ranks than cores is measured, but reported as not valid.  A cali
 measurements are too noisy (a median's 95 % interval wider than :data:`NOISY` of it) marks the
 run unreliable; a fit that comes out unphysical (α, L, o or g < 0) is refused.  A new collective
 is one entry of :data:`COLLECTIVES`; a new model one entry of the table and of
-:func:`fitted_parameters`.
+:func:`network_parameters`.
 """
 
 from __future__ import annotations
@@ -115,14 +116,42 @@ class Calibration:
                    d.get("reliability"))
 
 
-def load_calibration(path: str) -> Calibration:
-    """The calibration in the JSON file ``path`` (ValueError naming the file and the problem)."""
+def load_calibration(paths, nprocs: int) -> Calibration:
+    """The calibration in the JSON files ``paths``, merged in order (a later file's model
+    replaces an earlier one's): a calibration block or a whole ``predict --json`` report, a
+    ``pingpong --json`` file (α-β and NBL, fitted as predict fits its own ping-pong) or a
+    ``logp --json`` file (LogGP, by the PRTT fit).  ValueError naming the file and the problem;
+    an unphysical fit is refused (:func:`unphysical`)."""
+    from . import logp_bench, pingpong
+
+    models, software, noisy = {}, None, []
+    for path in [paths] if isinstance(paths, str) else paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            kind = data.get("benchmark") if isinstance(data, dict) else None
+            if kind == "pingpong":
+                part = network_parameters(pingpong.fit(data["results"], "min_s")["alpha_beta"], None, None, nprocs)
+                noisy += [(r["ci_relative_halfwidth"] or 0.0, f"{path}: ping-pong {r['bytes']} B")
+                          for r in data["results"]]
+            elif kind == "logp-prtt":
+                part = network_parameters(None, logp_bench.fit(data["results"], data["parameters"]["n"], "min_s"),
+                                          None, nprocs)
+            else:
+                c = Calibration.from_dict(data, source=str(path))
+                part, software = c.models, c.software or software
+            why = unphysical(part)
+            if why:
+                raise ValueError(why)
+            models.update(part)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+            what = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"--calibration {path}: {what}") from None
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        return Calibration.from_dict(data, source=str(path))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError, TypeError) as exc:
-        raise ValueError(f"--calibration {path}: {exc}") from None
+        return Calibration(models, software, ", ".join(map(str, [paths] if isinstance(paths, str) else paths)),
+                           reliability(noisy) if noisy else None)
+    except ValueError as exc:
+        raise ValueError(f"--calibration: {exc}") from None
 
 
 def _nbl_beta(beta_per_byte: float) -> float:
@@ -131,21 +160,25 @@ def _nbl_beta(beta_per_byte: float) -> float:
     return beta_per_byte * (ELEM_BYTES if unit == "s/element" else 1)
 
 
-def fitted_parameters(alpha_beta: dict, loggp: dict, f: dict | None, nprocs: int) -> dict:
+def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | None, nprocs: int) -> dict:
     """Each model's parameters (by the table's names) from the ping-pong fit ``alpha_beta``
-    (``alpha_s``, ``beta_s_per_byte``), the PRTT fit ``loggp`` (``L_s``, ``o_s_s``, ``o_r_s``,
-    ``g_s``, ``G_s_per_byte``; g and G None when not identified: 0) and the f(L) table ``f``
-    (None: f(L) = 1 for every L a schedule on ``nprocs`` ranks can have).  Combining is in the
-    software term, so no model charges it."""
-    a, b = alpha_beta["alpha_s"], alpha_beta["beta_s_per_byte"]
-    ftab = dict(f) if f else {}
-    for L in range(2, 2 * nprocs + 1):
-        ftab.setdefault(L, 1.0)
-    return {"alpha-beta": {"alpha": a, "beta": b},
-            "nbl": {"alpha": a, "beta": _nbl_beta(b), "c2": 0.0, "c3": 0.0,
-                    **{f"f{L}": float(v) for L, v in sorted(ftab.items()) if L > 1}},
-            "loggp": {"L": loggp["L_s"], "o_s": loggp["o_s_s"], "o_r": loggp["o_r_s"],
-                      "g": loggp["g_s"] or 0.0, "G": loggp["G_s_per_byte"] or 0.0}}
+    (``alpha_s``, ``beta_s_per_byte``: α-β and NBL), the PRTT fit ``loggp`` (``L_s``, ``o_s_s``,
+    ``o_r_s``, ``g_s``, ``G_s_per_byte``; g and G None when not identified: 0) and the f(L)
+    table ``f`` (None: f(L) = 1 for every L a schedule on ``nprocs`` ranks can have); a fit
+    that is None gives no model.  Combining is in the software term, so no model charges it."""
+    out = {}
+    if alpha_beta is not None:
+        a, b = alpha_beta["alpha_s"], alpha_beta["beta_s_per_byte"]
+        ftab = dict(f) if f else {}
+        for L in range(2, 2 * nprocs + 1):
+            ftab.setdefault(L, 1.0)
+        out["alpha-beta"] = {"alpha": a, "beta": b}
+        out["nbl"] = {"alpha": a, "beta": _nbl_beta(b), "c2": 0.0, "c3": 0.0,
+                      **{f"f{L}": float(v) for L, v in sorted(ftab.items()) if L > 1}}
+    if loggp is not None:
+        out["loggp"] = {"L": loggp["L_s"], "o_s": loggp["o_s_s"], "o_r": loggp["o_r_s"],
+                        "g": loggp["g_s"] or 0.0, "G": loggp["G_s_per_byte"] or 0.0}
+    return out
 
 
 def unphysical(models: dict) -> str | None:
@@ -322,10 +355,10 @@ def add_arguments(p) -> None:
     p.add_argument("--warmup", type=core.nonneg_int, default=10, help="untimed calls first (default 10)")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="measured time compared with the predictions (default min: noise only adds time)")
-    p.add_argument("--calibration", metavar="FILE",
-                   help="take the models' parameters (and the software term, if it has one) from FILE, the "
-                        "'calibration' block of an earlier predict --json or one written in its shape, "
-                        "instead of measuring them")
+    p.add_argument("--calibration", metavar="FILE", nargs="+",
+                   help="take the models' parameters from these JSON files instead of measuring them: a "
+                        "ping-pong (α-β, NBL) and a logp (LogGP) --json file, or the 'calibration' block of an "
+                        "earlier predict --json (with its software term) or one written in its shape")
     p.add_argument("--calibration-repetitions", type=core.sample_count, default=200,
                    help="samples per size of the ping-pong, PRTT and software calibration (default 200)")
     p.add_argument("--testjig", action="store_true",
@@ -375,7 +408,7 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration
             tab = nbl_testjig.table(jig, "min_s")
             fitted, _, _ = fit_f(tab["S"], {int(L): np.array(v) for L, v in tab["T_s"].items()})
             f = dict(fitted)
-        models = fitted_parameters(ab, lg, f, comm.Get_size())
+        models = network_parameters(ab, lg, f, comm.Get_size())
         why = unphysical(models)
         if why:
             return None, why
@@ -584,7 +617,7 @@ def run(args) -> int:
     given, error = None, None
     if args.calibration and rank == 0:
         try:
-            given = load_calibration(args.calibration)
+            given = load_calibration(args.calibration, P)
         except ValueError as exc:
             error = str(exc)
     error = _agree(comm, error)
