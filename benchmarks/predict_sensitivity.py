@@ -1,0 +1,68 @@
+"""Does a prediction move when a model's parameter does?  Recompute a ``predict --json`` report's
+predictions with one parameter scaled and print, per row, how much each model's prediction moved.
+
+    python benchmarks/predict_sensitivity.py book/data/predict_reference.json --scale alpha-beta.alpha=2
+
+The predictions of a report depend only on its calibration block and the schedules (no
+measurement is repeated), so this is exact.  A model whose predictions do not move when its
+own parameters do is not what is being tested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mpi_exercises.bench import predict  # noqa: E402
+
+
+def scaled(cal: predict.Calibration, what: str, factor: float) -> predict.Calibration:
+    """``cal`` with the parameter ``what`` (``model.parameter``) multiplied by ``factor``."""
+    model, _, name = what.partition(".")
+    if model not in cal.models or name not in cal.models[model]:
+        raise SystemExit(f"predict_sensitivity: no parameter {what!r}; the calibration has "
+                         + ", ".join(f"{m}.{k}" for m, p in cal.models.items() for k in p))
+    models = {m: dict(p) for m, p in cal.models.items()}
+    models[model][name] *= factor
+    return replace(cal, models=models)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("report", help="a predict --json file")
+    p.add_argument("--scale", default="alpha-beta.alpha=2", metavar="MODEL.PARAMETER=FACTOR",
+                   help="the parameter to scale and by how much (default alpha-beta.alpha=2)")
+    args = p.parse_args(argv)
+    data = json.loads(Path(args.report).read_text())
+    what, _, factor = args.scale.partition("=")
+    cal = predict.Calibration.from_dict(data)
+    P = data["environment"]["ranks"]
+    rows = [{k: r[k] for k in ("collective", "algorithm", "nelems", "min_s")} for r in data["rows"]]
+    before = predict.compare(rows, cal, P)
+    after = predict.compare(rows, scaled(cal, what, float(factor)), P)
+    models = list(cal.models)
+    print(f"{args.report}: {what} x {factor}; relative change of each prediction (with the software term)")
+    print(f"{'collective:algorithm':<30} {'N':>7}" + "".join(f" {m:>11}" for m in models))
+    moved = {m: [] for m in models}
+    for b, a in zip(before, after):
+        if not b["predicted_s"]:
+            continue
+        cells = []
+        for m in models:
+            change = a["predicted_s"][m] / b["predicted_s"][m] - 1
+            moved[m].append(change)
+            cells.append(f" {change:+11.1%}")
+        print(f"{b['collective'] + ':' + b['algorithm']:<30} {b['nelems']:>7}" + "".join(cells))
+    print("median" + " " * 32 + "".join(f" {np.median(v):+11.1%}" for v in moved.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
