@@ -10,18 +10,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from netmodels.algorithms.arrays import as_transfers
-from netmodels.models.nbl import as_model
-from netmodels.simulate.cost import StepCost
 
 
-def step_costs(schedule: Schedule | ArraySchedule, model: NBLModel | NBLMachine, f=None) -> list[StepCost]:
-    """Per-step costs of ``schedule`` (either form) under ``model`` (see the module docstring
-    for the rules); ``model`` may be an NBLMachine, with its f table ``f``.  Per transfer:
-    small P (:func:`netmodels.simulate.simulate` costs large schedules)."""
-    model = as_model(model, f)
-    schedule = as_transfers(schedule)
+def step_costs(schedule, model, elem_bytes: int = 8) -> list[float]:
+    """Seconds per step of ``schedule`` (either form) under the NBLModel ``model``, elements of
+    ``elem_bytes`` bytes: the busiest node's ``L α + f(L) β S`` plus the largest combining
+    time, a node doing one (k+1)-way combine per block that k combining messages bring."""
     out = []
-    for t, step in enumerate(schedule.steps):
+    for step in as_transfers(schedule).steps:
         links = defaultdict(int)
         size = defaultdict(int)
         groups = defaultdict(lambda: defaultdict(int))   # node -> (start, count) -> combining arrivals
@@ -30,19 +26,17 @@ def step_costs(schedule: Schedule | ArraySchedule, model: NBLModel | NBLMachine,
                 continue
             for node in (tr.src, tr.dst):
                 links[node] += 1
-                size[node] = max(size[node], tr.count)
+                size[node] = max(size[node], tr.count * elem_bytes)
             if tr.combine:
                 groups[tr.dst][(tr.start, tr.count)] += 1
-        best = (-1.0, 0, 0)
-        for node, L in links.items():
-            comm = L * model.alpha + model.f_of(L) * model.beta * size[node]
-            best = max(best, (comm, L, size[node]))
-        comp = max((sum(model.combine_cost(k + 1) * cnt for (_, cnt), k in g.items())
+        comm = max((L * model.alpha + model.f_of(L) * model.beta * size[node] for node, L in links.items()),
+                   default=0.0)
+        comp = max((sum(model.combine_cost(k + 1) * cnt * elem_bytes for (_, cnt), k in g.items())
                     for g in groups.values()), default=0.0)
-        out.append(StepCost(t, best[1], best[2], max(best[0], 0.0), comp))
+        out.append(comm + comp)
     return out
 
 
-def cost(schedule, model, f=None) -> float:
+def cost(schedule, model, elem_bytes: int = 8) -> float:
     """Total time (s): the sum of :func:`step_costs`."""
-    return float(sum(s.total for s in step_costs(schedule, model, f)))
+    return float(sum(step_costs(schedule, model, elem_bytes)))

@@ -169,7 +169,8 @@ def test_bad_input_is_refused(call, message):
 
 def test_contributions_follow_receive_offsets_and_local_copies():
     from netmodels.algorithms.schedule import Schedule, Transfer
-    from netmodels.algorithms.semantics import active_links, contributions
+    from netmodels.algorithms.semantics import contributions
+    from netmodels.models.nbl import active_links
     s = Schedule("moves", 2, 4, [(Transfer(0, 1, 0, 1, dst_start=3), Transfer(1, 1, 0, 2, dst_start=1))])
     c = contributions(s)
     assert c[1, :, 0].tolist() == [0, 0, 0, 1]        # rank 0's element landed at 3

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from netmodels.algorithms import combining as C, registry
-from netmodels.simulate.cost import NBLModel, cost, step_costs
 from netmodels.algorithms.schedule import Schedule, Transfer
-from netmodels.algorithms.semantics import active_links, combining_errors, contributions, timeline
+from netmodels.algorithms.semantics import combining_errors, contributions
+from netmodels.models import nbl_paper
+from netmodels.models.nbl import NBLModel, active_links
+from netmodels.simulate import simulate
 from netmodels.topology.mesh import link_conflicts
 
 ALLREDUCES = registry.algorithms("allreduce")
@@ -76,6 +78,17 @@ def test_conflict_check_finds_a_shared_link():
     # the two directions of a link are two links
     s = Schedule("y", 2, 1, [(Transfer(0, 1, 0, 1), Transfer(1, 0, 0, 1))], {"mesh": (2, 1)})
     assert link_conflicts(s) == []
+
+
+def cost(schedule, model):
+    """Seconds of ``schedule`` under ``model`` (the simulator, the model's sync semantics)."""
+    return simulate(schedule, model).time
+
+
+def timeline(schedule):
+    """Run lengths ``[(steps, L of the busiest node)]`` like the paper's appendix tables."""
+    L = active_links(schedule).max(axis=1, initial=0)
+    return [(n, links) for n, links, _ in nbl_paper.run_lengths(L, 0 * L)]
 
 
 def runs(rows):
@@ -176,7 +189,7 @@ def test_default_block_is_near_the_cost_minimum(algorithm, p, n):
     # standard model in which a mid-pipeline step (4 links for snake, 6 for fence) costs
     # OVERHEAD_ELEMS element-times of overhead plus S element-times: default_block's assumption
     beta = 1e-9
-    model = NBLModel.standard(C.OVERHEAD_ELEMS * beta / (4 if algorithm == "snake" else 6), beta)
+    model = NBLModel.standard(C.OVERHEAD_ELEMS * beta / (4 if algorithm == "snake" else 6), beta / 8)
     t_default = cost(build(algorithm, p, n), model)
     grid = np.unique(np.geomspace(n / 300, n, 40).astype(int))
     t_best = min(cost(build(algorithm, p, n, int(s)), model) for s in grid)
@@ -184,9 +197,9 @@ def test_default_block_is_near_the_cost_minimum(algorithm, p, n):
 
 
 # ----------------------------------------------------------------------------- cost
-A, B, C2, C3 = 54e-6, 1.54e-6, 0.25e-6, 0.37e-6      # the paper's DELTA numbers (section 7.2)
+A, B, C2, C3 = 54e-6, 1.54e-6, 0.25e-6, 0.37e-6      # the paper's DELTA numbers per double (section 7.2)
 F = {2: 1.7, 3: 2.3, 4: 3.1, 6: 5.3}                 # distinct values so every term is visible
-MODEL = NBLModel(A, B, F, {2: C2, 3: C3})
+MODEL = NBLModel(A, B / 8, F, C2 / 8, C3 / 8)         # per byte, 8 bytes per element
 
 
 def nbl(L, S):
@@ -220,22 +233,21 @@ def test_cost_by_hand_for_an_exchange_and_a_chain():
     n = 1000
     rd = build("recursive_doubling", 2, n)         # one exchange: L = 2 at both nodes
     assert cost(rd, MODEL) == pytest.approx(2 * A + F[2] * B * n + C2 * n)
-    assert cost(rd, NBLModel.standard(A, B, C2)) == pytest.approx(2 * A + B * n + C2 * n)
-    assert cost(rd, NBLModel.nominal(A, B, C2)) == pytest.approx(2 * A + 2 * B * n + C2 * n)
-    (st,) = step_costs(rd, MODEL)
-    assert (st.L, st.S) == (2, n)
+    assert cost(rd, NBLModel.standard(A, B / 8, C2 / 8)) == pytest.approx(2 * A + B * n + C2 * n)
+    assert cost(rd, NBLModel.nominal(A, B / 8, C2 / 8)) == pytest.approx(2 * A + 2 * B * n + C2 * n)
+    assert active_links(rd).tolist() == [[2, 2]]
     assert cost(build("snake", 1, n), MODEL) == 0.0
 
 
 def test_nominal_model_is_slower_and_missing_f_values_are_named():
     s = build("fence", 16, 10**4, 100, (4, 4))
-    assert cost(s, NBLModel.nominal(A, B, C2, C3)) > cost(s, NBLModel.standard(A, B, C2, C3))
+    assert cost(s, NBLModel.nominal(A, B / 8, C2 / 8, C3 / 8)) > cost(s, NBLModel.standard(A, B / 8, C2 / 8, C3 / 8))
     with pytest.raises(ValueError, match="no value for L = 6"):
-        cost(s, NBLModel(A, B, {2: 1.1, 3: 1.3, 4: 3.9}))
+        cost(s, NBLModel(A, B / 8, {2: 1.1, 3: 1.3, 4: 3.9}))
     with pytest.raises(ValueError, match="alpha"):
         NBLModel(-1.0, B)
-    with pytest.raises(ValueError, match="combine keys"):
-        NBLModel(A, B, combine={1: 0.1})
+    with pytest.raises(ValueError, match="f keys"):
+        NBLModel(A, B / 8, {0: 0.1})
 
 
 # ----------------------------------------------------------------------------- drawing

@@ -1,7 +1,7 @@
 """The NBL model of Littlefield (1992): timelines, closed forms, optimal blocks, regimes.
 
 References used here are independent of netmodels.models.nbl's closed forms: the registry's
-schedules (counted by nbl.count_timeline and nbl_derivation.schedule_timeline, costed by the
+schedules (counted by nbl_paper.count_timeline and nbl_derivation.schedule_timeline, costed by the
 simulator), brute force over every block size, scipy's minimiser, and the paper's Table 1.
 """
 
@@ -12,27 +12,44 @@ import pytest
 import sympy as sp
 from scipy.optimize import minimize_scalar
 
+from dataclasses import replace
+
 from netmodels.algorithms import registry
-from netmodels.models import nbl
+from netmodels.models import nbl_blocks, nbl_fit, nbl_paper
 from netmodels.models import nbl_derivation as d
 from netmodels.models.machines import (DELTA, DELTA_BLOCK_RANGE, DELTA_MESHES, DELTA_TABLE1,
                                        DELTA_VECTOR_LENGTHS)
-from netmodels.models.nbl import FITTED_DELTA, NOMINAL, STANDARD, NBLMachine
+from netmodels.models.nbl import FITTED_DELTA, NOMINAL, STANDARD, NBLModel
+from netmodels.simulate import simulate
 
 F_TABLES = {"standard": STANDARD, "nominal": NOMINAL, "fitted": FITTED_DELTA}
+#: the DELTA per element as section 7.2 prints it: α (s), β, c2, c3 (s per double)
+ALPHA, BETA, C2, C3 = 54e-6, 1.54e-6, 0.25e-6, 0.37e-6
+CHARGE = {0: 0.0, 2: C2, 3: C3}
+
+
+def delta(f):
+    """The DELTA with f table ``f``."""
+    return replace(DELTA, f=f)
+
+
+def test_delta_is_the_papers_machine_in_bytes():
+    assert DELTA.alpha == pytest.approx(ALPHA, rel=1e-12) and DELTA.elem_bytes == 8
+    assert (DELTA.beta, DELTA.c2, DELTA.c3) == pytest.approx((BETA / 8, C2 / 8, C3 / 8), rel=1e-12)
+    assert DELTA.link_bandwidth == pytest.approx(8 / 1.54e-6, rel=1e-12)   # 5.2 MB/s as printed
 SNAKE_MESHES = [(3, 1), (1, 4), (2, 2), (4, 4), (5, 3)]
 FENCE_MESHES = [(3, 2), (3, 5), (4, 4), (6, 3)]
 
 
 def phase_arrays(name, W, H, B):
-    return d.expand(nbl.phases(name, W, H, B))
+    return d.expand(nbl_paper.phases(name, W, H, B))
 
 
 # ------------------------------------------------------------------ timelines
 @pytest.mark.parametrize("W,H", SNAKE_MESHES)
 @pytest.mark.parametrize("B", [3, 4, 9])
 def test_snake_timeline_counted_step_by_step_is_the_papers(W, H, B):
-    L, k = nbl.count_timeline("Snake", W, H, B)
+    L, k = nbl_paper.count_timeline("Snake", W, H, B)
     Lp, kp = phase_arrays("Snake", W, H, B)
     assert len(L) == 2 * W * H + B - 3
     np.testing.assert_array_equal(L, Lp)
@@ -42,7 +59,7 @@ def test_snake_timeline_counted_step_by_step_is_the_papers(W, H, B):
 @pytest.mark.parametrize("W,H", FENCE_MESHES)
 @pytest.mark.parametrize("B", [3, 4, 9])
 def test_fence_timeline_counted_step_by_step_is_the_papers_but_one_combine(W, H, B):
-    L, k = nbl.count_timeline("Fence", W, H, B)
+    L, k = nbl_paper.count_timeline("Fence", W, H, B)
     Lp, kp = phase_arrays("Fence", W, H, B)
     assert len(L) == 2 * W + 2 * H + B - 5
     np.testing.assert_array_equal(L, Lp)
@@ -69,9 +86,8 @@ def test_tree_closed_form_is_the_cost_of_the_executable_tree(W, H):
     sched = registry.build("allreduce.tree", W * H, N, mesh=(W, H)).to_schedule()
     L, k, _ = d.schedule_timeline(sched)
     assert set(L.tolist()) == {1}
-    m = DELTA
-    by_steps = sum(m.alpha + m.beta * N + (m.c2 * N if kk else 0) for kk in k)
-    assert nbl.tree_time(N, W, H, m, NOMINAL) == pytest.approx(by_steps, rel=1e-12)
+    by_steps = sum(ALPHA + BETA * N + (C2 * N if kk else 0) for kk in k)
+    assert nbl_paper.tree_time(N, W, H, delta(NOMINAL)) == pytest.approx(by_steps, rel=1e-12)
 
 
 @pytest.mark.parametrize("fname", list(F_TABLES))
@@ -79,26 +95,24 @@ def test_tree_closed_form_is_the_cost_of_the_executable_tree(W, H):
 def test_closed_forms_equal_the_sum_over_the_executable_schedule(fname, name, W, H):
     """Section 2's step cost L α + f(L) β S + c S summed over the registered schedule's steps
     (combine charged as the paper does: one c2 step more than the schedule shows in Fence)."""
-    f, m, S, B = F_TABLES[fname], DELTA, 7, 6
+    f, S, B = F_TABLES[fname], 7, 6
     sched = registry.build("allreduce." + name.lower(), W * H, S * B, block=S, mesh=(W, H)).to_schedule()
     L, k, _ = d.schedule_timeline(sched)
     _, kp = phase_arrays(name, W, H, B)
-    cost = {0: 0.0, 2: m.c2, 3: m.c3}
-    steps = [LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, kp)]
-    t = nbl.snake_time if name == "Snake" else nbl.fence_time
+    steps = [LL * ALPHA + f[LL] * BETA * S + CHARGE[kk] * S for LL, kk in zip(L, kp)]
     if name == "Snake":  # no three-way combine: the paper's charges are the model's
-        assert t(S * B, W, H, S, m, f) == pytest.approx(sum(steps), rel=1e-12)
-    assert nbl.time(name, S * B, W, H, S, m, f, paper_charges=True) == pytest.approx(sum(steps), rel=1e-12)
-    exact = sum(LL * m.alpha + f[LL] * m.beta * S + cost[kk] * S for LL, kk in zip(L, k))
-    assert t(S * B, W, H, S, m, f) == pytest.approx(exact, rel=1e-12)  # the model charges what the schedule does
+        assert nbl_paper.time(name, S * B, W, H, S, delta(f)) == pytest.approx(sum(steps), rel=1e-12)
+    assert nbl_paper.time(name, S * B, W, H, S, delta(f), paper_charges=True) == pytest.approx(sum(steps), rel=1e-12)
+    exact = sum(LL * ALPHA + f[LL] * BETA * S + CHARGE[kk] * S for LL, kk in zip(L, k))
+    assert nbl_paper.time(name, S * B, W, H, S, delta(f)) == pytest.approx(exact, rel=1e-12)  # what the schedule does
     if name == "Fence":  # charging the combine the schedule really does costs (c3 - c2) S more
-        assert exact - sum(steps) == pytest.approx((m.c3 - m.c2) * S, rel=1e-9)
+        assert exact - sum(steps) == pytest.approx((C3 - C2) * S, rel=1e-9)
 
 
 def test_messages_use_every_link_at_most_once_per_step():
     for W, H in FENCE_MESHES:
-        nbl.count_timeline("Fence", W, H, 4)  # raises on a conflict
-    msgs = nbl.messages("Fence", 3, 2, 3)
+        nbl_paper.count_timeline("Fence", W, H, 4)  # raises on a conflict
+    msgs = nbl_paper.messages("Fence", 3, 2, 3)
     assert len({(t, s, r) for t, s, r, _ in msgs}) == len(msgs)
 
 
@@ -133,10 +147,10 @@ def test_appendix_step_cost_is_not_the_one_behind_the_printed_optimum():
 def test_symbolic_time_agrees_with_numeric_closed_forms():
     T = d.symbolic_time("Fence")
     W, H, N, S = 5, 4, 100, 9
-    subs = {d.alpha: DELTA.alpha, d.beta: DELTA.beta, d.c2: DELTA.c2, d.c3: DELTA.c3,
+    subs = {d.alpha: ALPHA, d.beta: BETA, d.c2: C2, d.c3: C3,
             d.W: W, d.H: H, d.P: W * H, d.B: math.ceil(N / S), d.S: S}
     subs.update({d.f(L): v for L, v in FITTED_DELTA.items()})
-    assert float(T.subs(subs)) == pytest.approx(nbl.fence_time(N, W, H, S, DELTA, FITTED_DELTA))
+    assert float(T.subs(subs)) == pytest.approx(nbl_paper.time("Fence", N, W, H, S, delta(FITTED_DELTA)))
 
 
 # ------------------------------------------------------------------ optimal block sizes
@@ -146,47 +160,48 @@ def test_symbolic_time_agrees_with_numeric_closed_forms():
 def test_optimal_block_is_the_brute_force_minimum(fname, name, W, H, N):
     f = F_TABLES[fname]
     Ss = np.arange(1, N + 1)
-    t = nbl.curves(name, N, W, H, Ss, DELTA, f)
+    t = nbl_paper.curves(name, N, W, H, Ss, delta(f))
     best = int(Ss[np.nanargmin(t)])
-    assert nbl.optimal_block(name, N, W, H, DELTA, f) == best
-    one = nbl.snake_time if name == "Snake" else nbl.fence_time
-    assert one(N, W, H, best, DELTA, f) == pytest.approx(np.nanmin(t))
+    assert nbl_blocks.optimal_block(name, N, W, H, delta(f)) == best
+    assert nbl_paper.time(name, N, W, H, best, delta(f)) == pytest.approx(np.nanmin(t))
 
 
 @pytest.mark.parametrize("name", ["Snake", "Fence"])
 @pytest.mark.parametrize("fname", list(F_TABLES))
 def test_continuous_optimum_is_scipys_minimum(name, fname):
     f, W, H, N = F_TABLES[fname], 16, 16, 10**5
-    fv = {L: f[L] for L in nbl.needed_links(name)}
+    def T(S):  # the paper's timeline with B = N / S real, summed by hand
+        env = {"P": W * H, "W": W, "H": H, "B": N / S}
+        return sum(eval(c, {}, env) * (L * ALPHA + (f[L] * BETA + CHARGE[k]) * S)  # noqa: S307
+                   for c, L, k in nbl_paper.TIMELINES[name])
 
-    def T(S):
-        return nbl._phase_sum(name, W * H, W, H, N / S, S, DELTA, fv)
+    assert nbl_blocks.relaxed_time(name, N, W, H, 123.4, delta(f)) == pytest.approx(T(123.4), rel=1e-12)
 
     res = minimize_scalar(T, bounds=(1, N / 3), method="bounded", options={"xatol": 1e-6})
-    assert nbl.continuous_optimal_block(name, N, W, H, DELTA, f) == pytest.approx(res.x, rel=1e-4)
+    assert nbl_blocks.continuous_optimal_block(name, N, W, H, delta(f)) == pytest.approx(res.x, rel=1e-4)
 
 
 def test_printed_snake_optimum_is_about_half_the_true_one():
     for W, H in DELTA_MESHES:
-        ratio = (nbl.paper_printed_optimal_block("Snake", 10**4, W, H, DELTA, NOMINAL)
-                 / nbl.continuous_optimal_block("Snake", 10**4, W, H, DELTA, NOMINAL))
+        ratio = (nbl_blocks.paper_printed_optimal_block("Snake", 10**4, W, H, delta(NOMINAL))
+                 / nbl_blocks.continuous_optimal_block("Snake", 10**4, W, H, delta(NOMINAL)))
         assert 0.45 < ratio < 0.55
 
 
 def test_printed_fence_optimum_is_the_true_one():
     """Exactly with the appendix's charges; within 1 % with step H charged c3."""
     for W, H in DELTA_MESHES:
-        printed = nbl.paper_printed_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)
-        assert printed == pytest.approx(nbl.continuous_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA,
+        printed = nbl_blocks.paper_printed_optimal_block("Fence", 10**4, W, H, delta(FITTED_DELTA))
+        assert printed == pytest.approx(nbl_blocks.continuous_optimal_block("Fence", 10**4, W, H, delta(FITTED_DELTA),
                                                                      paper_charges=True))
-        model = nbl.continuous_optimal_block("Fence", 10**4, W, H, DELTA, FITTED_DELTA)
+        model = nbl_blocks.continuous_optimal_block("Fence", 10**4, W, H, delta(FITTED_DELTA))
         assert model < printed and model == pytest.approx(printed, rel=1e-2)
 
 
 # ------------------------------------------------------------------ Table 1
 def test_table1_differences_are_the_printed_ones_and_f6_at_60_is_not():
     T = {L: np.array(v) for L, v in DELTA_TABLE1["T"].items()}
-    dT, f = nbl.f_from_testjig(DELTA_TABLE1["S"], T)
+    dT, f = nbl_fit.f_from_testjig(DELTA_TABLE1["S"], T)
     for L, printed in DELTA_TABLE1["printed_dT"].items():
         np.testing.assert_allclose(dT[L], printed, atol=1e-9)
     for L, printed in DELTA_TABLE1["printed_f"].items():
@@ -201,7 +216,7 @@ def test_fit_f_recovers_a_known_f():
     S = np.array([10, 100, 1000, 5000])
     beta, alpha = 2e-9, 3e-6
     T = {L: L * alpha + fL * beta * S for L, fL in {1: 1.0, 2: 1.5, 4: 3.2}.items()}
-    f, b, a = nbl.fit_f(S, T)
+    f, b, a = nbl_fit.fit_f(S, T)
     assert b == pytest.approx(beta) and f[4] == pytest.approx(3.2) and a[2] == pytest.approx(2 * alpha)
 
 
@@ -210,8 +225,8 @@ def _grid_winners(f):
     out = {}
     for W, H in DELTA_MESHES:
         for N in DELTA_VECTOR_LENGTHS:
-            t = {a: nbl.time(a, N, W, H, nbl.optimal_block(a, N, W, H, DELTA, f), DELTA, f)
-                 for a in nbl.ALGORITHMS}
+            t = {a: nbl_paper.time(a, N, W, H, nbl_blocks.optimal_block(a, N, W, H, delta(f)), delta(f))
+                 for a in nbl_paper.ALGORITHMS}
             order = sorted(t, key=t.get)
             out[W, H, N] = (order[0], t[order[1]] / t[order[0]] - 1)
     return out
@@ -219,7 +234,7 @@ def _grid_winners(f):
 
 def test_nominal_nbl_each_algorithm_wins_by_33_percent_somewhere():
     won = _grid_winners(NOMINAL)
-    for a in nbl.ALGORITHMS:
+    for a in nbl_paper.ALGORITHMS:
         assert max(m for w, m in won.values() if w == a) >= 0.33
 
 
@@ -232,8 +247,8 @@ def test_standard_model_snake_wins_only_long_vectors_on_few_nodes_and_barely():
 
 def test_fitted_model_snake_beats_fence_on_16_nodes_for_long_vectors():
     for N in (10**5, 5 * 10**5):
-        s = nbl.time("Snake", N, 4, 4, nbl.optimal_block("Snake", N, 4, 4, DELTA, FITTED_DELTA), DELTA, FITTED_DELTA)
-        f = nbl.time("Fence", N, 4, 4, nbl.optimal_block("Fence", N, 4, 4, DELTA, FITTED_DELTA), DELTA, FITTED_DELTA)
+        s = nbl_paper.time("Snake", N, 4, 4, nbl_blocks.optimal_block("Snake", N, 4, 4, delta(FITTED_DELTA)), delta(FITTED_DELTA))
+        f = nbl_paper.time("Fence", N, 4, 4, nbl_blocks.optimal_block("Fence", N, 4, 4, delta(FITTED_DELTA)), delta(FITTED_DELTA))
         assert 1.15 < f / s < 1.33
 
 
@@ -241,46 +256,49 @@ def test_fitted_model_snake_beats_fence_on_16_nodes_for_long_vectors():
 def test_regime_map_agrees_with_fastest():
     Ns = [10, 300, 3000, 30000, 400000]
     meshes = [(4, 4), (16, 16), (16, 32), (3, 2)]
-    winner, times, S = nbl.regime_map(Ns, meshes, DELTA, NOMINAL)
+    winner, times, S = nbl_blocks.regime_map(Ns, meshes, delta(NOMINAL))
     for i, (W, H) in enumerate(meshes):
         for j, N in enumerate(Ns):
-            name, s, t = nbl.fastest(N, W, H, DELTA, NOMINAL)
+            name, s, t = nbl_blocks.fastest(N, W, H, delta(NOMINAL))
             assert t <= times[:, i, j][winner[i, j]] <= t * 1.005
-            assert nbl.ALGORITHMS[winner[i, j]] == name or np.sort(times[:, i, j])[1] / t - 1 < 5e-3
+            assert nbl_paper.ALGORITHMS[winner[i, j]] == name or np.sort(times[:, i, j])[1] / t - 1 < 5e-3
 
 
 # ------------------------------------------------------------------ validation
 @pytest.mark.parametrize("call,match", [
-    (lambda: nbl.tree_time(0, 4, 4, DELTA, NOMINAL), "N must be"),
-    (lambda: nbl.tree_time(10, 0, 4, DELTA, NOMINAL), "W must be"),
-    (lambda: nbl.snake_time(100, 4, 4, 0, DELTA, NOMINAL), "S must be"),
-    (lambda: nbl.snake_time(100, 4, 4, 101, DELTA, NOMINAL), "S must be in 1..N"),
-    (lambda: nbl.fence_time(100, 4, 4, 10, DELTA, {1: 1, 2: 2, 3: 3, 4: 4}), "missing L = \\[6\\]"),
-    (lambda: nbl.fence_time(100, 4, 4, 10, DELTA, {1: 1, 2: 2, 3: 3, 4: 4, 6: -1}), "f\\(6\\)"),
-    (lambda: nbl.optimal_block("Ring", 100, 4, 4, DELTA, NOMINAL), "algorithm must be"),
-    (lambda: nbl.fastest(10, 4, 4, "DELTA", NOMINAL), "machine must be"),
-    (lambda: NBLMachine(0, 1e-6, 0, 0), "alpha"),
-    (lambda: nbl.f_from_testjig([1, 1], {1: [1, 2]}), "increasing"),
-    (lambda: nbl.best_times("Fence", [100], [(0, 4)], DELTA, NOMINAL), "W \\(of a mesh\\) must be an integer >= 1"),
-    (lambda: nbl.regime_map([100], [(4, -1)], DELTA, NOMINAL), "H \\(of a mesh\\) must be an integer >= 1"),
-    (lambda: nbl.regime_map([100], [], DELTA, NOMINAL), "meshes must be a non-empty"),
-    (lambda: nbl.regime_map([100], [4], DELTA, NOMINAL), "meshes must be a non-empty"),
-    (lambda: nbl.best_times("Snake", [10.5], [(4, 4)], DELTA, NOMINAL), "Ns must hold integers >= 1, got 10.5"),
-    (lambda: nbl.best_times("Tree", [float("nan")], [(4, 4)], DELTA, NOMINAL), "Ns must hold integers >= 1"),
-    (lambda: nbl.regime_map([0, 10], [(4, 4)], DELTA, NOMINAL), "Ns must hold integers >= 1, got 0"),
-    (lambda: nbl.fit_f([10, 20, 30], {1: [1.0, float("nan"), 3.0]}), "T\\[1\\] must be finite"),
-    (lambda: nbl.fit_f([10, float("nan"), 30], {1: [1.0, 2.0, 3.0]}), "S must be finite"),
-    (lambda: nbl.fit_f([10, 20, 30], {1: [1.0, 2.0, 3.0], 2: [1.0, 2.0]}), "T\\[2\\] must have the shape of S"),
-    (lambda: nbl.fit_f([10, 20], {2: [1.0, 2.0]}), "L = 1"),
-    (lambda: nbl.fit_f([10, 10], {1: [1.0, 2.0]}), "2 distinct block sizes"),
-    (lambda: nbl.f_from_testjig([10, 20, 30], {1: [1.0, 2.0, 3.0], 2: [1.0, np.nan, 3.0]}), "T\\[2\\] must be finite"),
-    (lambda: nbl.f_from_testjig([10, 20, np.inf], {1: [1.0, 2.0, 3.0]}), "S must be finite"),
-    (lambda: nbl.paper_printed_optimal_block("Snake", -100, 4, 4, DELTA, NOMINAL), "N must be an integer >= 1"),
-    (lambda: nbl.paper_printed_optimal_block("Fence", 100, 0, 4, DELTA, NOMINAL), "W must be an integer >= 1"),
-    (lambda: nbl.paper_printed_optimal_block("Snake", 100, 2, 1, DELTA, NOMINAL), "denominator must be > 0"),
-    (lambda: nbl.paper_printed_optimal_block("Tree", 100, 4, 4, DELTA, NOMINAL), "'Snake' or 'Fence'"),
-    (lambda: nbl.curves("Fence", 100, 4, 4, [10, float("nan")], DELTA, NOMINAL), "Ss must hold integers"),
-    (lambda: nbl.curves("Snake", 100, 4, 4, [2.5], DELTA, NOMINAL), "Ss must hold integers, got 2.5"),
+    (lambda: nbl_paper.tree_time(0, 4, 4, delta(NOMINAL)), "N must be"),
+    (lambda: nbl_paper.tree_time(10, 0, 4, delta(NOMINAL)), "W must be"),
+    (lambda: nbl_paper.time("Snake", 100, 4, 4, 0, delta(NOMINAL)), "S must be"),
+    (lambda: nbl_paper.time("Snake", 100, 4, 4, 101, delta(NOMINAL)), "S must be in 1..N"),
+    (lambda: nbl_paper.time("Fence", 100, 4, 4, 10, delta({1: 1, 2: 2, 3: 3, 4: 4})), "no value for L = 6"),
+    (lambda: nbl_paper.time("Fence", 100, 4, 4, 10, delta({1: 1, 2: 2, 3: 3, 4: 4, 6: -1})), "f\\(6\\)"),
+    (lambda: nbl_blocks.optimal_block("Ring", 100, 4, 4, delta(NOMINAL)), "algorithm must be"),
+    (lambda: nbl_blocks.fastest(10, 4, 4, "DELTA"), "model must be"),
+    (lambda: NBLModel(-1.0, 1e-6), "alpha"),
+    (lambda: NBLModel(1e-6, 1e-9, c3=-1.0), "c3"),
+    (lambda: NBLModel(1e-6, 1e-9, {0: 1.0}), "f keys"),
+    (lambda: NBLModel(1e-6, 1e-9, elem_bytes=0), "elem_bytes"),
+    (lambda: nbl_fit.f_from_testjig([1, 1], {1: [1, 2]}), "increasing"),
+    (lambda: nbl_blocks.best_times("Fence", [100], [(0, 4)], delta(NOMINAL)), "W \\(of a mesh\\) must be an integer >= 1"),
+    (lambda: nbl_blocks.regime_map([100], [(4, -1)], delta(NOMINAL)), "H \\(of a mesh\\) must be an integer >= 1"),
+    (lambda: nbl_blocks.regime_map([100], [], delta(NOMINAL)), "meshes must be a non-empty"),
+    (lambda: nbl_blocks.regime_map([100], [4], delta(NOMINAL)), "meshes must be a non-empty"),
+    (lambda: nbl_blocks.best_times("Snake", [10.5], [(4, 4)], delta(NOMINAL)), "Ns must hold integers >= 1, got 10.5"),
+    (lambda: nbl_blocks.best_times("Tree", [float("nan")], [(4, 4)], delta(NOMINAL)), "Ns must hold integers >= 1"),
+    (lambda: nbl_blocks.regime_map([0, 10], [(4, 4)], delta(NOMINAL)), "Ns must hold integers >= 1, got 0"),
+    (lambda: nbl_fit.fit_f([10, 20, 30], {1: [1.0, float("nan"), 3.0]}), "T\\[1\\] must be finite"),
+    (lambda: nbl_fit.fit_f([10, float("nan"), 30], {1: [1.0, 2.0, 3.0]}), "S must be finite"),
+    (lambda: nbl_fit.fit_f([10, 20, 30], {1: [1.0, 2.0, 3.0], 2: [1.0, 2.0]}), "T\\[2\\] must have the shape of S"),
+    (lambda: nbl_fit.fit_f([10, 20], {2: [1.0, 2.0]}), "L = 1"),
+    (lambda: nbl_fit.fit_f([10, 10], {1: [1.0, 2.0]}), "2 distinct block sizes"),
+    (lambda: nbl_fit.f_from_testjig([10, 20, 30], {1: [1.0, 2.0, 3.0], 2: [1.0, np.nan, 3.0]}), "T\\[2\\] must be finite"),
+    (lambda: nbl_fit.f_from_testjig([10, 20, np.inf], {1: [1.0, 2.0, 3.0]}), "S must be finite"),
+    (lambda: nbl_blocks.paper_printed_optimal_block("Snake", -100, 4, 4, delta(NOMINAL)), "N must be an integer >= 1"),
+    (lambda: nbl_blocks.paper_printed_optimal_block("Fence", 100, 0, 4, delta(NOMINAL)), "W must be an integer >= 1"),
+    (lambda: nbl_blocks.paper_printed_optimal_block("Snake", 100, 2, 1, delta(NOMINAL)), "denominator must be > 0"),
+    (lambda: nbl_blocks.paper_printed_optimal_block("Tree", 100, 4, 4, delta(NOMINAL)), "'Snake' or 'Fence'"),
+    (lambda: nbl_paper.curves("Fence", 100, 4, 4, [10, float("nan")], delta(NOMINAL)), "Ss must hold integers"),
+    (lambda: nbl_paper.curves("Snake", 100, 4, 4, [2.5], delta(NOMINAL)), "Ss must hold integers, got 2.5"),
 ])
 def test_invalid_inputs_raise_value_error_naming_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
@@ -288,9 +306,9 @@ def test_invalid_inputs_raise_value_error_naming_the_parameter(call, match):
 
 
 def test_curves_keep_nan_for_whole_block_sizes_out_of_range():
-    t = nbl.curves("Fence", 100, 4, 4, [0, 10, 101, -3], DELTA, NOMINAL)
-    assert np.isnan(t[[0, 2, 3]]).all() and t[1] == nbl.fence_time(100, 4, 4, 10, DELTA, NOMINAL)
-    assert nbl.curves("Snake", 100, 4, 4, [10.0], DELTA, NOMINAL)[0] == nbl.snake_time(100, 4, 4, 10, DELTA, NOMINAL)
+    t = nbl_paper.curves("Fence", 100, 4, 4, [0, 10, 101, -3], delta(NOMINAL))
+    assert np.isnan(t[[0, 2, 3]]).all() and t[1] == nbl_paper.time("Fence", 100, 4, 4, 10, delta(NOMINAL))
+    assert nbl_paper.curves("Snake", 100, 4, 4, [10.0], delta(NOMINAL))[0] == nbl_paper.time("Snake", 100, 4, 4, 10, delta(NOMINAL))
 
 
 def test_integer_array_check():
@@ -305,9 +323,9 @@ def test_integer_array_check():
 
 
 def test_fastest_on_tiny_vectors_is_tree():
-    assert nbl.fastest(2, 4, 4, DELTA, NOMINAL)[0] == "Tree"
+    assert nbl_blocks.fastest(2, 4, 4, delta(NOMINAL))[0] == "Tree"
     # on two nodes Snake with one block is Tree's exchange: equal times, Tree listed first
-    assert nbl.fastest(10, 2, 1, DELTA, NOMINAL)[0] == "Tree"
+    assert nbl_blocks.fastest(10, 2, 1, delta(NOMINAL))[0] == "Tree"
 
 
 # ------------------------------------------------------------------ outside the paper's closed forms
@@ -319,46 +337,45 @@ def test_general_timeline_is_the_executable_schedules(name, W, H, B):
     S = 3
     sched = registry.build("allreduce." + name.lower(), W * H, B * S, block=S, mesh=(W, H)).to_schedule()
     L, k, _ = d.schedule_timeline(sched)
-    Lt, kt = d.expand(nbl.timeline(name, W, H, B))
+    Lt, kt = d.expand(nbl_paper.timeline(name, W, H, B))
     np.testing.assert_array_equal(L, Lt)
     np.testing.assert_array_equal(k, kt)  # the model charges c3 wherever three vectors meet
-    _, kpaper = d.expand(nbl.timeline(name, W, H, B, paper=True))
-    if nbl.in_paper_regime(name, W, H) and B >= 3:
+    _, kpaper = d.expand(nbl_paper.timeline(name, W, H, B, paper=True))
+    if nbl_paper.in_paper_regime(name, W, H) and B >= 3:
         assert np.count_nonzero(k != kpaper) == (1 if name == "Fence" else 0)  # the paper's c2 at step H
     else:
         np.testing.assert_array_equal(k, kpaper)
-    cost = {0: 0.0, 2: DELTA.c2, 3: DELTA.c3}
-    steps = sum(LL * DELTA.alpha + NOMINAL[LL] * DELTA.beta * S + cost[kk] * S for LL, kk in zip(L, k))
-    assert nbl.time(name, B * S, W, H, S, DELTA, NOMINAL) == pytest.approx(steps, rel=1e-12)
+    steps = sum(LL * ALPHA + NOMINAL[LL] * BETA * S + CHARGE[kk] * S for LL, kk in zip(L, k))
+    assert nbl_paper.time(name, B * S, W, H, S, delta(NOMINAL)) == pytest.approx(steps, rel=1e-12)
 
 
 def test_affine_extension_matches_direct_counting():
     for name, W, H in [("Fence", 2, 3), ("Snake", 2, 1), ("Fence", 6, 1)]:
-        B0, _ = nbl.affine_timeline(name, W, H)
+        B0, _ = nbl_paper.affine_timeline(name, W, H)
         for B in (B0, B0 + 5, B0 + 37):
-            assert nbl.timeline(name, W, H, B) == nbl.run_lengths(*nbl.count_timeline(name, W, H, B))
+            assert nbl_paper.timeline(name, W, H, B) == nbl_paper.run_lengths(*nbl_paper.count_timeline(name, W, H, B))
 
 
 def test_optimal_block_on_a_2x2_mesh_is_the_brute_force_minimum():
     N = 600
     for name in ("Snake", "Fence"):
         Ss = np.arange(1, N + 1)
-        t = nbl.curves(name, N, 2, 2, Ss, DELTA, FITTED_DELTA)
-        assert nbl.optimal_block(name, N, 2, 2, DELTA, FITTED_DELTA) == Ss[np.argmin(t)]
+        t = nbl_paper.curves(name, N, 2, 2, Ss, delta(FITTED_DELTA))
+        assert nbl_blocks.optimal_block(name, N, 2, 2, delta(FITTED_DELTA)) == Ss[np.argmin(t)]
 
 
 # ------------------------------------------------------------------ figures and panel
 def test_panel_redraws_from_the_vectorised_map():
     from netmodels.figures import nbl_plots
 
-    panel = nbl_plots.nbl_panel(DELTA, NOMINAL, N=10**5, mesh=(16, 16))
+    panel = nbl_plots.nbl_panel(delta(NOMINAL), N=10**5, mesh=(16, 16))
     status = panel.children[-1]
     assert status.value.startswith("N = 100,000, 16x16: Snake fastest")
     sliders = panel.children[0].children[1].children  # f(2) .. f(6)
     sliders[-1].value = 1.0  # f(6) = 1: Fence no longer penalised
     assert "Fence fastest" in status.value
-    m, f, winner = nbl_plots.compute(54, 1.54, 0.25, 0.37, {L: L for L in (2, 3, 4, 5, 6)}, 10**5, (16, 16))
-    np.testing.assert_array_equal(winner, nbl.regime_map(nbl_plots.MAP_NS, nbl_plots.MAP_MESHES, DELTA, NOMINAL)[0])
+    m, winner = nbl_plots.compute(54, 1.54, 0.25, 0.37, {L: L for L in (2, 3, 4, 5, 6)}, 10**5, (16, 16))
+    np.testing.assert_array_equal(winner, nbl_blocks.regime_map(nbl_plots.MAP_NS, nbl_plots.MAP_MESHES, delta(NOMINAL))[0])
 
 
 def test_static_twins_cover_standard_and_nominal():
@@ -369,50 +386,44 @@ def test_static_twins_cover_standard_and_nominal():
     assert "Snake" in html and "Fence" in html
 
 
-# ------------------------------------------------------------------ against netmodels.simulate.cost
+# ------------------------------------------------------------------ against the simulator
 @pytest.mark.parametrize("fname", list(F_TABLES))
 @pytest.mark.parametrize("name,W,H,B", [("Tree", 4, 4, 1), ("Tree", 3, 5, 1), ("Snake", 4, 4, 6), ("Snake", 5, 3, 3),
                                         ("Snake", 2, 1, 4), ("Fence", 4, 4, 6), ("Fence", 6, 3, 9),
                                         ("Fence", 2, 2, 5), ("Fence", 2, 2, 1), ("Snake", 3, 3, 2)])
 def test_closed_forms_are_the_cost_of_the_executable_schedules(fname, name, W, H, B):
-    """netmodels.simulate.cost costs the registered schedules step by step (busiest node, widest
-    combine); the closed forms agree except for the paper's c2 at Fence's step H."""
-    from netmodels.simulate.cost import NBLModel, cost
-
-    f, m, S = F_TABLES[fname], DELTA, 7
-    model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
+    """The simulator costs the registered schedules step by step (the NBL rule: busiest node,
+    widest combine); the closed forms agree except for the paper's c2 at Fence's step H."""
+    f, S = F_TABLES[fname], 7
     block = None if name == "Tree" else S           # Tree sends whole vectors
     sched = registry.build("allreduce." + name.lower(), W * H, S * B, block=block, mesh=(W, H)).to_schedule()
-    by_steps = cost(sched, model)
-    assert cost(sched, m, f) == by_steps  # the same model given as nbl takes it
-    closed = nbl.time(name, S * B, W, H, S, m, f, paper_charges=True)
-    paper_c2 = name == "Fence" and nbl.in_paper_regime(name, W, H) and B >= 3
-    assert by_steps - closed == pytest.approx((m.c3 - m.c2) * S if paper_c2 else 0.0, abs=1e-12)
-    assert nbl.time(name, S * B, W, H, S, m, f) == pytest.approx(by_steps, rel=1e-12)
+    by_steps = simulate(sched, delta(f)).time
+    closed = nbl_paper.time(name, S * B, W, H, S, delta(f), paper_charges=True)
+    paper_c2 = name == "Fence" and nbl_paper.in_paper_regime(name, W, H) and B >= 3
+    assert by_steps - closed == pytest.approx((C3 - C2) * S if paper_c2 else 0.0, abs=1e-12)
+    assert nbl_paper.time(name, S * B, W, H, S, delta(f)) == pytest.approx(by_steps, rel=1e-12)
 
 
 @pytest.mark.parametrize("W,H", [(2, 2), (3, 2), (2, 3), (3, 3), (4, 4)])
 def test_fence_time_has_no_jump_where_the_closed_form_takes_over(W, H):
     """T against B at fixed S is the schedule's cost on both sides of B = 3 and of W = 3:
     no step of (c3 - c2) S where the appendix's table starts to apply."""
-    from netmodels.simulate.cost import NBLModel, cost
-
-    S, m, f = 5, DELTA, NOMINAL
-    model = NBLModel(m.alpha, m.beta, dict(f), {2: m.c2, 3: m.c3})
+    S, model = 5, delta(NOMINAL)
     for B in range(1, 6):
         sched = registry.build("allreduce.fence", W * H, S * B, block=S, mesh=(W, H)).to_schedule()
-        assert nbl.fence_time(S * B, W, H, S, m, f) == pytest.approx(cost(sched, model), rel=1e-12)
+        assert nbl_paper.time("Fence", S * B, W, H, S, model) == pytest.approx(simulate(sched, model).time, rel=1e-12)
 
 
-def test_cost_takes_an_nbl_machine_and_its_f_table_or_a_model_only():
-    from netmodels.simulate.cost import NBLModel, cost
-
-    sched = registry.build("allreduce.snake", 4, 12, block=3, mesh=(2, 2)).to_schedule()
-    with pytest.raises(ValueError, match="NBLMachine only"):
-        cost(sched, NBLModel.from_machine(DELTA, NOMINAL), NOMINAL)
-    with pytest.raises(ValueError, match="model must be"):
-        cost(sched, "DELTA")
-    assert cost(sched, DELTA) == cost(sched, NBLModel(DELTA.alpha, DELTA.beta, None, {2: DELTA.c2, 3: DELTA.c3}))
+def test_step_time_by_hand():
+    """L α + f(L) β S + c S on numbers, and f(0) = 0: a node that only combines."""
+    m = NBLModel(2.0, 0.5, {2: 1.5}, c2=0.25)
+    assert m.step_time(2, 8.0) == 2 * 2.0 + 1.5 * 0.5 * 8
+    assert m.step_time(1, 8.0, m.c2) == 2.0 + 0.5 * 8 + 0.25 * 8
+    assert m.step_time(0, 8.0, m.c2) == 0.25 * 8
+    np.testing.assert_array_equal(m.step_time(np.array([0, 1, 2]), np.array([0.0, 4.0, 8.0])), [0.0, 4.0, 10.0])
+    assert (m.combine_cost(2), m.combine_cost(3), m.combine_cost(4)) == (0.25, 0.5, 0.75)  # c3 = 2 c2 by default
+    with pytest.raises(ValueError, match="no value for L = 3"):
+        m.step_time(3, 1.0)
 
 
 @pytest.mark.parametrize("name", ["Snake", "Fence"])
@@ -424,13 +435,13 @@ def test_optimal_block_in_the_papers_range_is_the_brute_force_integer_optimum(na
     lo, hi = DELTA_BLOCK_RANGE
     every = np.arange(min(lo, N), min(hi, N) + 1)
     for f in (NOMINAL, STANDARD, FITTED_DELTA):
-        t = [nbl.time(name, N, W, H, int(s), DELTA, f) for s in every]
+        t = [nbl_paper.time(name, N, W, H, int(s), delta(f)) for s in every]
         best = int(every[int(np.argmin(t))])
-        got = nbl.optimal_block(name, N, W, H, DELTA, f, block_range=DELTA_BLOCK_RANGE)
+        got = nbl_blocks.optimal_block(name, N, W, H, delta(f), block_range=DELTA_BLOCK_RANGE)
         assert got == best and min(lo, N) <= got <= min(hi, N)
 
 
 def test_optimal_block_rejects_bad_ranges():
     for bad, match in [((600, 20), "low <= high"), ((0, 10), "block_range\\[0\\]"), (5, "pair")]:
         with pytest.raises(ValueError, match=match):
-            nbl.optimal_block("Snake", 1000, 4, 4, DELTA, NOMINAL, block_range=bad)
+            nbl_blocks.optimal_block("Snake", 1000, 4, 4, delta(NOMINAL), block_range=bad)

@@ -17,7 +17,7 @@ from netmodels.algorithms.semantics import allgather_errors, combining_errors  #
 from netmodels.models.alphabeta import AlphaBeta  # noqa: E402
 from netmodels.models.logp import LogGP, LogP  # noqa: E402
 from netmodels.simulate import simulate  # noqa: E402
-from netmodels.simulate.cost import NBLModel  # noqa: E402
+from netmodels.models.nbl import NBLModel  # noqa: E402
 
 SIZES = range(1, 21)
 
@@ -49,7 +49,7 @@ MODELS = {
     "alphabeta": AlphaBeta(10e-6, 1e-9),
     "logp": LogP(L=5e-6, o=1.5e-6, g=2e-6, P=2),
     "loggp": LogGP(L=5e-6, o=1.5e-6, g=2e-6, P=2, G=0.5e-9),
-    "nbl": NBLModel(10e-6, 8e-9, float, {2: 1e-9, 3: 1.5e-9}),
+    "nbl": NBLModel(10e-6, 1e-9, float, 1e-9 / 8, 1.5e-9 / 8),
 }
 
 

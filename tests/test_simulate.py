@@ -2,12 +2,13 @@
 
 References: the per-transfer LogP simulation (tests/logp_reference.py), the
 per-transfer NBL cost (tests/nbl_reference.py), the NBL paper's closed forms
-(netmodels.models.nbl.time), the LogP barrier closed forms (logp.barrier_time),
+(netmodels.models.nbl_paper.time), the LogP barrier closed forms (logp.barrier_time),
 Netgauge's PRTT forward model (logp.prtt_model), and closed forms derived by hand in
 the docstrings below, up to P = 2^20.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,11 +18,11 @@ from hypothesis import strategies as st
 from netmodels.algorithms import arrays, barriers, broadcast, combining, registry
 from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
 from netmodels.algorithms.schedule import Schedule, Transfer
-from netmodels.models import logp, nbl
+from netmodels.models import logp, nbl, nbl_paper
 from netmodels.models.alphabeta import AlphaBeta
 from netmodels.models.machines import DELTA
 from netmodels.simulate import simulate
-from netmodels.simulate.cost import NBLModel
+from netmodels.models.nbl import NBLModel
 
 from . import logp_reference, nbl_reference
 
@@ -30,8 +31,8 @@ US = 1e-6
 LOGP = [logp.LogP(L=5 * US, o=1.5 * US, g=1 * US, P=2, o_r=2 * US),
         logp.LogP(L=2 * US, o=1 * US, g=4 * US, P=2, o_r=0.5 * US)]
 # the paper's fitted f(L), extended beyond L = 6 (a central counter's root has L = P - 1)
-NBL = [NBLModel(54 * US, 1.54 * US, lambda L: nbl.FITTED_DELTA.get(L, 0.85 * L), {2: 0.25 * US, 3: 0.37 * US}),
-       NBLModel.nominal(1 * US, 0.01 * US, 0.002 * US, 0.003 * US)]
+NBL = [NBLModel(54 * US, 1.54 * US / 8, lambda L: nbl.FITTED_DELTA.get(L, 0.85 * L), 0.25 * US / 8, 0.37 * US / 8),
+       NBLModel.nominal(1 * US, 0.01 * US / 8, 0.002 * US / 8, 0.003 * US / 8)]
 AB = AlphaBeta(2 * US, 1e-9)
 SIZES = list(range(1, 21)) + [31, 32, 33, 47, 63, 64]
 
@@ -113,8 +114,8 @@ def test_sync_nbl_equals_the_papers_closed_forms(mesh):
     for n, S in ((100, 20), (1200, 60), (999, 333), (40, 40)):   # N a multiple of S, as the closed forms assume
         for alg in ("tree", "snake", "fence"):
             s = registry.build(f"allreduce.{alg}", w * h, n, block=None if alg == "tree" else S, mesh=mesh)
-            want = nbl.time(alg, n, w, h, S, DELTA, f)
-            assert rel(simulate(s, NBLModel.from_machine(DELTA, f)).time, want) <= 1e-9, (alg, mesh, n, S)
+            want = nbl_paper.time(alg, n, w, h, S, replace(DELTA, f=f))
+            assert rel(simulate(s, replace(DELTA, f=f)).time, want) <= 1e-9, (alg, mesh, n, S)
 
 
 def test_either_form_gives_the_same_result():
@@ -255,9 +256,9 @@ def test_contention_on_a_ring_of_links():
         m = logp.LogGP(L=3 * US, o=1 * US, g=2 * US, P=2, G=1e-9)
         got = simulate(shift(p, d, n), m, topology=RingLinks(p), semantics="stepwise").time
         assert rel(got, m.o_s + m.L + m.o_r + d * (8 * n - 1) * m.G) <= 1e-12
-        nb = NBLModel.standard(10 * US, 0.1 * US)
+        nb = NBLModel.standard(10 * US, 0.1 * US / 8)
         got = simulate(shift(p, d, n), nb, topology=RingLinks(p)).time
-        assert rel(got, 2 * nb.alpha + d * nb.beta * n) <= 1e-12
+        assert rel(got, 2 * nb.alpha + d * nb.beta * 8 * n) <= 1e-12
 
 
 def test_contention_on_a_bus_and_none_without_topology():

@@ -9,7 +9,8 @@ count ends at 1: every rank's contribution combined exactly once into every resu
 element on every rank.  A transfer with a receive offset lands at
 ``[recv_start, recv_stop)``; local copies (``src == dst``) move counts inside a rank.
 Which mesh links a schedule's messages share is a question of the topology:
-:func:`netmodels.topology.mesh.link_conflicts`.
+:func:`netmodels.topology.mesh.link_conflicts`; how many links a rank has active, the NBL
+model's L: :func:`netmodels.models.nbl.active_links`.
 """
 
 from __future__ import annotations
@@ -42,36 +43,6 @@ def combining_errors(schedule: Schedule, limit: int = 5) -> list[str]:
     bad = np.argwhere(c != 1)
     return [f"rank {r} element {e}: contribution of rank {q} combined {c[r, e, q]} times (expected 1)"
             for r, e, q in bad[:limit]]
-
-
-def active_links(schedule: Schedule) -> np.ndarray:
-    """``L[step, rank]``: messages a rank sends plus receives in a step.
-
-    This is the paper's L, "the number of communication links that are nominally
-    active at the same time" at a node: its f(L) test jig counts a node that only
-    receives from one neighbour as L = 1 and one exchanging with one, two, three
-    neighbours as L = 2, 4, 6 (section 4.2, Table 1).  Local copies are no links.  Either form.
-    """
-    schedule = as_transfers(schedule)
-    L = np.zeros((schedule.nsteps, schedule.nprocs), dtype=int)
-    for t, step in enumerate(schedule.steps):
-        for tr in step:
-            if not tr.is_message:
-                continue
-            L[t, tr.src] += 1
-            L[t, tr.dst] += 1
-    return L
-
-
-def timeline(schedule: Schedule) -> list[tuple[int, int]]:
-    """Run-length summary ``[(number of steps, max L), ...]`` like the paper's appendix tables."""
-    out: list[list[int]] = []
-    for lmax in active_links(schedule).max(axis=1, initial=0):
-        if out and out[-1][1] == lmax:
-            out[-1][0] += 1
-        else:
-            out.append([1, int(lmax)])
-    return [tuple(x) for x in out]
 
 
 def deliveries(schedule: Schedule, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

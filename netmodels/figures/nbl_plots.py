@@ -1,8 +1,8 @@
 """Figures of the NBL chapter (Littlefield 1992): T(S) curves, regime maps, and a live panel.
 
-Drawing functions take a matplotlib ``Axes`` and plain numbers, so the panel, the
-chapter and the tests use the same code.  Times are drawn in milliseconds, α in µs,
-β, c2 and c3 in µs per element.
+Drawing functions take a matplotlib ``Axes``, an :class:`~netmodels.models.nbl.NBLModel` and
+plain numbers, so the panel, the chapter and the tests use the same code.  Times are drawn in
+milliseconds; the controls show α in µs, β, c2 and c3 in µs per element (the paper's units).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import time as _time
 
 import numpy as np
 
-from ..models import nbl
-from ..models.nbl import ALGORITHMS, NBLMachine
+from ..models import nbl, nbl_blocks, nbl_paper
+from ..models.nbl import NBLModel
+from ..models.nbl_paper import ALGORITHMS
 from .panel import Control, PanelSpec
 
 US = 1e-6
@@ -24,13 +25,13 @@ MAP_NS = np.unique(np.round(np.geomspace(10, 1e6, 81)).astype(np.int64))
 MAP_MESHES = tuple((2 ** ((k + 1) // 2), 2 ** (k // 2)) for k in range(2, 12))
 
 
-def draw_curves(ax, N, W, H, machine, f, *, Ss=None, label="", style="-", tree=True):
+def draw_curves(ax, N, W, H, model, *, Ss=None, label="", style="-", tree=True):
     """T(S) of Snake and Fence (ms) over block sizes S, their optima, and Tree's time."""
     Ss = np.unique(np.round(np.geomspace(1, max(N // 3, 2), 300)).astype(np.int64)) if Ss is None else Ss
     out = {}
     for name in ("Snake", "Fence"):
         try:
-            t = nbl.curves(name, N, W, H, Ss, machine, f)
+            t = nbl_paper.curves(name, N, W, H, Ss, model)
         except ValueError:
             continue
         ax.plot(Ss, t * 1e3, style, color=COLORS[name], label=f"{name} {label}".strip())
@@ -39,7 +40,7 @@ def draw_curves(ax, N, W, H, machine, f, *, Ss=None, label="", style="-", tree=T
             ax.plot(Ss[i], t[i] * 1e3, "o", color=COLORS[name], ms=5)
             out[name] = (int(Ss[i]), float(t[i]))
     if tree:
-        tt = nbl.tree_time(N, W, H, machine, f)
+        tt = nbl_paper.tree_time(N, W, H, model)
         ax.axhline(tt * 1e3, color=COLORS["Tree"], ls=style, lw=1, label=f"Tree {label}".strip())
         out["Tree"] = (N, tt)
     ax.set(xscale="log", xlabel="block size S (elements)", ylabel="time (ms)")
@@ -68,17 +69,18 @@ def regime_legend(ax):
               bbox_to_anchor=(0.0, 1.0), ncol=3, fontsize=7, frameon=False, borderaxespad=0.2)
 
 
-def machine_from(alpha_us, beta_us, c2_us, c3_us) -> NBLMachine:
-    """An NBLMachine from µs and µs-per-element values (slider units)."""
-    return NBLMachine(alpha_us * US, beta_us * US, c2_us * US, c3_us * US, name="panel")
+def model_from(alpha, beta, c2, c3, f, elem_bytes=8, name="panel") -> NBLModel:
+    """The model of the controls: α in s, β, c2, c3 in s per element (the paper's units)."""
+    return NBLModel(alpha, beta / elem_bytes, f, c2 / elem_bytes, c3 / elem_bytes, elem_bytes, name=name)
 
 
 def compute(alpha_us, beta_us, c2_us, c3_us, fvalues, N, mesh, Ns=MAP_NS, meshes=MAP_MESHES):
-    """Everything one redraw of the panel needs (vectorised): (machine, f, winner map)."""
-    m = machine_from(alpha_us, beta_us, c2_us, c3_us)
+    """Everything one redraw of the panel needs (vectorised): (model, winner map); α in µs,
+    β, c2, c3 in µs per element."""
     f = {1: 1.0, **{L: float(v) for L, v in fvalues.items()}}
-    winner, _, _ = nbl.regime_map(Ns, meshes, m, f)
-    return m, f, winner
+    m = model_from(alpha_us * US, beta_us * US, c2_us * US, c3_us * US, f)
+    winner, _, _ = nbl_blocks.regime_map(Ns, meshes, m)
+    return m, winner
 
 
 class PanelFigure:
@@ -108,15 +110,15 @@ class PanelFigure:
             a.set_animated(True)
         self._key, self._background = None, None
 
-    def update(self, machine, f, winner, N, W, H) -> str:
+    def update(self, model, winner, N, W, H) -> str:
         """Redraw with new model results; returns the title of the curves."""
         self.mesh.set_array(winner.ravel())
         Ss = np.unique(np.round(np.geomspace(1, max(N // 3, 2), self.nS)).astype(np.int64))
-        best = ("Tree", N, nbl.tree_time(N, W, H, machine, f))
+        best = ("Tree", N, nbl_paper.tree_time(N, W, H, model))
         ys = [best[2]]
         for name in ("Snake", "Fence"):
             try:
-                t = nbl.curves(name, N, W, H, Ss, machine, f)
+                t = nbl_paper.curves(name, N, W, H, Ss, model)
             except ValueError:
                 t = np.full(Ss.shape, np.nan)
             self.lines[name].set_data(Ss, t * 1e3)
@@ -159,13 +161,13 @@ class PanelFigure:
         return buf.getvalue()
 
 
-def _machine_f(alpha, beta, c2, c3, phi, f2, f3, f4, f5, f6, **_):
-    """The NBLMachine and f(L) of the controls: f(L) = 1 + φ (f_L − 1) (φ = 1: the f_L given)."""
+def _model(alpha, beta, c2, c3, phi, f2, f3, f4, f5, f6, **_):
+    """The model of the controls: f(L) = 1 + φ (f_L − 1) (φ = 1: the f_L given)."""
     f = {1: 1.0, **{L: 1.0 + phi * (v - 1) for L, v in zip(range(2, 7), (f2, f3, f4, f5, f6))}}
-    return NBLMachine(alpha, beta, c2, c3), f
+    return model_from(alpha, beta, c2, c3, f, name="")
 
 
-def _controls(machine: NBLMachine, f: dict, N: int, mesh, alphas, phis, phi_fmt: str, betas=None) -> tuple:
+def _controls(model: NBLModel, N: int, mesh, alphas, phis, phi_fmt: str, betas=None) -> tuple:
     """The NBL figures' controls: α, β, c2, c3 (µs, µs/element), the NBL strength φ (static
     only), f(2)..f(6) (live only), N and the mesh (the curves')."""
     look = dict(continuous_update=False, style={"description_width": "70px"})
@@ -174,13 +176,14 @@ def _controls(machine: NBLMachine, f: dict, N: int, mesh, alphas, phis, phi_fmt:
     def kw(**extra):
         return {**look, "layout": {"width": "300px"}, **extra}
 
+    e, f = model.elem_bytes, model.f if isinstance(model.f, dict) else {}
     return (
-        Control("alpha", "α", machine.alpha, unit="µs", scale=1 / US, log=True, span=(1e-7, 1e-3),
+        Control("alpha", "α", model.alpha, unit="µs", scale=1 / US, log=True, span=(1e-7, 1e-3),
                 values=alphas, kw=kw(), help="start-up time of one message"),
-        Control("beta", "β", machine.beta, values=betas, kw=kw(), **small,
+        Control("beta", "β", model.beta * e, values=betas, kw=kw(), **small,
                 help="transfer time of one element over a link that no other message shares"),
-        Control("c2", "c2", machine.c2, kw=kw(), **small, help="time per element to combine two vectors"),
-        Control("c3", "c3", machine.c3, kw=kw(), **small, help="time per element to combine three vectors"),
+        Control("c2", "c2", model.c2 * e, kw=kw(), **small, help="time per element to combine two vectors"),
+        Control("c3", "c3", model.c3 * e, kw=kw(), **small, help="time per element to combine three vectors"),
         Control("phi", "NBL strength φ", 1.0, values=phis, fmt=phi_fmt, live=False,
                 help="f(L) = 1 + φ (f_L - 1): 0 the standard model, 1 the f(L) given"),
         *(Control(f"f{L}", f"f({L})", float(f.get(L, L)), span=(1.0, float(L)), kw=kw(step=0.05),
@@ -205,57 +208,56 @@ class NBLView:
 
     def show(self, values):
         t0 = _time.perf_counter()
-        m, f = _machine_f(**values)
+        m = _model(**values)
         W, H = (int(v) for v in values["mesh"].split("x"))
-        winner, _, _ = nbl.regime_map(self.pf.Ns, self.pf.meshes, m, f)
-        title = self.pf.update(m, f, winner, int(values["N"]), W, H)
+        winner, _, _ = nbl_blocks.regime_map(self.pf.Ns, self.pf.meshes, m)
+        title = self.pf.update(m, winner, int(values["N"]), W, H)
         image = self.pf.render()
         return image, f"{title}; redraw took {1e3 * (_time.perf_counter() - t0):.0f} ms"
 
 
-def regime_spec(machine: NBLMachine | None = None, f: dict | None = None, N: int = 10**5, mesh=(16, 16),
+def regime_spec(model: NBLModel | None = None, N: int = 10**5, mesh=(16, 16),
                 Ns=None, meshes=MAP_MESHES) -> PanelSpec:
     """The fastest algorithm on a (mesh, N) map, for both views (default machine: the DELTA).
 
     Live: α, β, c2, c3, f(2)..f(6), and N and the mesh of the T(S) curves drawn beside the
     map.  Static: α (5.4-540 µs), β (0.154-15.4 µs/element) and the NBL strength φ, f(L) =
-    1 + φ(f(L) − 1) (φ = 0: the standard model; φ = 1: ``f``, by default the nominal f(L) = L)."""
+    1 + φ(f(L) − 1) (φ = 0: the standard model; φ = 1: the model's f, by default the DELTA's
+    with the nominal f(L) = L)."""
     from . import interactive as ia
-    from ..models.machines import DELTA
 
-    machine, f = machine or DELTA, f or nbl.NOMINAL
+    model = model or _delta_nominal()
     Ns = np.unique(np.round(np.geomspace(10, 1e6, 41)).astype(np.int64)) if Ns is None else Ns
     P = np.array([w * h for w, h in meshes], dtype=float)
 
     def z(x, y, **values):
-        winner, _, _ = nbl.regime_map(Ns, meshes, *_machine_f(**values))
+        winner, _, _ = nbl_blocks.regime_map(Ns, meshes, _model(**values))
         return winner.astype(float)
 
     return PanelSpec(
         title="Fastest algorithm; f(L) = 1 + φ(L − 1)", kind="heatmap", data=z, x=Ns.astype(float), y=P,
-        controls=_controls(machine, f, N, mesh, ia.grid(5.4e-6, 5.4e-4, 5), np.linspace(0, 1, 5), ".2f",
+        controls=_controls(model, N, mesh, ia.grid(5.4e-6, 5.4e-4, 5), np.linspace(0, 1, 5), ".2f",
                            betas=ia.grid(1.54e-7, 1.54e-5, 3)),
         columns=(("alpha", "beta", "c2", "c3", "N", "mesh"), ("f2", "f3", "f4", "f5", "f6")),
         xlabel="vector length N (elements)", ylabel="nodes P (meshes 2x2 … 64x32)",
         categories=list(ALGORITHMS), log_x=True, log_y=True, view=NBLView)
 
 
-def curves_spec(machine: NBLMachine | None = None, f: dict | None = None, N: int = 10**5, mesh=(16, 16)) -> PanelSpec:
+def curves_spec(model: NBLModel | None = None, N: int = 10**5, mesh=(16, 16)) -> PanelSpec:
     """T(S) of Snake and Fence (and Tree) at ``N`` on ``mesh``, for both views.
 
     Static: α (5.4-540 µs) and the NBL strength φ (as in :func:`regime_spec`)."""
     from . import interactive as ia
-    from ..models.machines import DELTA
 
-    machine, f = machine or DELTA, f or nbl.NOMINAL
+    model = model or _delta_nominal()
     Ss = np.unique(np.round(np.geomspace(5, N // 3, 60)).astype(np.int64))
 
     def curves(S, N, mesh, **values):
         W, H = (int(v) for v in mesh.split("x"))
-        m, ff = _machine_f(**values)
+        m = _model(**values)
         Ss = np.round(S).astype(np.int64)
-        out = {a: nbl.curves(a, N, W, H, Ss, m, ff) for a in ("Snake", "Fence")}
-        out["Tree"] = np.full(Ss.shape, nbl.tree_time(N, W, H, m, ff))
+        out = {a: nbl_paper.curves(a, N, W, H, Ss, m) for a in ("Snake", "Fence")}
+        out["Tree"] = np.full(Ss.shape, nbl_paper.tree_time(N, W, H, m))
         return out
 
     def title(N, mesh):
@@ -263,17 +265,25 @@ def curves_spec(machine: NBLMachine | None = None, f: dict | None = None, N: int
 
     return PanelSpec(
         title=title, data=curves, x=Ss.astype(float),
-        controls=_controls(machine, f, N, mesh, ia.grid(5.4e-6, 5.4e-4, 9), np.linspace(0, 1, 11), ".1f"),
+        controls=_controls(model, N, mesh, ia.grid(5.4e-6, 5.4e-4, 9), np.linspace(0, 1, 11), ".1f"),
         columns=(("alpha", "beta", "c2", "c3", "N", "mesh"), ("f2", "f3", "f4", "f5", "f6")),
         xlabel="block size S (elements)", ylabel="time (ms)", y_scale=1e3, log_x=True, log_y=True,
         styles={a: {"line": {"color": COLORS[a], "width": 2}} for a in ALGORITHMS}, digits=4)
 
 
-def nbl_panel(machine: NBLMachine | None = None, f: dict | None = None, N: int = 10**5,
-              mesh=(16, 16)):
+def nbl_panel(model: NBLModel | None = None, N: int = 10**5, mesh=(16, 16)):
     """The live panel of :func:`regime_spec` (JupyterLab): the map and T(S) redrawn on
     every change, the time of the last redraw under them."""
-    return regime_spec(machine, f, N, mesh).live()
+    return regime_spec(model, N, mesh).live()
+
+
+def _delta_nominal() -> NBLModel:
+    """The DELTA with the nominal f(L) = L, the panels' default."""
+    from dataclasses import replace
+
+    from ..models.machines import DELTA
+
+    return replace(DELTA, f=nbl.NOMINAL)
 
 
 def blend(phi: float) -> dict:

@@ -1,15 +1,16 @@
-"""Derivations behind :mod:`netmodels.models.nbl`: the closed forms and optimal block sizes
-with sympy, and the step timeline of an executable schedule.
+"""Derivations behind :mod:`netmodels.models.nbl_paper` and :mod:`~netmodels.models.nbl_blocks`:
+the closed forms and optimal block sizes with sympy, and the step timeline of an executable
+schedule.
 
 What is checked against what:
 
-* :func:`symbolic_time` sums a timeline *table* (``nbl.TIMELINES``, the model's, or
-  ``nbl.PHASES``, the paper's appendix as printed) with section 2's step cost
+* :func:`symbolic_time` sums a timeline *table* (``nbl_paper.TIMELINES``, the model's, or
+  ``nbl_paper.PHASES``, the paper's appendix as printed) with section 2's step cost
   ``L α + f(L) β S`` plus combining; it never looks at messages.
 * :func:`schedule_timeline` counts, step by step, the links and combines of an
   executable schedule of :mod:`netmodels.algorithms.combining` (the one MPI runs); it never
   looks at the tables.
-* ``nbl.count_timeline`` (in :mod:`netmodels.models.nbl`, which uses it for meshes and block
+* ``nbl_paper.count_timeline`` (in :mod:`netmodels.models.nbl_paper`, which uses it for meshes and block
   counts outside the tables) counts the registry's schedules (``allreduce.snake`` and
   ``allreduce.fence``, the one Snake/Fence generator), vectorised.
 
@@ -21,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..algorithms.semantics import active_links
-from .nbl import PHASES, TIMELINES, _name
+from .nbl import active_links
+from .nbl_paper import PHASES, TIMELINES, name_of as _name
 
 alpha, beta, c2, c3 = sp.symbols("alpha beta c_2 c_3", positive=True)
 N, S, B, P, W, H = sp.symbols("N S B P W H", positive=True)
@@ -47,8 +48,8 @@ def symbolic_time(algorithm: str, *, appendix_step: bool = False, paper_charges:
 
     Step cost from section 2: ``L α + f(L) β S`` (+ c S).  With ``appendix_step=True``
     the step cost printed in the paper's appendix, ``L (α + f(L) β S)``, instead.
-    Timeline: the model's (``nbl.TIMELINES``), or with ``paper_charges=True`` the
-    appendix's table (``nbl.PHASES``: c2 at Fence's step H).
+    Timeline: the model's (``nbl_paper.TIMELINES``), or with ``paper_charges=True`` the
+    appendix's table (``nbl_paper.PHASES``: c2 at Fence's step H).
     Tree: the appendix formula with P = 2^k levels log2 W + log2 H.
     """
     name = _name(algorithm)

@@ -12,13 +12,13 @@ module.
     >>> table.get("alpha-beta").make(alpha=2e-6)          # the default machine, α changed
     AlphaBeta(alpha=2e-06, ...)
 
-Units are SI (s, B, s/B); the NBL model counts elements, as its paper does.
+Units are SI (s, B, s/B).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from . import machines
@@ -109,16 +109,16 @@ def _logp_values(m) -> dict:
 
 def _nbl_build(alpha, beta, c2, c3, **f):
     table = {int(k[1:]): v for k, v in f.items()}
-    return NBLModel(alpha, beta, table, {2: c2, 3: c3}, name="NBL")
+    return NBLModel(alpha, beta, table, c2, c3, name="NBL")
 
 
 def _nbl_default():
-    return NBLModel.from_machine(machines.DELTA, FITTED_DELTA)
+    return replace(machines.DELTA, f=FITTED_DELTA)
 
 
 def _nbl_values(m) -> dict:
     f = m.f if isinstance(m.f, dict) else {}
-    return {"alpha": m.alpha, "beta": m.beta, "c2": m.combine.get(2, 0.0), "c3": m.combine.get(3, 0.0),
+    return {"alpha": m.alpha, "beta": m.beta, "c2": m.c2, "c3": m.c3,
             **{f"f{L}": v for L, v in sorted(f.items()) if L > 1}}
 
 
@@ -143,8 +143,9 @@ MODELS = {e.name: e for e in (
           lambda L, o_s, o_r, g, G: LogGP(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, name="LogGP"),
           lambda m: {**_logp_values(m), "G": m.G}),
     Entry("nbl", "NBL f(L)", NBLModel,
-          (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/element", "time per element"),
-           Parameter("c2", "s/element", "2-way combine"), Parameter("c3", "s/element", "3-way combine")),
+          (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/B", "time per byte"),
+           Parameter("c2", "s/B", "2-way combine, per byte combined"),
+           Parameter("c3", "s/B", "3-way combine, per byte combined")),
           _nbl_default, _nbl_build, _nbl_values, extra=r"f[1-9][0-9]*",
           extra_meaning="fN: f(N), the node bandwidth factor with N links active (no unit; f(1) = 1; "
                         "default: the paper's fitted table)",

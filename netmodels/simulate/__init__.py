@@ -4,8 +4,6 @@
   steps (loosely synchronous, step-ordered *stepwise*, or LogGOPSim's rules; skew, noise, link contention) and asks the model's
   step rule (:mod:`netmodels.models.step`) what each step costs, for every model of the kit
   (α-β, NBL, LogP, LogGP, PLogP, BSP, two-level α-β, LoP);
-- :mod:`netmodels.simulate.cost`: the NBL cost of a schedule step by step, the busiest node
-  of each step (the simulator under the NBL model);
 - :mod:`netmodels.simulate.desync`: a third timing semantics, self-timed with fluid sharing
   of a node's bandwidth (:func:`~netmodels.simulate.desync.simulate_fluid`).
 """

@@ -23,11 +23,12 @@ whose node bandwidth is shared by the transfers actually in progress at that mom
   link's, the nominal NBL machine the test jig measured for long messages); a transfer
   goes at the speed its busier end allows.
 
-In lockstep this machine costs every step ``L α + f_true(L) β S + c S``: the loosely
-synchronous model.  Self-timed, a node charged L links may find fewer of them busy at
+In lockstep this machine costs every step what :meth:`~netmodels.models.nbl.NBLModel.step_time`
+says with f = f_true: the loosely synchronous model.  Self-timed, a node charged L links may find fewer of them busy at
 once.  :func:`fit_f` then fits f(2), f(3), f(4), f(6) to the simulated times by least
-squares over the step timelines of :func:`netmodels.models.nbl.timeline` (α, β, c2, c3
-known), as the paper fitted its measurements.
+squares (the model's time is linear in f; α, β, c2, c3 known), as the paper fitted its
+measurements.  Machines are :class:`~netmodels.models.nbl.NBLModel` (their own f unused
+here: f is what is simulated or fitted); sizes count elements of ``elem_bytes`` bytes.
 """
 
 from __future__ import annotations
@@ -35,19 +36,20 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 
 from .._check import positive
 from ..algorithms import registry
 from ..algorithms.arrays import as_transfers
-from ..models import nbl
+from ..models import nbl, nbl_paper
 
 #: the link counts whose f the paper fitted
 FITTED_LINKS = (2, 3, 4, 6)
 
 
-def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float = 0.0, seed=None):
+def simulate_fluid(schedule, machine: nbl.NBLModel, f_true=None, noise: float = 0.0, seed=None):
     """Self-timed completion time (s) of ``schedule`` on ``machine`` (see the module doc).
 
     ``f_true(n)``: the slowdown of each of n transfers moving at once at a node, the f of
@@ -57,9 +59,8 @@ def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float 
     sched = as_transfers(schedule)
     noise = positive("noise", noise, allow_zero=True)
     rng = np.random.default_rng(seed)
-    alpha, beta = machine.alpha, machine.beta
-    model = nbl.NBLModel(alpha, beta, float if f_true is None else f_true,
-                         {2: machine.c2, 3: machine.c3}, machine.name)
+    model = replace(machine, f=float if f_true is None else f_true)
+    alpha, beta = model.alpha, model.beta * model.elem_bytes      # beta per element
     p = sched.nprocs
     # per rank: its steps in order; per (rank, step): transfers and combine time
     steps_of = defaultdict(list)
@@ -78,7 +79,7 @@ def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float 
             if tr.combine:
                 blocks[tr.dst, tr.start, tr.count] += 1
         for (r, _, c), k in blocks.items():
-            combine_time[r, t] += model.combine_cost(k + 1) * c
+            combine_time[r, t] += model.combine_cost(k + 1) * c * model.elem_bytes
     n = len(src)
     src, dst, cnt = np.array(src), np.array(dst), np.array(cnt, dtype=float)
     delay = rng.exponential(noise, n) if noise > 0 else np.zeros(n)
@@ -144,27 +145,24 @@ def simulate_fluid(schedule, machine: nbl.NBLMachine, f_true=None, noise: float 
     return float(finish.max(initial=0.0)), finish
 
 
-def model_time(algorithm: str, W: int, H: int, N: int, S: int, machine: nbl.NBLMachine, f) -> float:
-    """The loosely synchronous NBL time (s) of Snake or Fence with f table ``f``."""
-    return float(nbl.time(algorithm, N, W, H, S, machine, f))
+def model_time(algorithm: str, W: int, H: int, N: int, S: int, machine: nbl.NBLModel, f) -> float:
+    """The loosely synchronous NBL time (s) of Snake or Fence with f (a table or a callable)."""
+    return nbl_paper.time(algorithm, N, W, H, S, replace(machine, f=f))
 
 
-def design_row(algorithm: str, W: int, H: int, N: int, S: int, machine: nbl.NBLMachine):
+def design_row(algorithm: str, W: int, H: int, N: int, S: int, machine: nbl.NBLModel):
     """``(known, coefficients)``: the model time is ``known + Σ_L coefficients[L] f(L)``
-    (s), L in :data:`FITTED_LINKS`; f(1) = 1 is in ``known``."""
-    B = math.ceil(N / S)
-    cost = {0: 0.0, 2: machine.c2, 3: machine.c3}
-    known, coef = 0.0, dict.fromkeys(FITTED_LINKS, 0.0)
-    for steps, L, k in nbl.timeline(algorithm, W, H, B):
-        known += steps * (L * machine.alpha + cost[k] * S)
-        if L == 1:
-            known += steps * machine.beta * S
-        else:
-            coef[L] += steps * machine.beta * S
-    return known, coef
+    (s), L in :data:`FITTED_LINKS`; f(1) = 1 is in ``known``.  Read off the model's time,
+    which is linear in the f(L): ``known`` with every fitted f(L) = 0, a coefficient the
+    growth when one f(L) is 1."""
+    def t(fitted):
+        return model_time(algorithm, W, H, N, S, machine, lambda L: fitted.get(L, 1.0 if L == 1 else 0.0))
+
+    known = t({})
+    return known, {L: t({L: 1.0}) - known for L in FITTED_LINKS}
 
 
-def fit_f(rows, machine: nbl.NBLMachine) -> dict:
+def fit_f(rows, machine: nbl.NBLModel) -> dict:
     """f(2), f(3), f(4), f(6) fitted by least squares (relative residuals) to ``rows`` of
     ``(algorithm, W, H, N, S, seconds)``."""
     A, b = [], []
@@ -199,7 +197,7 @@ def _rows(meshes, vector_lengths, blocks, machine, time_of):
     return rows
 
 
-def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0, seed: int = 0):
+def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLModel, noise: float = 0.0, seed: int = 0):
     """Snake and Fence on every mesh, vector length and block size (N a multiple of S),
     self-timed on the nominal machine: rows ``(algorithm, W, H, N, S, simulated s,
     lockstep nominal s)`` for :func:`fit_f`."""
@@ -207,7 +205,7 @@ def experiment(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: f
                  lambda sched: simulate_fluid(sched, machine, noise=noise, seed=seed)[0])
 
 
-def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, noise: float = 0.0,
+def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLModel, noise: float = 0.0,
                       seed: int = 0, semantics: str = "stepwise"):
     """As :func:`experiment`, with the vectorised simulator's NBL rules instead of the fluid
     machine (:func:`netmodels.simulate.simulate` with the nominal f(L) = L, ``semantics``
@@ -215,7 +213,7 @@ def experiment_engine(meshes, vector_lengths, blocks, machine: nbl.NBLMachine, n
     whenever its messages actually move."""
     from .engine import simulate
 
-    model = nbl.NBLModel.from_machine(machine, nbl.NOMINAL)
+    model = replace(machine, f=nbl.NOMINAL)
     return _rows(meshes, vector_lengths, blocks, machine,
                  lambda sched: simulate(sched, model, semantics=semantics, noise=noise, seed=seed).time)
 
@@ -230,7 +228,7 @@ def paper_grid():
             for N in DELTA_VECTOR_LENGTHS for S in (20, 60, 120, 300, 600) if N // S >= 3]
 
 
-def lockstep_rows(machine: nbl.NBLMachine, f, grid=None, factor=1.0):
+def lockstep_rows(machine: nbl.NBLModel, f, grid=None, factor=1.0):
     """Rows for :func:`fit_f`: the loosely synchronous times of ``grid`` (default
     :func:`paper_grid`) on ``machine`` with f table ``f``, times ``factor`` (a scalar or
     one per row)."""
