@@ -21,7 +21,6 @@ from netmodels.figures import models_panel as mp
 from netmodels.models import bsp, logp, lop, machines, nbl, twolevel
 from netmodels.models.alphabeta import AlphaBeta
 from netmodels.simulate import simulate
-from netmodels.simulate import cost as nbl_cost
 from netmodels.topology import KaryNTree
 from netmodels.topology import cost as topo_cost
 
@@ -32,8 +31,8 @@ A, B = 10 * US, 1e-9                       # α = 10 µs, β = 1 ns/B
 AB = AlphaBeta(A, B)
 MODELS = {
     "AlphaBeta": AB,
-    "NBLModel nominal": nbl.NBLModel.nominal(A, 8 * B, 0.2 * US, 0.3 * US),
-    "NBLMachine": machines.DELTA,
+    "NBLModel nominal": nbl.NBLModel.nominal(A, B, 0.2 * US / 8, 0.3 * US / 8),
+    "NBL DELTA": machines.DELTA,
     "LogP": logp.LogP(L=3 * US, o=1 * US, g=2 * US, P=2, o_r=1.5 * US, combine=1e-9),
     "LogGP": logp.LogGP(L=3 * US, o=1 * US, g=0.5 * US, P=2, G=1e-9),
     "PLogP": logp.PLogP(2 * US, (0, 1024, 65536), (1 * US, 1.5 * US, 20 * US), (1 * US, 1.5 * US, 20 * US),
@@ -86,15 +85,10 @@ def test_every_cost_path_agrees_with_the_engine(name):
             assert predict.alpha_beta_time(s, A, B) == pytest.approx(ab.time, rel=1e-12)
             cal = predict.Calibration(A, B, MODELS["LogGP"], 1e-9, 2e-9)
             got = predict.predict_times(s, cal)
-            nblm = nbl.NBLModel(A, 8 * B, None, {2: 1e-9, 3: 2e-9})
+            nblm = nbl.NBLModel(A, B, None, 1e-9 / 8, 2e-9 / 8)
             assert got["nbl"] == pytest.approx(simulate(s, nblm).time, rel=1e-12)
             loggp = logp.LogGP(L=3 * US, o=1 * US, g=0.5 * US, P=2, G=1e-9, combine=1e-9)
             assert got["loggp"] == pytest.approx(simulate(s, loggp, semantics="stepwise").time, rel=1e-12)
-            # the NBL step costs
-            m = MODELS["NBLModel nominal"]
-            assert nbl_cost.cost(s, m) == pytest.approx(simulate(s, m).time, rel=1e-12)
-            steps = nbl_cost.step_costs(s, m)
-            np.testing.assert_allclose([c.total for c in steps], simulate(s, m).step_times, rtol=1e-12)
             # BSP: bsp.cost and the program's sum
             for unit in ("words", "messages"):
                 b = bsp.BSP(1e-9, 20 * US, unit)
@@ -133,7 +127,7 @@ def test_twolevel_and_the_models_panel_are_the_engine():
         sched = bsp.compared(alg, 8, 64)
         assert c["BSP"] == pytest.approx(simulate(sched, mach.bsp).time, rel=1e-12)
         assert c["LogP"] == pytest.approx(simulate(sched, mach.logp, semantics="stepwise").time, rel=1e-12)
-        assert c["α-β"] == pytest.approx(simulate(sched, nbl.NBLModel.standard(A, 8 * B)).time, rel=1e-12)
+        assert c["α-β"] == pytest.approx(simulate(sched, nbl.NBLModel.standard(A, B)).time, rel=1e-12)
 
 
 # ------------------------------------------------------------------ the two α-β rules
@@ -142,7 +136,7 @@ def test_the_two_alpha_beta_rules_in_one_table():
     after the other) and Littlefield's standard model (L α + β S: α per link, sends and
     receives alike, and every link at full bandwidth at once), on hand-computed cases."""
     m = 1000                                         # elements, 8 bytes each
-    std = nbl.NBLModel.standard(A, 8 * B)
+    std = nbl.NBLModel.standard(A, B)
     rd = registry.build("allreduce.recursive_doubling", 2, m)       # one exchange
     cc = registry.build("barrier.central_counter", 8, 0)            # 7 in, then 7 out
     flat = registry.build("alltoall.direct", 4, m)                  # 3 sends, 3 receives each

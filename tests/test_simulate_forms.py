@@ -1,5 +1,5 @@
-"""The per-transfer tools take either schedule form: executor (under mpiexec), NBL cost,
-LogP simulation, drawing."""
+"""The per-transfer tools take either schedule form: executor (under mpiexec), the simulator
+under NBL, LogP simulation, drawing."""
 
 import matplotlib
 
@@ -11,10 +11,11 @@ import pytest  # noqa: E402
 from netmodels.algorithms import arrays, registry  # noqa: E402
 from netmodels.figures.draw import draw_step  # noqa: E402
 from netmodels.models import logp  # noqa: E402
-from netmodels.simulate.cost import NBLModel, cost, step_costs  # noqa: E402
+from netmodels.models.nbl import NBLModel  # noqa: E402
+from netmodels.simulate import simulate  # noqa: E402
 from tests.mpirun import run_mpi_ok  # noqa: E402
 
-MODEL = NBLModel(54e-6, 1.54e-6, {2: 1.1, 3: 1.3, 4: 3.9, 6: 5.1}, {2: 0.25e-6, 3: 0.37e-6})
+MODEL = NBLModel(54e-6, 1.54e-6 / 8, {2: 1.1, 3: 1.3, 4: 3.9, 6: 5.1}, 0.25e-6 / 8, 0.37e-6 / 8)
 
 
 @pytest.mark.parametrize("p", [1, 4, 7, 12])
@@ -22,7 +23,7 @@ def test_cost_and_logp_simulate_take_either_form(p):
     for name in ("tree", "snake", "fence", "ring", "rabenseifner"):
         a = registry.build("allreduce." + name, p, 3 * p + 1)
         s = a.to_schedule()
-        assert cost(a, MODEL) == cost(s, MODEL) and step_costs(a, MODEL) == step_costs(s, MODEL)
+        assert np.array_equal(simulate(a, MODEL).step_times, simulate(s, MODEL).step_times)
     m = logp.LogP(5e-6, 1e-6, 2e-6, p)
     for alg in registry.algorithms("barrier"):
         a = alg.build(p)
@@ -86,13 +87,9 @@ def test_executor_refuses_other_objects():
 
 def test_local_copies_cost_no_link_under_nbl():
     # the multilevel alltoall packs at its leaders with local copies: they are not messages
-    from netmodels.simulate import simulate
-    from netmodels.simulate.cost import NBLModel, cost
-
     s = registry.build("alltoall.multilevel", 8, 3, nodes=4).to_schedule()
     assert any(not tr.is_message for step in s.steps for tr in step)
     m = NBLModel.nominal(1e-6, 1e-8, 2e-9, 3e-9)
     without = type(s)(s.name, s.nprocs, s.nelems,
                       [tuple(tr for tr in step if tr.is_message) for step in s.steps], s.meta)
-    assert cost(s, m) == cost(without, m)
-    assert cost(s, m) == pytest.approx(simulate(s, m, semantics="sync").time, rel=1e-12)
+    assert simulate(s, m).time == simulate(without, m).time > 0

@@ -19,7 +19,7 @@ from ..algorithms import registry
 from ..models.alphabeta import AlphaBeta
 from ..models.logp import LogGP
 from ..simulate import simulate
-from ..simulate.cost import NBLModel
+from ..models.nbl import NBLModel
 from . import interactive as ia
 from .panel import Control, PanelSpec
 
@@ -45,7 +45,7 @@ def machines(P: int) -> dict:
     return {
         "α-β": AlphaBeta(8e-6, 0.5e-9, name="α-β"),
         "LogGP": LogGP(L=5e-6, o=1.5e-6, g=2e-6, P=P, G=0.5e-9, name="LogGP"),
-        "NBL f(L) = L": NBLModel(8e-6, 0.5e-9 * ELEM_BYTES, float, name="NBL nominal"),
+        "NBL f(L) = L": NBLModel(8e-6, 0.5e-9, float, name="NBL nominal"),
     }
 
 

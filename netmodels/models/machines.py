@@ -96,17 +96,19 @@ LSDYNA_TABLE3_NZC = {
 LSDYNA_TABLE3_PRINTED_GAIN_PERCENT = {4: 0.4, 8: 0.5, 12: 3.8, 14: 2.0}
 
 # ---------------------------------------------------------------- Littlefield 1992 (DELTA)
-from .nbl import NBLMachine  # noqa: E402  (kept next to the entries that use it)
+from .nbl import NBLModel  # noqa: E402  (kept next to the entries that use it)
 
 LITTLEFIELD = ("Littlefield, Modeling Node Bandwidth Limits and Their Effect on Vector "
                "Combining Algorithms, PNL-SA-20425, 1992")
 
 #: Intel Touchstone DELTA, software X020, csend/crecv, link speed deliberately halved
 #: during the measurements (section 7.2): α = 54 µs, β = 1.54 µs per double
-#: (5.2 MB/s), c2 = 0.25 µs per element (4.0 MFLOPS), c3 = 0.37 µs (5.3 MFLOPS).
-DELTA = NBLMachine(alpha=54 * US, beta=1.54 * US, c2=0.25 * US, c3=0.37 * US, elem_bytes=8,
-                   name="Intel Touchstone DELTA (X020, halved links)",
-                   source=LITTLEFIELD + ", section 7.2 (DELTA System Parameters)")
+#: (5.2 MB/s), c2 = 0.25 µs per element (4.0 MFLOPS), c3 = 0.37 µs (5.3 MFLOPS); the
+#: model takes β, c2 and c3 per byte (/ 8 bytes per double).  f(L) = 1 (the paper's
+#: standard model) unless given: ``dataclasses.replace(DELTA, f=nbl.FITTED_DELTA)``.
+DELTA = NBLModel(alpha=54 * US, beta=1.54 * US / 8, c2=0.25 * US / 8, c3=0.37 * US / 8, elem_bytes=8,
+                 name="Intel Touchstone DELTA (X020, halved links)",
+                 source=LITTLEFIELD + ", section 7.2 (DELTA System Parameters)")
 
 #: Table 1 of Littlefield 1992: test-jig times T (s) on a 3x3 mesh, the centre node receiving
 #: from one neighbour (L = 1) or exchanging with 1, 2, 3 neighbours (L = 2, 4, 6), for blocks
