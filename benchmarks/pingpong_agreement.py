@@ -27,7 +27,7 @@ def load_text(data: dict) -> str:
 
 
 def main(argv=None) -> int:
-    from mpi_exercises.bench.core import float_in
+    from mpi_exercises.bench.arguments import float_in
     from mpi_exercises.bench.pingpong import agreement
 
     p = OneLineParser(prog="pingpong_agreement.py", description=__doc__.split("\n\n")[0])

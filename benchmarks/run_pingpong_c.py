@@ -55,10 +55,10 @@ def main(argv) -> int:
         print(res.stderr, file=sys.stderr)
         return res.returncode
     data = json.loads(res.stdout)
-    from mpi_exercises.bench import core as _bench
+    from mpi_exercises.bench import placement
     from mpi_exercises.bench.pingpong import fit
 
-    cores = _bench.usable_cores()
+    cores = placement.usable_cores()
     data.update({"command": args.command or f"mpiexec -n 2 {Path(args.binary).name}",
                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                  "ranks": 2, "cores": cores, "oversubscribed": cores < 2, "load_average_1min": load,

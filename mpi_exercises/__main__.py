@@ -1,7 +1,7 @@
 """Command line: ``mpiexec -n P python -m mpi_exercises COMMAND [options]``.
 
 Each command is ``module`` (which provides ``add_arguments(parser)`` and ``run(args) -> int``)
-or ``module:name`` (a :class:`mpi_exercises.bench.core.Command` of that module).  Importing
+or ``module:name`` (a :class:`mpi_exercises.bench.arguments.Command` of that module).  Importing
 them does not start MPI: ``--help`` never does, and an argument error starts it only under
 a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).
 """
@@ -117,7 +117,7 @@ def check(argv=None):
     Every option is parsed and checked (sizes against int32 counts and this node's memory);
     output paths are checked on rank 0 only, the one that writes them (on a cluster, other
     nodes need not see its folder)."""
-    from .bench.core import launch_rank
+    from .bench.placement import launch_rank
 
     try:
         args, extra = build_parser().parse_known_args(argv)
@@ -141,7 +141,7 @@ def agreed(problem: str | None) -> str | None:
     disagree when nodes differ (memory) or when the launcher gives them different
     arguments; the message then names the rank that refused.  Without a launcher, or with
     one rank, ``problem`` itself (MPI is not started)."""
-    from .bench.core import ranks_in_job
+    from .bench.placement import ranks_in_job
 
     if ranks_in_job() <= 1:
         return problem
@@ -156,7 +156,7 @@ def agreed(problem: str | None) -> str | None:
 
 
 def main(argv=None) -> int:
-    from .bench.core import launch_rank
+    from .bench.placement import launch_rank
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)     # from the start: see run_guarded
     args, problem = check(argv)

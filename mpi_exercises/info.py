@@ -12,7 +12,10 @@ runs on.
 
 from __future__ import annotations
 
-from .bench import core
+from netmodels.outputs import write_json
+
+
+from .bench import placement
 from .collectives._door import rank_list
 
 THREAD_LEVELS = ("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
@@ -33,9 +36,9 @@ def collect(comm) -> dict:
     level = MPI.Query_thread()
     names = {getattr(MPI, name[4:]): name for name in THREAD_LEVELS}
     major, minor = MPI.Get_version()
-    core.placement(comm)
+    placement.placement(comm)
     return {
-        **core.environment(comm),
+        **placement.environment(comm),
         "mpi_vendor": f"{vendor} {'.'.join(map(str, vendor_version))}",
         "mpi_library_full": MPI.Get_library_version().strip(),
         "mpi_standard": f"{major}.{minor}",
@@ -101,6 +104,6 @@ def run(args) -> int:
     if comm.Get_rank() == 0:
         print(report(info), flush=True)
         if args.json:
-            core.write_json(args.json, info)
+            write_json(args.json, info)
     return 0
 

@@ -1,7 +1,7 @@
 """Barrier algorithms under mpiexec: no rank leaves before every rank has entered; and the
 two commands of the LogP chapter, barrier-bench and logp.
 
-One mpiexec job per P = 1..8 runs ``python -m mpi_exercises.collectives.barrier --verify N``, which
+One mpiexec job per P = 1..8 runs ``python -m tests.barrier_verify --verify N``, which
 loops over every algorithm (and a few option variants): back-to-back barriers with a
 random delay before each entry plus one late rank per barrier, entry/exit stamped on
 CLOCK_MONOTONIC (one clock for all processes of this host).  A negative control shows
@@ -21,7 +21,7 @@ from tests.mpirun import ROOT, run_mpi_ok
 @pytest.mark.mpi
 @pytest.mark.parametrize("nprocs", range(1, 9))
 def test_every_algorithm_is_a_barrier_under_mpi(nprocs):
-    res = run_mpi_ok(nprocs, ["-m", "mpi_exercises.collectives.barrier", "--verify", "12", "--max-delay-ms", "1"],
+    res = run_mpi_ok(nprocs, ["-m", "tests.barrier_verify", "--verify", "12", "--max-delay-ms", "1"],
                      timeout=120)
     assert "all barriers correct" in res.stdout
     from mpi_exercises.collectives.barrier import choices

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from mpi_exercises.bench import bsp_bench
-from mpi_exercises.bench import core as _bench
+from mpi_exercises.bench import placement
 from tests.mpirun import run_mpi_ok
 
 QUICK = ["--repetitions", "5", "--warmup", "2", "--target", "0", "--no-progress"]   # exactly 5 samples per h
@@ -54,6 +54,6 @@ def test_bsp_writes_results_and_fit(tmp_path, P, unit, hs):
         assert f["g_ci_s"][0] <= f["g_s"] <= f["g_ci_s"][1]
         assert f["l_ci_s"][0] <= f["l_s"] <= f["l_ci_s"][1]
     assert data["environment"]["ranks"] == P
-    over = P > _bench.usable_cores()
+    over = P > placement.usable_cores()
     assert data["oversubscribed"] is over
     assert ("WARNING" in res.stderr) is over and ("oversubscribed" in res.stdout) is over

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from mpi_exercises.bench import core as _bench
-
+from mpi_exercises.bench import placement
 from .mpirun import run_mpi_ok
 
 pytestmark = pytest.mark.mpi
@@ -17,7 +16,7 @@ def test_info_reports_the_library_and_the_placement(nprocs, tmp_path):
     res = run_mpi_ok(nprocs, ["-m", "mpi_exercises", "info", "--json", str(out)])
     info = json.loads(out.read_text())
     place = info["placement"]
-    cores = _bench.usable_cores()
+    cores = placement.usable_cores()
     assert info["ranks"] == nprocs and info["mpi_vendor"].startswith("MPICH")
     assert info["thread_level"].startswith("MPI_THREAD_")
     assert place["launcher"] == "mpiexec (Hydra)"

@@ -5,7 +5,7 @@ fit, and the statistics every benchmark stores."""
 import numpy as np
 import pytest
 
-from mpi_exercises.bench import core, pingpong
+from mpi_exercises.bench import statistics, timing, pingpong
 from mpi_exercises.bench import measure as sampling
 
 
@@ -131,11 +131,11 @@ def test_a_burst_that_slows_whole_rounds_widens_the_interval_drawn_by_round():
 
 def test_the_summary_keeps_every_sample_and_an_ordered_interval():
     x = np.random.default_rng(4).exponential(1e-6, 101)
-    s = core.summarize(x)
+    s = statistics.summarize(x)
     assert np.allclose(s["times_s"], x, rtol=0, atol=1e-12) and s["samples"] == 101
     lo, hi = s["median_ci_s"]
     assert lo <= s["median_s"] <= hi
-    assert (lo, hi) == core.median_ci(x)[1:]
+    assert (lo, hi) == statistics.median_ci(x)[1:]
 
 
 def test_the_ping_pong_sends_and_receives_from_separate_buffers():
@@ -153,8 +153,8 @@ def test_every_page_of_the_ping_pong_buffers_is_written():
 
 
 def test_the_collective_timing_method_says_whether_the_barrier_skew_is_charged():
-    assert "includes" in core.loop_method(1)
-    assert "10 calls" in core.loop_method(10)
+    assert "includes" in timing.loop_method(1)
+    assert "10 calls" in timing.loop_method(10)
 
 
 @pytest.mark.parametrize("bad", ["1", "-0.1", "x"])

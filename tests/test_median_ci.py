@@ -1,9 +1,9 @@
-"""The median's distribution-free confidence interval (mpi_exercises.bench.core.median_ci)."""
+"""The median's distribution-free confidence interval (mpi_exercises.bench.statistics.median_ci)."""
 
 import numpy as np
 import pytest
 
-from mpi_exercises.bench.core import median_ci
+from mpi_exercises.bench.statistics import median_ci
 
 
 @pytest.mark.parametrize("n, j, k", [(6, 1, 6), (10, 2, 9), (20, 6, 15), (100, 40, 61)])

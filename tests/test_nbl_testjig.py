@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from mpi_exercises.bench import core, nbl_testjig
+from mpi_exercises.bench import placement, nbl_testjig
 from tests.mpirun import run_mpi, run_mpi_ok
 
 QUICK = ["--sizes", "60,600,6000", "--repetitions", "5", "--inner", "2", "--warmup", "1", "--time-budget", "1",
@@ -19,7 +19,7 @@ def test_four_ranks_measure_l_1_2_4_6_and_write_table1(tmp_path):
                          "--json", str(out)], timeout=90)
     assert "T(L=6)" in res.stdout
     data = json.loads(out.read_text())
-    over = core.usable_cores() < 4
+    over = placement.usable_cores() < 4
     assert data["oversubscribed"] is over and (nbl_testjig.OVERSUBSCRIBED_NOTE in res.stdout) is over
     assert data["parameters"]["links"] == [1, 2, 4, 6]
     assert sorted({(r["L"], r["S"]) for r in data["results"]}) == [
@@ -45,7 +45,7 @@ def test_two_ranks_measure_only_l_1_and_2(tmp_path, wait):
     run_mpi_ok(2, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--wait", wait, "--json", str(out)], timeout=60)
     data = json.loads(out.read_text())
     assert data["parameters"]["links"] == [1, 2] and data["parameters"]["wait"] == wait
-    assert data["oversubscribed"] is (core.usable_cores() < 2)
+    assert data["oversubscribed"] is (placement.usable_cores() < 2)
     assert {r["L"] for r in data["results"]} == {1, 2}
     for r in data["results"]:   # 5 samples in the first rounds, more where the interval was wide (1 s budget)
         assert len(r["times_s"]) == r["samples"] >= 5
@@ -78,7 +78,7 @@ def test_link_counts():
 
 @pytest.mark.mpi
 def test_oversubscribed_run_is_refused_without_the_flag(tmp_path):
-    nprocs = core.usable_cores() + 1
+    nprocs = placement.usable_cores() + 1
     out = tmp_path / "jig.json"
     res = run_mpi(nprocs, ["-m", "mpi_exercises", "nbl-testjig", *QUICK, "--json", str(out)], timeout=60)
     assert res.returncode == 2 and "refusing" in res.stderr and "Traceback" not in res.stderr

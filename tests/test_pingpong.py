@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mpi_exercises.bench import core as _bench
+from mpi_exercises.bench import timing
 from mpi_exercises import pages
 from tests.mpirun import run_mpi_ok
 
@@ -33,10 +33,10 @@ def test_pingpong_three_ranks_idle_rank_does_not_hang(tmp_path):
 
 
 def test_iterations_shrink_for_large_messages_but_never_below_the_floor():
-    assert _bench.capped_iterations(8, 1000, 2**28, at_least=20) == 1000
-    assert _bench.capped_iterations(2**22, 1000, 2**28, at_least=20) == 64
-    assert _bench.capped_iterations(2**30, 1000, 2**28, at_least=20) == 20
-    assert _bench.capped_iterations(2**30, 5, 2**28, at_least=20) == 5
+    assert timing.capped_iterations(8, 1000, 2**28, at_least=20) == 1000
+    assert timing.capped_iterations(2**22, 1000, 2**28, at_least=20) == 64
+    assert timing.capped_iterations(2**30, 1000, 2**28, at_least=20) == 20
+    assert timing.capped_iterations(2**30, 5, 2**28, at_least=20) == 5
 
 
 @pytest.mark.mpi
@@ -76,7 +76,7 @@ def test_ranks_are_bound_to_a_core_each_unless_asked_not_to(tmp_path, monkeypatc
     """Each rank of a node gets a core of its own where the node has enough (recorded in the
     placement), and MPI_EXERCISES_PIN=0 leaves them to the scheduler; the recorded core count is
     the machine's, not the one core a bound rank runs on."""
-    from mpi_exercises.bench.core import usable_cores
+    from mpi_exercises.bench.placement import usable_cores
 
     out = tmp_path / "pp.json"
     args = ["-m", "mpi_exercises", "pingpong", "--sizes", "0", "--iterations", "20", "--warmup", "2",

@@ -21,14 +21,14 @@ import sys
 import numpy as np
 
 from .. import pages
-from . import core
+from . import arguments, placement, records, timing
 from . import measure as sampling
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 131072]
 
 
 def _k_arg(p) -> None:
-    p.add_argument("--k", type=core.positive_int,
+    p.add_argument("--k", type=arguments.positive_int,
                    help="k of the algorithms that take one (k-prefix, k-prefix-lb: 1 <= k <= P; k-shift: even)")
 
 
@@ -38,7 +38,7 @@ def add_once_arguments(p) -> None:
 
     p.add_argument("--algorithm", choices=choices(), default="ring",
                    help="the algorithm run, checked and timed (mpi: MPI.Allgather itself; default: ring)")
-    core.add_once_options(p, 1000, "elements per rank (default 1000)", all_ranks=True)
+    arguments.add_once_options(p, 1000, "elements per rank (default 1000)", all_ranks=True)
     _k_arg(p)
 
 
@@ -54,7 +54,7 @@ def run_once(args) -> int:
     from ..collectives.allgather import allgather
 
     comm = MPI.COMM_WORLD
-    core.advise_ranks(comm, "allgather", 2, core.ONE_RANK_WHY, suggest=4)
+    placement.advise_ranks(comm, "allgather", 2, placement.ONE_RANK_WHY, suggest=4)
     x = test_vector(args.N, args.dtype, comm.Get_rank())
 
     def reference():
@@ -62,12 +62,12 @@ def run_once(args) -> int:
         comm.Allgather(x, ref)
         return ref
 
-    return core.once(comm, args, lambda out: allgather(comm, x, args.algorithm, args.k, out=out), reference,
+    return records.once(comm, args, lambda out: allgather(comm, x, args.algorithm, args.k, out=out), reference,
                      collective="allgather", reference_name="MPI.Allgather",
                      describe=f"allgather {args.algorithm} P={comm.Get_size()} N={args.N} {args.dtype}")
 
 
-once = core.Command(add_once_arguments, run_once)
+once = arguments.Command(add_once_arguments, run_once)
 
 
 # --------------------------------------------------------------------------- bench-allgather
@@ -111,7 +111,7 @@ def _prepare(comm, k):
                     mine[...] = x
                     ex.run(out)
                 return run
-            call = core.mode_call(mode, allgather, (comm, x, algorithm, k_for(algorithm, k, size)), dict(out=out),
+            call = records.mode_call(mode, allgather, (comm, x, algorithm, k_for(algorithm, k, size)), dict(out=out),
                                   executor)
         call()
         return call, np.array_equal(out, ref)
@@ -119,7 +119,7 @@ def _prepare(comm, k):
 
 
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, k=None, progress=True,
-            modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
+            modes=records.MODES, inner=timing.DEFAULT_INNER) -> list[dict]:
     """One result per (size, algorithm, mode) on every rank, all variants of one size interleaved."""
     return sampling.compare(comm, sizes, algorithms, modes, _prepare(comm, k), lambda n: 8 * n * comm.Get_size(),
                         iterations=iterations, warmup=warmup, budget_bytes=budget_bytes,
@@ -132,7 +132,7 @@ def run(args) -> int:
     from netmodels.algorithms import registry
 
     comm = MPI.COMM_WORLD
-    core.advise_ranks(comm, "bench-allgather", 2, core.ONE_RANK_WHY, suggest=4)
+    placement.advise_ranks(comm, "bench-allgather", 2, placement.ONE_RANK_WHY, suggest=4)
     if args.k is not None:
         try:
             for a in args.algorithms:
@@ -142,7 +142,7 @@ def run(args) -> int:
             if comm.Get_rank() == 0:
                 print(f"error: {exc}", file=sys.stderr)
             return 2
-    oversubscribed = core.warn_if_oversubscribed(comm)
+    oversubscribed = placement.warn_if_oversubscribed(comm)
     return sampling.versus_mpi(
         comm, args, _prepare(comm, args.k), lambda n: 8 * n * comm.Get_size(), collective="allgather",
         reference="MPI.Allgather", unit="N/rank", oversubscribed=oversubscribed,

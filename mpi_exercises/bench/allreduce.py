@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import pages
-from . import core
+from . import arguments, placement, records, timing
 from . import measure as sampling
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 32768, 262144, 1048576]
@@ -51,8 +51,8 @@ def add_once_arguments(p) -> None:
 
     p.add_argument("--algorithm", choices=choices(), default="snake",
                    help="the algorithm run, checked and timed (mpi: MPI.Allreduce itself; default: snake)")
-    core.add_once_options(p, 100_000, "vector length in elements (default 100000)")
-    p.add_argument("--block", type=core.positive_int, help="block size in elements (snake, fence)")
+    arguments.add_once_options(p, 100_000, "vector length in elements (default 100000)")
+    p.add_argument("--block", type=arguments.positive_int, help="block size in elements (snake, fence)")
     p.add_argument("--mesh", type=mesh_arg, help="logical mesh WxH with W*H = ranks (default: MPI.Compute_dims)")
     p.add_argument("--op", choices=OPS, default="sum",
                    help="reduction operation, applied element-wise (max and min: real dtypes only; default: sum)")
@@ -88,7 +88,7 @@ def run_once(args) -> int:
     from ..collectives.allreduce import allreduce
 
     comm = MPI.COMM_WORLD
-    core.advise_ranks(comm, "allreduce", 2, core.ONE_RANK_WHY, suggest=4)
+    placement.advise_ranks(comm, "allreduce", 2, placement.ONE_RANK_WHY, suggest=4)
     op = getattr(MPI, args.op.upper())
     x = test_vector(args.N, args.dtype, comm.Get_rank(), args.op)
 
@@ -97,12 +97,12 @@ def run_once(args) -> int:
         comm.Allreduce(x, ref, op=op)
         return ref
 
-    return core.once(comm, args, lambda out: allreduce(comm, x, args.algorithm, args.block, op, args.mesh, out=out),
+    return records.once(comm, args, lambda out: allreduce(comm, x, args.algorithm, args.block, op, args.mesh, out=out),
                      reference, collective="allreduce", reference_name="MPI.Allreduce", matches=matches,
                      describe=f"allreduce {args.algorithm} P={comm.Get_size()} N={args.N} {args.dtype} {args.op}")
 
 
-once = core.Command(add_once_arguments, run_once)
+once = arguments.Command(add_once_arguments, run_once)
 
 
 # --------------------------------------------------------------------------- bench-allreduce
@@ -127,11 +127,11 @@ def make_call(comm, algorithm, x, out, mode):
             out[...] = x
             ex.run(out)
         return call
-    return core.mode_call(mode, allreduce, (comm, x, algorithm), dict(out=out), executor)
+    return records.mode_call(mode, allreduce, (comm, x, algorithm), dict(out=out), executor)
 
 
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, progress=True,
-            modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
+            modes=records.MODES, inner=timing.DEFAULT_INNER) -> list[dict]:
     """One result per (N, algorithm, mode) on every rank, all variants of one N interleaved."""
     return sampling.compare(comm, sizes, algorithms, modes, _prepare(comm), lambda n: 8 * n, iterations=iterations,
                         warmup=warmup, budget_bytes=budget_bytes, desc="bench-allreduce", progress=progress,
@@ -162,15 +162,15 @@ def _prepare(comm):
     return prepare
 
 
-ratios = core.ratios
+ratios = records.ratios
 
 
 def run(args) -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    core.advise_ranks(comm, "bench-allreduce", 2, core.ONE_RANK_WHY, suggest=4)
-    oversubscribed = core.warn_if_oversubscribed(comm)
+    placement.advise_ranks(comm, "bench-allreduce", 2, placement.ONE_RANK_WHY, suggest=4)
+    oversubscribed = placement.warn_if_oversubscribed(comm)
     return sampling.versus_mpi(
         comm, args, _prepare(comm), lambda n: 8 * n, collective="allreduce", reference="MPI.Allreduce", unit="N",
         header=f"allreduce, float64 SUM, {comm.Get_size()} ranks", oversubscribed=oversubscribed,

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from .. import pages
-from . import core
+from . import arguments, placement, records, timing
 from . import measure as sampling
 
 DEFAULT_SIZES = [1, 8, 64, 512, 4096, 8192]
@@ -68,7 +68,7 @@ def add_once_arguments(p) -> None:
 
     p.add_argument("--algorithm", choices=choices(), default="multilevel",
                    help="the algorithm run, checked and timed (mpi: MPI.Alltoall itself; default: multilevel)")
-    core.add_once_options(p, 1000, "elements per pair of ranks (default 1000)", all_ranks=True)
+    arguments.add_once_options(p, 1000, "elements per pair of ranks (default 1000)", all_ranks=True)
     _node_args(p)
 
 
@@ -84,7 +84,7 @@ def run_once(args) -> int:
     from ..collectives.alltoall import alltoall, message_lines, message_summary
 
     comm = MPI.COMM_WORLD
-    core.advise_ranks(comm, "alltoall", 2, core.ONE_RANK_WHY, suggest=4)
+    placement.advise_ranks(comm, "alltoall", 2, placement.ONE_RANK_WHY, suggest=4)
     size = comm.Get_size()
     x = test_rows(size, args.N, args.dtype, comm.Get_rank())
 
@@ -97,14 +97,14 @@ def run_once(args) -> int:
         counts = message_summary(comm, args.algorithm, args.ppn, args.N)
         return message_lines(counts, args.algorithm), {"messages": counts}
 
-    return core.once(comm, args, lambda out: alltoall(comm, x, args.algorithm, args.ppn, out=out,
+    return records.once(comm, args, lambda out: alltoall(comm, x, args.algorithm, args.ppn, out=out,
                                                       inter_delay=args.inter_delay),
                      reference, collective="alltoall", reference_name="MPI.Alltoall", after=after,
                      describe=f"alltoall {args.algorithm} P={size} ppn={args.ppn or 'real nodes'} N={args.N} "
                               f"{args.dtype}")
 
 
-once = core.Command(add_once_arguments, run_once)
+once = arguments.Command(add_once_arguments, run_once)
 
 
 # --------------------------------------------------------------------------- bench-alltoall
@@ -135,7 +135,7 @@ def _prepare(comm, ppn, inter_delay):
             def executor():
                 ex = exchange_for(comm, algorithm, ppn, n, inter_delay=inter_delay)
                 return lambda: ex.run(x, out)
-            call = core.mode_call(mode, alltoall, (comm, x, algorithm, ppn),
+            call = records.mode_call(mode, alltoall, (comm, x, algorithm, ppn),
                                   dict(out=out, inter_delay=inter_delay), executor)
         call()
         return call, np.array_equal(out, ref)
@@ -143,7 +143,7 @@ def _prepare(comm, ppn, inter_delay):
 
 
 def measure(comm, sizes, algorithms, iterations, warmup, budget_bytes, ppn=None, inter_delay=0.0,
-            progress=True, modes=core.MODES, inner=core.DEFAULT_INNER) -> list[dict]:
+            progress=True, modes=records.MODES, inner=timing.DEFAULT_INNER) -> list[dict]:
     """One result per (size, algorithm, mode) on every rank, all variants of one size interleaved."""
     return sampling.compare(comm, sizes, algorithms, modes, _prepare(comm, ppn, inter_delay),
                         lambda n: 8 * n * comm.Get_size(), iterations=iterations, warmup=warmup,
@@ -156,14 +156,14 @@ def run(args) -> int:
     from ..collectives.alltoall import check_ppn, message_lines, message_summary
 
     comm = MPI.COMM_WORLD
-    core.advise_ranks(comm, "bench-alltoall", 2, core.ONE_RANK_WHY, suggest=4)
+    placement.advise_ranks(comm, "bench-alltoall", 2, placement.ONE_RANK_WHY, suggest=4)
     try:
         check_ppn(args.ppn, comm.Get_size())
     except ValueError as exc:
         if comm.Get_rank() == 0:
             print(f"error: ppn: {exc}", file=sys.stderr)
         return 2
-    oversubscribed = core.warn_if_oversubscribed(comm)
+    oversubscribed = placement.warn_if_oversubscribed(comm)
 
     def after():
         messages = {}

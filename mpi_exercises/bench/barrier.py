@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import core
+from . import arguments, placement, records, statistics
 from . import measure as sampling
 
 #: how a sample is taken, in words (printed and stored in the JSON)
@@ -28,14 +28,14 @@ def add_arguments(p) -> None:
     from ..collectives.barrier import choices
 
     names = choices()
-    p.add_argument("--algorithms", type=core.name_list(names), default=list(names),
+    p.add_argument("--algorithms", type=arguments.name_list(names), default=list(names),
                    help="comma-separated algorithms (default: all): " + ",".join(names))
-    p.add_argument("--fan-in", type=core.int_at_least(2), default=4, help="combining tree fan-in (default 4)")
-    p.add_argument("--n", type=core.positive_int, default=2,
+    p.add_argument("--fan-in", type=arguments.int_at_least(2), default=4, help="combining tree fan-in (default 4)")
+    p.add_argument("--n", type=arguments.positive_int, default=2,
                    help="messages per round of n-way dissemination (default 2)")
-    p.add_argument("--inner", type=core.positive_int, default=20,
+    p.add_argument("--inner", type=arguments.positive_int, default=20,
                    help="back-to-back barriers per sample (default 20)")
-    core.add_options(p, repetitions=(50, "timed samples per algorithm (default 50)"),
+    arguments.add_options(p, repetitions=(50, "timed samples per algorithm (default 50)"),
                      warmup=(20, "untimed barriers before each algorithm in each round (default 20)"))
     sampling.add_options(p)
 
@@ -89,7 +89,7 @@ def sweep(comm, algorithms, repetitions, inner, warmup, progress=False, **option
             b.free()
     if rank != 0:
         return [], info
-    return [{"algorithm": name, "options": opts, **core.summarize(taken[j])}
+    return [{"algorithm": name, "options": opts, **statistics.summarize(taken[j])}
             for j, (name, opts) in enumerate(algorithms)], info
 
 
@@ -112,8 +112,8 @@ def run(args) -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    core.advise_ranks(comm, "barrier-bench", 2, core.ONE_RANK_WHY, suggest=4)
-    oversubscribed = core.warn_if_oversubscribed(comm)
+    placement.advise_ranks(comm, "barrier-bench", 2, placement.ONE_RANK_WHY, suggest=4)
+    oversubscribed = placement.warn_if_oversubscribed(comm)
     rank = comm.Get_rank()
     algorithms = [(name, options_for(name, args.fan_in, args.n)) for name in args.algorithms]
     options = sampling.options_from(comm, args)
@@ -123,7 +123,7 @@ def run(args) -> int:
         print(f"barrier times on {comm.Get_size()} ranks (per barrier; sample = max over ranks)")
         print(sampling.header(METHOD, rounds))
         print(report(results), flush=True)
-        core.save(comm, args.json, "barrier", oversubscribed,
+        records.save(comm, args.json, "barrier", oversubscribed,
                   {"repetitions": args.repetitions, "inner": args.inner, "warmup": args.warmup,
                    "fan_in": args.fan_in, "n": args.n, **options},
                   timing_method=METHOD, rounds=rounds, results=results)

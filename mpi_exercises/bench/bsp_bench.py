@@ -33,7 +33,7 @@ import sys
 import numpy as np
 
 from .. import pages
-from . import core
+from . import arguments, placement, records, statistics
 from . import measure as sampling
 
 WORD = np.float64
@@ -48,10 +48,10 @@ METHOD = ("bsp: a barrier, the h-relation's nonblocking sends and receives, a cl
 def add_arguments(p) -> None:
     p.add_argument("--unit", choices=("words", "messages"), default="words",
                    help="what h counts: 8-byte words (default) or one-word messages")
-    p.add_argument("--h", type=core.size_list_of(8, 2), default=None,
+    p.add_argument("--h", type=arguments.size_list_of(8, 2), default=None,
                    help="comma-separated h values, suffix k/M allowed (default words "
                         "0,256,1k,4k,16k,64k,256k; messages 0,1,2,4,8,16,32,64)")
-    core.add_options(p, repetitions=(100, "timed supersteps per h (default 100)"),
+    arguments.add_options(p, repetitions=(100, "timed supersteps per h (default 100)"),
                      warmup=(10, "untimed supersteps first (default 10)"), json="write raw data and fits to FILE as JSON")
     sampling.add_options(p)
 
@@ -102,7 +102,7 @@ def sweep(comm, hs, unit, reps, warmup, progress=True, **options) -> tuple[list[
     taken, info = sampling.interleaved_rounds(
         comm, hs, lambda h, count: superstep_times(comm, h, unit, count, warmup), lambda h: reps,
         desc="h-relations", progress=progress, **options)
-    return [{"h": h, **core.summarize(taken[h])} for h in hs], info
+    return [{"h": h, **statistics.summarize(taken[h])} for h in hs], info
 
 
 def measure(comm, hs, unit, reps, warmup, progress=True, **options) -> list[dict]:
@@ -140,14 +140,14 @@ def run(args) -> int:
 
     comm = MPI.COMM_WORLD
     if comm.Get_size() < 2:
-        core.start("bsp")
+        placement.start("bsp")
         return 2
     hs = DEFAULT_H[args.unit] if args.h is None else args.h
     if len(hs) < 3:
         if comm.Get_rank() == 0:
             print("bsp needs at least 3 distinct h values to fit g and l with error bars", file=sys.stderr)
         return 2
-    _, oversubscribed = core.start("bsp")
+    _, oversubscribed = placement.start("bsp")
     options = sampling.options_from(comm, args)
     results, rounds = sweep(comm, hs, args.unit, args.repetitions, args.warmup, not args.no_progress, **options)
     if comm.Get_rank() == 0:
@@ -156,7 +156,7 @@ def run(args) -> int:
         print(report(results, fits, args.unit), flush=True)
         if oversubscribed:
             print("(oversubscribed: ranks outnumber cores, these times include OS scheduling)")
-        core.save(comm, args.json, "bsp-h-relation", oversubscribed,
+        records.save(comm, args.json, "bsp-h-relation", oversubscribed,
                   {"unit": args.unit, "word_bytes": np.dtype(WORD).itemsize, "h": hs,
                    "repetitions": args.repetitions, "warmup": args.warmup, **options},
                   timing_method=METHOD, rounds=rounds, results=results, fit=fits[0], fit_min=fits[1])

@@ -32,7 +32,7 @@ import sys
 
 import numpy as np
 
-from . import core
+from . import arguments, placement, records, statistics
 from . import measure as sampling
 
 DEFAULT_SIZES = [0, 1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384]
@@ -44,11 +44,11 @@ METHOD = ("logp: PRTT(n, d, s) timed on rank 0 from its first send to the answer
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--sizes", type=core.size_list, default=DEFAULT_SIZES,
+    p.add_argument("--sizes", type=arguments.size_list, default=DEFAULT_SIZES,
                    help="comma-separated message sizes in bytes, suffix k/M allowed "
                         "(default 0,1,8,64,256,1k,2k,4k,8k,16k)")
-    p.add_argument("--n", type=core.int_at_least(2), default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
-    core.add_options(p, repetitions=(200, "timed samples of each PRTT per size (default 200)"),
+    p.add_argument("--n", type=arguments.int_at_least(2), default=10, help="messages per PRTT(n, d, s) (default 10, >= 2)")
+    arguments.add_options(p, repetitions=(200, "timed samples of each PRTT per size (default 200)"),
                      warmup=(20, "untimed runs first (default 20)"), json="write raw data and fit to FILE as JSON")
     sampling.add_options(p)
 
@@ -152,8 +152,8 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, **options) -> tuple[list[
     info = {"prtt_1_0": info1, "others": info2}
     if rank != 0:
         return [], info
-    return [{"bytes": s, "d_s": d_of[s], "prtt_1_0": core.summarize(first[("prtt_1_0", s)]),
-             **{k: core.summarize(rest[(k, s)]) for k in KINDS}} for s in sizes], info
+    return [{"bytes": s, "d_s": d_of[s], "prtt_1_0": statistics.summarize(first[("prtt_1_0", s)]),
+             **{k: statistics.summarize(rest[(k, s)]) for k in KINDS}} for s in sizes], info
 
 
 def measure(comm, sizes, n, reps, warmup, progress=True, **options) -> list[dict]:
@@ -187,7 +187,7 @@ def report(results: list[dict], fitted: dict) -> str:
     lines = [f"{'size':>9} {'PRTT(1,0)':>10} {f'PRTT({n},0)':>11} {f'PRTT({n},d)':>11} {'o_s':>7} "
              f"{'o_s dir':>8} {'o_r':>7}   (µs, medians)", "-" * 72]
     for r, os_ in zip(results, fitted["o_s_by_size_s"]):
-        lines.append(f"{core.fmt_bytes(r['bytes']):>9} {r['prtt_1_0']['median_s'] * 1e6:10.2f} "
+        lines.append(f"{records.fmt_bytes(r['bytes']):>9} {r['prtt_1_0']['median_s'] * 1e6:10.2f} "
                      f"{r['prtt_n_0']['median_s'] * 1e6:11.2f} {r['prtt_n_d']['median_s'] * 1e6:11.2f} "
                      f"{os_ * 1e6:7.2f} {r['o_s_direct']['median_s'] * 1e6:8.2f} {r['o_r']['median_s'] * 1e6:7.2f}")
     G, g, L = fitted["G_s_per_byte"], fitted["g_s"], fitted["L_s"]
@@ -197,7 +197,7 @@ def report(results: list[dict], fitted: dict) -> str:
                f"{fitted['L_unconstrained_s'] * 1e6:.3f} µs)"), f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
               f"  o_r = {fitted['o_r_s'] * 1e6:8.3f} µs"]
     if fitted["g_identified"]:
-        sizes = ", ".join(core.fmt_bytes(s) for s in fitted["gap_fit_sizes"])
+        sizes = ", ".join(records.fmt_bytes(s) for s in fitted["gap_fit_sizes"])
         lines += [f"  g   = {g * 1e6:8.3f} µs", f"  G   = {G * 1e9:8.4f} ns/B"
                   + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else ""),
                   f"  (g and G fitted to the sizes whose gap exceeds o_s: {sizes})"]
@@ -206,7 +206,7 @@ def report(results: list[dict], fitted: dict) -> str:
                   "o_s(s);", f"        g <= {fitted['g_upper_s'] * 1e6:.3f} µs (the smallest gap), G unknown"]
     if fitted.get("outliers"):
         lines += ["  left out by the medians (the fit is robust to them):"] + [
-            f"    {o['parameter']} at {core.fmt_bytes(o['bytes'])}: {o['value_s'] * 1e6:.3f} µs"
+            f"    {o['parameter']} at {records.fmt_bytes(o['bytes'])}: {o['value_s'] * 1e6:.3f} µs"
             for o in fitted["outliers"]]
     if not fitted.get("L_identified", L >= 0):
         lines += ["", "warning: the overheads measured alone (o_s + o_r) exceed half the round trip by "
@@ -219,8 +219,8 @@ def report(results: list[dict], fitted: dict) -> str:
 
 
 def run(args) -> int:
-    comm, oversubscribed = core.start("logp")
-    if oversubscribed is None or len(args.sizes) < 2:     # sizes: distinct (core.size_list)
+    comm, oversubscribed = placement.start("logp")
+    if oversubscribed is None or len(args.sizes) < 2:     # sizes: distinct (arguments.size_list)
         if oversubscribed is not None and comm.Get_rank() == 0:
             print("logp needs at least 2 distinct sizes to fit g and G", file=sys.stderr)
         return 2
@@ -230,7 +230,7 @@ def run(args) -> int:
         fitted = fit(results, args.n)
         print(sampling.header(METHOD, *rounds.values()))
         print(report(results, fitted), flush=True)
-        core.save(comm, args.json, "logp-prtt", oversubscribed,
+        records.save(comm, args.json, "logp-prtt", oversubscribed,
                   {"sizes": args.sizes, "n": args.n, "repetitions": args.repetitions, "warmup": args.warmup,
                    **options},
                   timing_method=METHOD, rounds=rounds, results=results, fit=fitted,

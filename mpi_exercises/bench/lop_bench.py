@@ -31,7 +31,7 @@ import sys
 
 import numpy as np
 
-from . import core
+from . import arguments, placement, records, statistics
 from . import measure as sampling
 
 MODES = ("single", "list")
@@ -42,13 +42,13 @@ METHOD = ("lop: rank 0 times from its first post to the last answer (rtt) and th
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--n-max", type=core.positive_int, default=4,
+    p.add_argument("--n-max", type=arguments.positive_int, default=4,
                    help="n-way dissemination barriers measured for n = 1..N_MAX (default 4)")
-    p.add_argument("--barrier-repetitions", type=core.sample_count, default=50,
+    p.add_argument("--barrier-repetitions", type=arguments.sample_count, default=50,
                    help="timed samples per barrier (default 50)")
-    p.add_argument("--inner", type=core.positive_int, default=20,
+    p.add_argument("--inner", type=arguments.positive_int, default=20,
                    help="back-to-back barriers per sample (default 20)")
-    core.add_options(p, repetitions=(200, "timed round trips per peer count and mode (default 200)"),
+    arguments.add_options(p, repetitions=(200, "timed round trips per peer count and mode (default 200)"),
                      warmup=(20, "untimed round trips first (default 20)"),
                      json="write raw data, fit and prediction to FILE as JSON")
     sampling.add_options(p)
@@ -118,9 +118,9 @@ def sweep(comm, reps: int, warmup: int, progress: bool = True, **options) -> tup
         row = {"peers": p}
         for mode in MODES:
             rtt = taken[(p, mode)]
-            row[f"rtt_{mode}"] = core.summarize(rtt)
-            row[f"rtt_per_message_{mode}"] = core.summarize(rtt / p)
-            row[f"os_{mode}"] = core.summarize(np.concatenate(posts[(p, mode)]))
+            row[f"rtt_{mode}"] = statistics.summarize(rtt)
+            row[f"rtt_per_message_{mode}"] = statistics.summarize(rtt / p)
+            row[f"os_{mode}"] = statistics.summarize(np.concatenate(posts[(p, mode)]))
         results.append(row)
     return results, info
 
@@ -197,7 +197,7 @@ def run(args) -> int:
     from .barrier import METHOD as BARRIER_METHOD
     from .barrier import sweep as barrier_sweep
 
-    comm, oversubscribed = core.start("lop", suggest=8, advised=5,
+    comm, oversubscribed = placement.start("lop", suggest=8, advised=5,
                                       advised_why="fewer than 4 peer counts p, too few to fit L(p) and o(p)")
     if oversubscribed is None:
         return 2
@@ -212,7 +212,7 @@ def run(args) -> int:
         prediction = predict(results, size, args.n_max)
         print(sampling.header(f"{METHOD}; barriers: {BARRIER_METHOD}", rounds, barrier_rounds))
         print(report(results, prediction, barriers), flush=True)
-        core.save(comm, args.json, "lop", oversubscribed,
+        records.save(comm, args.json, "lop", oversubscribed,
                   {"repetitions": args.repetitions, "warmup": args.warmup, "n_max": args.n_max,
                    "barrier_repetitions": args.barrier_repetitions, "inner": args.inner, "message_bytes": 1,
                    **options},

@@ -3,7 +3,7 @@ several rounds, warm-up runs, the median with its confidence interval, and a sto
 
 After Hoefler & Belli, "Scientific benchmarking of parallel computing systems" (SC15), and
 ReproMPI (Hunold & Carpen-Amarie): timings are seldom normal, so a case is summarised by
-its median and a distribution-free confidence interval (:func:`core.median_ci`), and the
+its median and a distribution-free confidence interval (:func:`statistics.median_ci`), and the
 number of repetitions is not fixed in advance but raised until that interval is narrow
 enough (or a time budget is spent).  A burst of load from other jobs lasts a while: if the
 cases (message sizes, algorithms, ...) were measured one after the other it would spoil a
@@ -24,8 +24,8 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
-from . import core
-from .core import median_ci
+from . import arguments, records, statistics, timing
+from .statistics import median_ci
 
 #: default: stop adding rounds once every case's 95 % CI half-width is within 2 % of its median
 DEFAULT_TARGET = 0.02
@@ -53,7 +53,7 @@ def split_repetitions(total: int, rounds: int) -> list[int]:
 
 def relative_halfwidth(samples, confidence: float = 0.95) -> float:
     """Half the width of the median's confidence interval over the median (inf if the
-    median is 0); with fewer than 6 samples the interval is (min, max) (:func:`core.median_ci`)."""
+    median is 0); with fewer than 6 samples the interval is (min, max) (:func:`statistics.median_ci`)."""
     med, lo, hi = median_ci(samples, confidence)
     return (hi - lo) / 2 / abs(med) if med else float("inf")
 
@@ -175,7 +175,7 @@ def describe(info: dict) -> str:
 
 def add_options(p, target: float = DEFAULT_TARGET) -> None:
     """The options of :func:`interleaved_rounds`: ``--rounds``, ``--target``, ``--time-budget``, ``--seed``."""
-    from .core import float_in, nonneg_int, positive_int
+    from .arguments import float_in, nonneg_int, positive_int
 
     fraction, seconds = float_in(0, 1, "a fraction"), float_in(0, float("inf"), "seconds")
     p.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
@@ -258,14 +258,14 @@ def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warm
     variants in :func:`interleaved_rounds` (``rounds`` rounds in random order from ``seed``,
     then, with ``target``, more until every median's interval is that narrow or the size's
     share of ``time_budget_s`` is spent); a sample is ``inner`` calls after one barrier, the
-    slowest rank's (:func:`core.time_interleaved`).
+    slowest rank's (:func:`timing.time_interleaved`).
 
     ``prepare(n, algorithm, mode) -> (call, correct)`` makes the timed call and says
     whether its result equals MPI's (it is asked once with ``("mpi", "mpi")`` for the
     reference); ``nbytes(n)`` is the data per call that caps the repetitions
-    (:func:`core.capped_iterations`, counting ``inner`` calls per sample).  Returns, on
+    (:func:`timing.capped_iterations`, counting ``inner`` calls per sample).  Returns, on
     every rank, one result per size and variant (``nelems, algorithm, mode, correct`` and
-    :func:`core.summarize`'s statistics) and the rounds' record of each size."""
+    :func:`statistics.summarize`'s statistics) and the rounds' record of each size."""
     from mpi4py import MPI
     from tqdm import tqdm
 
@@ -279,13 +279,13 @@ def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warm
             call, ok = prepare(n, algorithm, mode)
             calls.append(call)
             oks.append(comm.allreduce(bool(ok), op=MPI.LAND))
-        core.time_interleaved(comm, calls, 0, warmup, inner=inner)      # warm-up of every variant
-        iters = core.capped_iterations(nbytes(n) * inner, iterations, budget_bytes, at_least=10)
+        timing.time_interleaved(comm, calls, 0, warmup, inner=inner)      # warm-up of every variant
+        iters = timing.capped_iterations(nbytes(n) * inner, iterations, budget_bytes, at_least=10)
         samples, info = interleaved_rounds(
-            comm, range(len(cases)), lambda k, reps: core.time_interleaved(comm, [calls[k]], reps, 1, inner=inner)[0],
+            comm, range(len(cases)), lambda k, reps: timing.time_interleaved(comm, [calls[k]], reps, 1, inner=inner)[0],
             lambda k: iters, rounds=rounds, target=target, time_budget_s=share, seed=seed + i)
         for k, ((algorithm, mode), ok) in enumerate(zip(cases, oks)):
-            results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **core.summarize(samples[k])))
+            results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **statistics.summarize(samples[k])))
         record.append({"nelems": n, **info})
     return results, record
 
@@ -298,7 +298,8 @@ def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget:
     ``more(p)``."""
     def add_arguments(p) -> None:
         from ..collectives._door import choices
-        from .core import MODES, add_inner_option, name_list, size_list_of
+        from .arguments import add_inner_option, name_list, size_list_of
+        from .records import MODES
 
         names = choices(collective)
         p.add_argument("--sizes", type=size_list_of(8, 4, all_ranks), default=sizes, help=sizes_help)
@@ -309,7 +310,7 @@ def versus_arguments(collective: str, sizes: list[int], sizes_help: str, budget:
                             "algorithm is called; default = the front door as users call it, check=False "
                             "= the same without its argument check (one small collective), executor = "
                             "the algorithm alone (cached executor, prepared buffers)")
-        core.add_options(p, iterations=(200, "timed samples per size for small sizes (default 200)"),
+        arguments.add_options(p, iterations=(200, "timed samples per size for small sizes (default 200)"),
                     warmup=(10, "untimed samples first (default 10)"), budget=budget)
         add_inner_option(p)
         add_options(p)
@@ -322,7 +323,7 @@ def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, 
     """A ``bench-COLLECTIVE`` command after its options are checked: :func:`compare` over
     ``args.sizes``, ``args.algorithms`` and ``args.modes`` with the rounds of
     :func:`add_options` (``--time-budget`` shared by the sizes), the report on rank 0
-    (``header``, then :func:`core.compare_report` against ``reference``), the JSON
+    (``header``, then :func:`records.compare_report` against ``reference``), the JSON
     (``parameters``, results, ratios and the rounds of each size).  ``after()`` (collective,
     after the timing) returns more lines to print and more JSON fields.  Exit status 1 if a
     result was wrong."""
@@ -333,16 +334,16 @@ def versus_mpi(comm, args, prepare, nbytes, *, collective: str, reference: str, 
                               **options)
     extra, fields = after()
     if comm.Get_rank() == 0:
-        method = core.loop_method(args.inner)
+        method = timing.loop_method(args.inner)
         print(header + (" (oversubscribed: timings include OS scheduling)" if oversubscribed else ""))
         print(f"timing: {method}")
         for r in rounds:
             print(f"N = {r['nelems']}: {describe(r)}")
-        print(core.compare_report(results, reference, unit=unit), flush=True)
+        print(records.compare_report(results, reference, unit=unit), flush=True)
         for line in extra:
             print(line)
-        core.save(comm, args.json, f"bench-{collective}", oversubscribed,
+        records.save(comm, args.json, f"bench-{collective}", oversubscribed,
                   {"inner": args.inner, **parameters, **options},
                   timing_method=method, rounds=rounds, **fields, results=results,
-                  ratios={str(n): v for n, v in core.ratios(results).items()})
+                  ratios={str(n): v for n, v in records.ratios(results).items()})
     return 0 if all(r["correct"] for r in results) else 1

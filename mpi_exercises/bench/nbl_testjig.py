@@ -41,7 +41,7 @@ import time
 import numpy as np
 
 from .. import pages
-from . import core
+from . import arguments, placement, records, statistics
 from . import measure as sampling
 
 DEFAULT_SIZES = [60, 120, 300, 600, 6000, 60000]
@@ -55,7 +55,7 @@ def element_sizes(text: str) -> list[int]:
     """argparse type: at least 2 distinct block sizes >= 1 (elements), comma-separated."""
     import argparse
 
-    sizes = core.size_list_of(8, 13)(text)
+    sizes = arguments.size_list_of(8, 13)(text)
     if len(sizes) < 2 or sizes[0] < 1:
         raise argparse.ArgumentTypeError(
             f"need at least 2 distinct block sizes >= 1 (f(L) is a ratio of differences), got {text!r}")
@@ -66,7 +66,7 @@ def add_arguments(p) -> None:
     p.add_argument("--sizes", type=element_sizes, default=DEFAULT_SIZES,
                    help="comma-separated block sizes in double-precision ELEMENTS, at least 2 "
                         "(default: the paper's 60,120,300,600 and 6000,60000)")
-    p.add_argument("--inner", type=core.positive_int, default=10,
+    p.add_argument("--inner", type=arguments.positive_int, default=10,
                    help="back-to-back operations per sample (default 10)")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="which time per (L, size) enters Table 1 and the fit (default min: the "
@@ -77,7 +77,7 @@ def add_arguments(p) -> None:
     p.add_argument("--allow-oversubscribed", action="store_true",
                    help="measure even when ranks outnumber cores (default: refuse); the results "
                         "are then marked oversubscribed: they time the scheduler, not the links")
-    core.add_options(p, repetitions=(30, "timed samples per (L, size) (default 30)"),
+    arguments.add_options(p, repetitions=(30, "timed samples per (L, size) (default 30)"),
                      warmup=(3, "untimed samples before each (L, size) (default 3)"))
     sampling.add_options(p)
 
@@ -164,7 +164,7 @@ def sweep(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=Fals
                                               progress=progress, **options)
     if rank != 0:
         return [], info
-    return [{**core.summarize(taken[(L, S)]), "L": L, "S": S, "bytes": 8 * S} for L, S in cases], info
+    return [{**statistics.summarize(taken[(L, S)]), "L": L, "S": S, "bytes": 8 * S} for L, S in cases], info
 
 
 def measure(comm, sizes, repetitions, inner, warmup, progress=True, yield_cpu=False, **options) -> list[dict]:
@@ -243,7 +243,7 @@ def report(tab: dict, oversubscribed: bool = False) -> str:
 
 def run(args) -> int:
     sizes = args.sizes
-    comm, oversubscribed = core.start("nbl-testjig", suggest=4, why=" (4 for L = 1, 2, 4, 6)", advised=4,
+    comm, oversubscribed = placement.start("nbl-testjig", suggest=4, why=" (4 for L = 1, 2, 4, 6)", advised=4,
                                       advised_why="f(4) needs 3 ranks and f(6) 4: they are not measured")
     if oversubscribed is None:
         return 2
@@ -264,7 +264,7 @@ def run(args) -> int:
         print(report(tab, oversubscribed), flush=True)
         print(f"combining (numpy, {combine['nelems']} doubles): c2 = {combine['c2_s_per_elem'] * 1e9:.3f} ns, "
               f"c3 = {combine['c3_s_per_elem'] * 1e9:.3f} ns per element", flush=True)
-        core.save(comm, args.json, "nbl-testjig", oversubscribed,
+        records.save(comm, args.json, "nbl-testjig", oversubscribed,
                   {"sizes_elements": sizes, "repetitions": args.repetitions, "inner": args.inner,
                    "warmup": args.warmup, "statistic": args.statistic, "wait": "yield" if yield_cpu else "block",
                    "links": link_counts(comm.Get_size()), **options},

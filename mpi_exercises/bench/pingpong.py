@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import pages
-from . import core
+from . import arguments, placement, records, statistics, timing
 from . import measure as sampling
 
 DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
@@ -39,13 +39,13 @@ CI_METHOD = ("relative least squares on the per-size medians; 95 % percentile bo
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--sizes", type=core.size_list, default=DEFAULT_SIZES,
+    p.add_argument("--sizes", type=arguments.size_list, default=DEFAULT_SIZES,
                    help="comma-separated message sizes in bytes, suffixes k = 1024 and M = 1024**2 allowed "
                         "(default: 0 and powers of two from 1 B to 4 MiB)")
-    core.add_options(p, iterations=(1000, "round trips per size in the first rounds, for small messages "
+    arguments.add_options(p, iterations=(1000, "round trips per size in the first rounds, for small messages "
                                           "(default 1000)"),
                      warmup=(50, "untimed round trips before each size in each round (default 50)"))
-    p.add_argument("--budget-bytes", type=core.positive_int, default=256 * 2**20,
+    p.add_argument("--budget-bytes", type=arguments.positive_int, default=256 * 2**20,
                    help="cap on iterations x size per size, so large messages take fewer "
                         "iterations (default 256 MiB; at least 20 iterations are always run)")
     p.add_argument("--pages", choices=pages.KINDS, default="small",
@@ -115,13 +115,13 @@ def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, kind="sm
         return np.empty(0)
 
     samples, info = sampling.interleaved_rounds(
-        comm, sizes, run, lambda size: core.capped_iterations(size, iterations, budget_bytes, at_least=20),
+        comm, sizes, run, lambda size: timing.capped_iterations(size, iterations, budget_bytes, at_least=20),
         desc="ping-pong", progress=progress, **options)
     if rank != 0:
         return [], info
     results = []
     for k, size in enumerate(sizes):
-        stats = core.summarize(samples[size])
+        stats = statistics.summarize(samples[size])
         stats["samples_per_round"] = [counts[k] for counts in info["repetitions_per_round"]]
         stats["bytes"] = size
         stats["bandwidth_Bps"] = size / stats["median_s"] if size else None
@@ -195,7 +195,7 @@ def report(results: list[dict], fitted: dict) -> str:
     for r in results:
         bw = f"{r['bandwidth_Bps'] / 1e6:9.1f}" if r["bandwidth_Bps"] else f"{'-':>9}"
         lo, hi = r["median_ci_s"]
-        lines.append(f"{core.fmt_bytes(r['bytes']):>10} {r['samples']:>6} {r['min_s'] * 1e6:10.2f} "
+        lines.append(f"{records.fmt_bytes(r['bytes']):>10} {r['samples']:>6} {r['min_s'] * 1e6:10.2f} "
                      f"{r['median_s'] * 1e6:10.2f} {f'[{lo * 1e6:.2f}, {hi * 1e6:.2f}]':>19} {bw}")
     if "alpha_beta" in fitted:
         f = fitted["alpha_beta"]
@@ -218,7 +218,7 @@ def report(results: list[dict], fitted: dict) -> str:
                          "wider range of sizes with more iterations")
     if "piecewise" in fitted:
         p = fitted["piecewise"]
-        lines += [f"Two-segment fit: switch at {core.fmt_bytes(p['switch_bytes'])}; "
+        lines += [f"Two-segment fit: switch at {records.fmt_bytes(p['switch_bytes'])}; "
                   f"below alpha = {p['below']['alpha_s'] * 1e6:.2f} µs, "
                   f"1/beta = {1e-6 / p['below']['beta_s_per_byte']:.0f} MB/s; "
                   f"above alpha = {p['above']['alpha_s'] * 1e6:.2f} µs, "
@@ -227,7 +227,7 @@ def report(results: list[dict], fitted: dict) -> str:
 
 
 def run(args) -> int:
-    comm, oversubscribed = core.start("pingpong")
+    comm, oversubscribed = placement.start("pingpong")
     if oversubscribed is None:
         return 2
     options = sampling.options_from(comm, args)
@@ -239,7 +239,7 @@ def run(args) -> int:
         print(f"buffers: page-aligned, {args.pages} pages asked for "
               f"(transparent huge pages: {pages.transparent_huge_pages() or 'not reported'})")
         print(report(results, fitted), flush=True)
-        core.save(comm, args.json, "pingpong", oversubscribed,
+        records.save(comm, args.json, "pingpong", oversubscribed,
                   {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
                    "budget_bytes": args.budget_bytes, "pages": args.pages, **options},
                   timing_method=METHOD, rounds=rounds, results=results, fit=fitted)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -44,8 +44,9 @@ from netmodels.models import table
 
 from .. import pages
 from ..software import SoftwareCost
-from . import core, measure as sampling
+from netmodels.outputs import write_json
 
+from . import arguments, placement, statistics, timing, measure as sampling
 #: the network models a prediction report compares, by their names in the table of models
 MODELS = ("alpha-beta", "nbl", "loggp")
 ELEM_BYTES = 8                       #: the vectors are float64
@@ -235,10 +236,10 @@ TOLERANCE = 0.15
 
 
 def _errors(errs) -> dict:
-    """median |error| with its 95 % interval (:func:`core.median_ci`), worst (signed), rows,
+    """median |error| with its 95 % interval (:func:`statistics.median_ci`), worst (signed), rows,
     and how many are within :data:`TOLERANCE`."""
     e = np.array(errs, dtype=float)
-    med, lo, hi = core.median_ci(np.abs(e))
+    med, lo, hi = statistics.median_ci(np.abs(e))
     return {"median_abs": med, "median_abs_ci": [lo, hi], "worst": float(e[np.argmax(np.abs(e))]),
             "rows": int(e.size), "within_tolerance": int(np.sum(np.abs(e) <= TOLERANCE))}
 
@@ -345,21 +346,21 @@ COLLECTIVES = {
 
 # ---------------------------------------------------------------- MPI side
 def add_arguments(p) -> None:
-    p.add_argument("--collectives", type=core.name_list(tuple(COLLECTIVES)), default=list(COLLECTIVES),
+    p.add_argument("--collectives", type=arguments.name_list(tuple(COLLECTIVES)), default=list(COLLECTIVES),
                    help="comma-separated collectives (default: all): " + ",".join(COLLECTIVES))
-    p.add_argument("--sizes", type=core.size_list_of(8, 4, all_ranks=True), default=DEFAULT_SIZES,
+    p.add_argument("--sizes", type=arguments.size_list_of(8, 4, all_ranks=True), default=DEFAULT_SIZES,
                    help="comma-separated vector lengths in float64 elements, suffix k/M allowed "
                         "(default 2,40,700,12000,100000: between the calibration's lengths)")
-    p.add_argument("--iterations", type=core.sample_count, default=100,
+    p.add_argument("--iterations", type=arguments.sample_count, default=100,
                    help="timed calls per algorithm and size (default 100; fewer for large vectors)")
-    p.add_argument("--warmup", type=core.nonneg_int, default=10, help="untimed calls first (default 10)")
+    p.add_argument("--warmup", type=arguments.nonneg_int, default=10, help="untimed calls first (default 10)")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="measured time compared with the predictions (default min: noise only adds time)")
     p.add_argument("--calibration", metavar="FILE", nargs="+",
                    help="take the models' parameters from these JSON files instead of measuring them: a "
                         "ping-pong (α-β, NBL) and a logp (LogGP) --json file, or the 'calibration' block of an "
                         "earlier predict --json (with its software term) or one written in its shape")
-    p.add_argument("--calibration-repetitions", type=core.sample_count, default=200,
+    p.add_argument("--calibration-repetitions", type=arguments.sample_count, default=200,
                    help="samples per size of the ping-pong, PRTT and software calibration (default 200)")
     p.add_argument("--testjig", action="store_true",
                    help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
@@ -372,7 +373,7 @@ def measure_software(comm, reps: int, progress: bool):
     interval)``, elsewhere None)."""
     from . import software_cost
 
-    sw = software_cost.measure(comm, software_cost.SIZES, software_cost.STEPS, reps, 10, core.DEFAULT_INNER,
+    sw = software_cost.measure(comm, software_cost.SIZES, software_cost.STEPS, reps, 10, timing.DEFAULT_INNER,
                                progress)
     if sw is None:
         return None
@@ -423,16 +424,16 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration
     return replace(cal, reliability=reliability(noisy) if noisy else cal.reliability), None
 
 
-def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = core.DEFAULT_INNER) -> list[dict]:
+def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = timing.DEFAULT_INNER) -> list[dict]:
     """Time every algorithm of every collective through its front door (collective);
     rows ``{collective, algorithm, nelems, min_s, median_s, median_ci_s, times_s, ...,
     timing_method}`` on rank 0.  A sample is ``inner`` back-to-back calls after one barrier,
-    divided by ``inner``, the slowest rank's (:func:`core.time_interleaved`): the barrier's
+    divided by ``inner``, the slowest rank's (:func:`timing.time_interleaved`): the barrier's
     exit skew is not charged to every call."""
     from tqdm import tqdm
 
     P, rank = comm.Get_size(), comm.Get_rank()
-    method = core.loop_method(inner)
+    method = timing.loop_method(inner)
     rows = []
     for name in collectives:
         entry = COLLECTIVES[name]
@@ -447,14 +448,14 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
                 if hasattr(call, "free"):
                     frees.append(call)
                 calls.append(call)
-            iters = core.capped_iterations(ELEM_BYTES * n * inner, iterations, 256 * 2**20, at_least=10)
-            samples = core.time_interleaved(comm, calls, iters, warmup, inner=inner)   # slowest rank's
+            iters = timing.capped_iterations(ELEM_BYTES * n * inner, iterations, 256 * 2**20, at_least=10)
+            samples = timing.time_interleaved(comm, calls, iters, warmup, inner=inner)   # slowest rank's
             for b in frees:
                 b.free()
             if rank == 0:
                 for a, row in zip(algorithms, samples):
                     rows.append({"collective": name, "algorithm": a, "nelems": n,
-                                 "bytes": ELEM_BYTES * n, **core.summarize(row), "timing_method": method})
+                                 "bytes": ELEM_BYTES * n, **statistics.summarize(row), "timing_method": method})
     comm.Barrier()
     return rows
 
@@ -626,10 +627,10 @@ def run(args) -> int:
             print(f"predict: error: {error}", file=sys.stderr)
         return 2
     given = comm.bcast(given, root=0)
-    oversubscribed = core.warn_if_oversubscribed(comm)
-    cores = min(core.usable_cores(), 8)
+    oversubscribed = placement.warn_if_oversubscribed(comm)
+    cores = min(placement.usable_cores(), 8)
     if rank == 0 and P < cores and not oversubscribed:
-        print(f"predict: {P} ranks on a machine with {core.usable_cores()} usable cores: "
+        print(f"predict: {P} ranks on a machine with {placement.usable_cores()} usable cores: "
               f"mpiexec -n {cores} tests the algorithms' structure better", file=sys.stderr)
     progress = not args.no_progress
     cal, why = calibrate(comm, args.calibration_repetitions, args.testjig, progress, given)
@@ -655,10 +656,10 @@ def run(args) -> int:
     print(reliability_line(cal.reliability))
     print(drift_line(moved), flush=True)
     if args.json:
-        core.write_json(args.json, {
-            "benchmark": "predict", "environment": core.environment(comm),
+        write_json(args.json, {
+            "benchmark": "predict", "environment": placement.environment(comm),
             "command": f"mpiexec -n {P} python -m mpi_exercises " + " ".join(sys.argv[1:]),
-            "oversubscribed": oversubscribed, "valid": valid, "load_average_1min": core.load_average(),
+            "oversubscribed": oversubscribed, "valid": valid, "load_average_1min": placement.load_average(),
             "parameters": {"collectives": args.collectives, "sizes_elements": args.sizes,
                            "iterations": args.iterations, "warmup": args.warmup, "statistic": args.statistic,
                            "elem_bytes": ELEM_BYTES, "models": list(cal.models), "testjig": args.testjig,

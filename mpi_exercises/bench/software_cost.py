@@ -13,7 +13,7 @@ at every length n (``--sizes``) and m = 2 at n = 1, ``step = 2 b_1 - b_2`` and
 executor's cost per call is an empty schedule's run; the front door's is an allreduce on
 ``COMM_SELF`` (one rank: no step), its look-up and the copy of the input vector, at each n.
 Samples: ``--inner`` back-to-back runs, interleaved over the cases of one length
-(:func:`core.time_interleaved`); the figures are rank 0's minima (noise only adds time).
+(:func:`timing.time_interleaved`); the figures are rank 0's minima (noise only adds time).
 No collective is timed and no message is sent, so ``predict`` can calibrate on it and
 judge on the collectives.
 """
@@ -26,8 +26,9 @@ import numpy as np
 
 from .. import pages
 from ..software import SoftwareCost
-from . import core
+from netmodels.outputs import write_json
 
+from . import arguments, placement, records, statistics, timing
 STEPS = [1, 4, 16]
 #: the lengths (elements) at which copies and combines are timed: powers of 8 from 1 to
 #: 256 Ki; predict's default lengths lie between them
@@ -51,13 +52,13 @@ def step_counts(text: str) -> list[int]:
 def add_arguments(p) -> None:
     p.add_argument("--steps", type=step_counts, default=STEPS,
                    help="comma-separated step counts k of the local schedules (default 1,4,16)")
-    p.add_argument("--sizes", type=core.size_list_of(8, 4, all_ranks=True), default=SIZES,
+    p.add_argument("--sizes", type=arguments.size_list_of(8, 4, all_ranks=True), default=SIZES,
                    help="comma-separated block lengths n in float64 elements, >= 1 (default the powers of "
                         "8 from 1 to 256k)")
-    p.add_argument("--iterations", type=core.sample_count, default=200,
+    p.add_argument("--iterations", type=arguments.sample_count, default=200,
                    help="timed samples per schedule (default 200)")
-    p.add_argument("--warmup", type=core.nonneg_int, default=10, help="untimed samples first (default 10)")
-    core.add_inner_option(p)
+    p.add_argument("--warmup", type=arguments.nonneg_int, default=10, help="untimed samples first (default 10)")
+    arguments.add_inner_option(p)
     p.add_argument("--json", metavar="FILE", help="write the samples and the fitted term to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -113,15 +114,15 @@ def measure(comm, sizes, steps, iterations, warmup, inner, progress=True) -> dic
         calls.append(lambda: allreduce(self_, x, "recursive_doubling", out=y, check=False))
         if n == sizes[0]:
             calls.append(lambda: empty.run(one))
-        reps = core.capped_iterations(n * 8 * 2 * max(steps) * inner, iterations, 2**30, at_least=30)
-        samples = core.time_interleaved(self_, calls, reps, warmup, inner=inner)
+        reps = timing.capped_iterations(n * 8 * 2 * max(steps) * inner, iterations, 2**30, at_least=30)
+        samples = timing.time_interleaved(self_, calls, reps, warmup, inner=inner)
         for ex in runs:
             ex.free()
-        out["schedules"] += [{"nelems": n, "kind": kind, "blocks": blocks, "steps": k, **core.summarize(row)}
+        out["schedules"] += [{"nelems": n, "kind": kind, "blocks": blocks, "steps": k, **statistics.summarize(row)}
                              for (_, kind, blocks, k), row in zip(todo, samples)]
-        out["door"].append({"nelems": n, **core.summarize(samples[len(todo)])})
+        out["door"].append({"nelems": n, **statistics.summarize(samples[len(todo)])})
         if n == sizes[0]:
-            out["call"] = core.summarize(samples[len(todo) + 1])
+            out["call"] = statistics.summarize(samples[len(todo) + 1])
     empty.free()
     comm.Barrier()
     return out if rank == 0 else None
@@ -169,7 +170,7 @@ def report(sw: SoftwareCost) -> str:
 
 
 def run(args) -> int:
-    comm, oversubscribed = core.start("software-cost", min_ranks=1)
+    comm, oversubscribed = placement.start("software-cost", min_ranks=1)
     if oversubscribed is None:
         return 2
     if min(args.sizes) < 1:
@@ -181,13 +182,13 @@ def run(args) -> int:
     if comm.Get_rank() != 0:
         return 0
     sw = term(result)
-    print(f"timing: {core.loop_method(args.inner)}, on MPI.COMM_SELF (no message), minima of rank 0")
+    print(f"timing: {timing.loop_method(args.inner)}, on MPI.COMM_SELF (no message), minima of rank 0")
     print(report(sw), flush=True)
     if args.json:
-        core.write_json(args.json, {
-            "benchmark": "software-cost", "environment": core.environment(comm),
-            "oversubscribed": oversubscribed, "load_average_1min": core.load_average(),
-            "parameters": core.parameters(args), "timing_method": core.loop_method(args.inner),
+        write_json(args.json, {
+            "benchmark": "software-cost", "environment": placement.environment(comm),
+            "oversubscribed": oversubscribed, "load_average_1min": placement.load_average(),
+            "parameters": records.parameters(args), "timing_method": timing.loop_method(args.inner),
             "results": result, "software": sw.as_dict()})
         print(f"results written to {args.json}")
     return 0

@@ -22,8 +22,6 @@ it.  The benchmark (``barrier-bench``) is :mod:`mpi_exercises.bench.barrier`.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 
 import numpy as np
@@ -162,33 +160,3 @@ def verify(comm, algorithm: str, barriers: int = 50, max_delay: float = 2e-3, se
     name = getattr(algorithm, "name", algorithm)
     return [f"{name}: barrier {i}: a rank left at {first_out[i]:.6f} s before the last entered "
             f"at {last_in[i]:.6f} s" for i in np.flatnonzero(first_out < last_in)]
-
-
-def _verify_main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mpi_exercises.collectives.barrier",
-                                description="check every barrier algorithm with random entry delays")
-    from ..bench.core import positive_int
-
-    p.add_argument("--verify", type=positive_int, default=50, metavar="N",
-                   help="barriers per algorithm (default 50)")
-    p.add_argument("--max-delay-ms", type=float, default=2.0, help="random delay bound in ms")
-    args = p.parse_args(argv)
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
-    failures = []
-    for name in choices():
-        variants = {"combining_tree": [{"fan_in": 2}, {"fan_in": 3}],
-                    "nway_dissemination": [{"n": 2}, {"n": 3}],
-                    "tournament": [{"release": "tree"}, {"release": "flat"}]}.get(name, [{}])
-        for opts in variants:
-            failures += verify(comm, name, args.verify, args.max_delay_ms * 1e-3, **opts)
-            if comm.Get_rank() == 0:
-                print(f"checked {name} {opts or ''} on {comm.Get_size()} ranks", flush=True)
-    if comm.Get_rank() == 0:
-        print("\n".join(failures) if failures else "all barriers correct", flush=True)
-    return 1 if failures else 0
-
-
-if __name__ == "__main__":
-    sys.exit(_verify_main())
