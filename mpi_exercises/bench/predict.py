@@ -155,12 +155,6 @@ def load_calibration(paths, nprocs: int) -> Calibration:
         raise ValueError(f"--calibration: {exc}") from None
 
 
-def _nbl_beta(beta_per_byte: float) -> float:
-    """β in the unit the table's NBL entry takes (s/B, or s/element)."""
-    unit = {p.name: p.unit for p in table.get("nbl").parameters}["beta"]
-    return beta_per_byte * (ELEM_BYTES if unit == "s/element" else 1)
-
-
 def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | None, nprocs: int) -> dict:
     """Each model's parameters (by the table's names) from the ping-pong fit ``alpha_beta``
     (``alpha_s``, ``beta_s_per_byte``: α-β and NBL), the PRTT fit ``loggp`` (``L_s``, ``o_s_s``,
@@ -174,7 +168,7 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
         for L in range(2, 2 * nprocs + 1):
             ftab.setdefault(L, 1.0)
         out["alpha-beta"] = {"alpha": a, "beta": b}
-        out["nbl"] = {"alpha": a, "beta": _nbl_beta(b), "c2": 0.0, "c3": 0.0,
+        out["nbl"] = {"alpha": a, "beta": b, "c2": 0.0, "c3": 0.0,
                       **{f"f{L}": float(v) for L, v in sorted(ftab.items()) if L > 1}}
     if loggp is not None:
         out["loggp"] = {"L": loggp["L_s"], "o_s": loggp["o_s_s"], "o_r": loggp["o_r_s"],
