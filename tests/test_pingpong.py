@@ -92,3 +92,22 @@ def test_ranks_are_bound_to_a_core_each_unless_asked_not_to(tmp_path, monkeypatc
     monkeypatch.setenv("MPI_EXERCISES_PIN", "0")
     run_mpi_ok(2, args)
     assert json.loads(out.read_text())["environment"]["placement"]["core_of_rank"] == [None, None]
+
+
+def test_a_two_segment_fit_with_a_negative_alpha_is_called_unphysical():
+    # the large sizes of a disturbed run: the segment above 64 KiB comes out with alpha < 0
+    import numpy as np
+
+    from mpi_exercises.bench import pingpong
+
+    sizes = [0, 64, 1024, 8192, 65536, 262144, 1048576, 4194304]
+    t = [1e-6 + 1e-10 * n for n in sizes[:4]] + [-685e-6 + 3e-9 * n for n in sizes[4:]]
+    t[4] = 5e-6                         # keep every time positive: only the fit goes negative
+    results = [{"bytes": n, "min_s": x, "median_s": x, "median_ci_s": [x, x], "samples": 10,
+                "bandwidth_Bps": n / x if n else None} for n, x in zip(sizes, np.abs(t))]
+    fitted = pingpong.fit(results)
+    above = fitted["piecewise"]["above"]
+    assert above["alpha_s"] < 0
+    text = pingpong.report(results, fitted)
+    assert "WARNING: the segment above the switch has alpha = " in text and "which no network has" in text
+    assert "segment below" not in text

@@ -223,6 +223,11 @@ def report(results: list[dict], fitted: dict) -> str:
                   f"1/beta = {1e-6 / p['below']['beta_s_per_byte']:.0f} MB/s; "
                   f"above alpha = {p['above']['alpha_s'] * 1e6:.2f} µs, "
                   f"1/beta = {1e-6 / p['above']['beta_s_per_byte']:.0f} MB/s"]
+        for side in ("below", "above"):
+            if p[side]["alpha_s"] < 0 or p[side]["beta_s_per_byte"] <= 0:
+                lines.append(f"  WARNING: the segment {side} the switch has alpha = {p[side]['alpha_s'] * 1e6:.2f} µs "
+                             f"and beta = {p[side]['beta_s_per_byte'] * 1e9:.4f} ns/B, which no network has: its "
+                             "sizes were disturbed (a busy machine?); measure again when the machine is quiet")
     return "\n".join(lines)
 
 
