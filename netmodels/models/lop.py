@@ -67,45 +67,38 @@ def _finite(name: str, values) -> tuple:
 
 
 @dataclass(frozen=True)
-class RTTCurve:
+class _Curve:
+    """A curve of the paper, a function of the peer count p with the parameters ``lambdas``
+    (``_count`` of them, the one at index ``_pole`` > -1 so that there is no pole at p >= 1)."""
+
+    lambdas: tuple
+    name: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        lam = _finite("lambdas", self.lambdas)
+        if len(lam) != self._count:
+            raise ValueError(f"lambdas must hold {self._count} numbers λ1..λ{self._count}, got {len(lam)}")
+        if lam[self._pole] <= -1:
+            raise ValueError(f"λ{self._pole + 1} must be > -1 (no pole at p >= 1), got {lam[self._pole]!r}")
+        object.__setattr__(self, "lambdas", lam)
+
+    def __call__(self, p):
+        return _out(self._formula(peers("p", p), *self.lambdas))
+
+
+class RTTCurve(_Curve):
     """``t_rtt(p; λ1..λ6)`` (s); λ1 in s·peers, λ2, λ6 in peers, λ3, λ4 in s, λ5 per peer.
 
     ``λ2 > -1`` so that the curve has no pole at ``p >= 1``."""
 
-    lambdas: tuple
-    name: str = ""
-    source: str = ""
-
-    def __post_init__(self):
-        lam = _finite("lambdas", self.lambdas)
-        if len(lam) != 6:
-            raise ValueError(f"lambdas must hold 6 numbers λ1..λ6, got {len(lam)}")
-        if lam[1] <= -1:
-            raise ValueError(f"λ2 must be > -1 (no pole at p >= 1), got {lam[1]!r}")
-        object.__setattr__(self, "lambdas", lam)
-
-    def __call__(self, p):
-        return _out(t_rtt(peers("p", p), *self.lambdas))
+    _count, _pole, _formula = 6, 1, staticmethod(t_rtt)
 
 
-@dataclass(frozen=True)
-class OverheadCurve:
+class OverheadCurve(_Curve):
     """``t_ov(p; λ1..λ3) = λ1 + λ2 / (λ3 + p)`` (s); λ1, λ2 in s (λ2 in s·peers), λ3 > -1 peers."""
 
-    lambdas: tuple
-    name: str = ""
-    source: str = ""
-
-    def __post_init__(self):
-        lam = _finite("lambdas", self.lambdas)
-        if len(lam) != 3:
-            raise ValueError(f"lambdas must hold 3 numbers λ1..λ3, got {len(lam)}")
-        if lam[2] <= -1:
-            raise ValueError(f"λ3 must be > -1 (no pole at p >= 1), got {lam[2]!r}")
-        object.__setattr__(self, "lambdas", lam)
-
-    def __call__(self, p):
-        return _out(t_ov(peers("p", p), *self.lambdas))
+    _count, _pole, _formula = 3, 2, staticmethod(t_ov)
 
 
 def _curves(rtt, overhead):
