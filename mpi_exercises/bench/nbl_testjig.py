@@ -24,7 +24,7 @@ and the JSON and the printed table say ``oversubscribed``.  MPI's blocking waits
 spin; when oversubscribed (``--wait auto``) every wait polls and yields the core
 instead, so that a waiting rank does not starve the ranks it waits for.
 As in the paper, dT(L) is the difference of the times at adjacent block sizes
-and f(L) = dT(L) / dT(1); :func:`netmodels.models.nbl.fit_f` also fits f(L) over all sizes.
+and f(L) = dT(L) / dT(1); :func:`netmodels.models.nbl_fit.fit_f` also fits f(L) over all sizes.
 Rank 0 finally times numpy combines of two and three vectors of the largest size: the
 c2 and c3 of the model, in seconds per element.
 
@@ -192,7 +192,7 @@ def combine_costs(nelems: int, repetitions: int = 20) -> dict:
 
 def table(results: list[dict], stat: str = "median_s") -> dict:
     """Table 1 from the results: T, dT and f(L) = dT(L)/dT(1) per L, and a least-squares f(L)."""
-    from netmodels.models.nbl import f_from_testjig, fit_f
+    from netmodels.models.nbl_fit import f_from_testjig, fit_f
 
     Ls = sorted({r["L"] for r in results})
     S = sorted({r["S"] for r in results})

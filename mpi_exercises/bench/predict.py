@@ -380,7 +380,7 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration
     or ``(None, why)`` if a fit is unphysical; elsewhere ``(None, None)``."""
     from dataclasses import replace
 
-    from netmodels.models.nbl import fit_f
+    from netmodels.models.nbl_fit import fit_f
 
     from . import logp_bench, nbl_testjig, pingpong
 

@@ -24,7 +24,6 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .._check import positive, positive_int
-from .nbl_fit import f_from_testjig, fit_f  # noqa: F401  (mpi_exercises.bench imports them from here)
 from .step import Step, SyncRule
 
 #: f(L) = 1: links overlap perfectly (the paper's "standard model").
