@@ -285,50 +285,59 @@ def test_lab4_submission_loses_exactly_what_it_broke(graded_lab4, student):
 
 # ---------------------------------------------------------------- lab 5: predict, then measure
 LAB5 = "lab5"
+LAB5_DATA = ("predict.json", "pingpong.json", "logp.json")   # the order of exclude_overwriting
 
 
 def lab5_submissions(course: Path) -> dict:
     """student -> (notebook, with data?, grade_ids expected to fail)."""
     subs = {"alice5": (solved(course, LAB5), True, set())}
-    nb = solved(course, LAB5)  # forgets the combine cost: only the alpha-beta predictions are wrong
-    replace(nb, "p5_predict", "+ c2 * max(combined.values(), default=0)", "")
-    subs["no_combine5"] = (nb, True, {"test_p5_ab"})
-    nb = solved(course, LAB5)  # the "longest message" rule: a step costs its longest message only
-    replace(nb, "p5_predict", "busiest = max(max(sends.get(r, 0.0), recvs.get(r, 0.0)) for r in {*sends, *recvs})",
-            "busiest = max(alpha + beta * 8 * tr.count for tr in step if tr.src != tr.dst)")
-    subs["longest5"] = (nb, True, {"test_p5_ab"})
+    nb = solved(course, LAB5)  # the old rule: a combine cost in the network time (only alpha-beta is wrong)
+    replace(nb, "p5_predict", "t = alpha + beta * 8 * tr.count",
+            "t = alpha + beta * 8 * tr.count + (0.2e-9 * tr.count if tr.combine else 0.0)")
+    subs["combine5"] = (nb, True, {"test_p5_ab"})
+    nb = solved(course, LAB5)  # half duplex: an exchange costs two messages (2 alpha)
+    replace(nb, "p5_predict", "max(max(sends.get(r, 0.0), recvs.get(r, 0.0)) for r in {*sends, *recvs})",
+            "max(sends.get(r, 0.0) + recvs.get(r, 0.0) for r in {*sends, *recvs})")
+    subs["half_duplex5"] = (nb, True, {"test_p5_ab"})
     nb = solved(course, LAB5)  # error with the wrong sign: only the errors are wrong
-    replace(nb, "p5_errors", "(pred[k] - measured[k]) / measured[k]", "(measured[k] - pred[k]) / measured[k]")
+    replace(nb, "p5_errors", "(predicted[m][k] - measured[k]) / measured[k]", "(measured[k] - predicted[m][k]) / measured[k]")
     subs["sign5"] = (nb, True, {"test_p5_errors"})
-    nb = solved(course, LAB5)  # medians instead of minima: errors and measured map are off the data
-    replace(nb, "p5_errors", 'r["min_s"] for r in PRED["rows"]', 'r["median_s"] for r in PRED["rows"]')
+    nb = solved(course, LAB5)  # forgets the software term: the totals are the network times
+    replace(nb, "p5_errors", "net[k] + software[k]", "net[k]")
+    subs["no_software5"] = (nb, True, {"test_p5_errors"})
+    nb = solved(course, LAB5)  # medians instead of the report's statistic: errors and measured map off the data
+    replace(nb, "p5_errors", 'rows[k]["measured_s"]', 'rows[k]["median_s"]')
     subs["median5"] = (nb, True, {"test_p5_errors", "test_p5_regime"})
+    nb = solved(course, LAB5)  # the prediction with 2 alpha, not its move
+    replace(nb, "p5_sensitivity", "ab_time(sched, 2 * alpha, beta) - pred_ab[key]", "ab_time(sched, 2 * alpha, beta)")
+    subs["no_move5"] = (nb, True, {"test_p5_sensitivity"})
     subs["nodata5"] = (solved(course, LAB5), False, {"test_p5_params", "test_p5_ab", "test_p5_loggp",
-                                                     "test_p5_errors", "test_p5_regime"})
+                                                     "test_p5_errors", "test_p5_sensitivity", "test_p5_regime"})
     return subs
 
 
 @pytest.mark.slow
 def test_lab5_submissions_lose_exactly_what_they_broke(tmp_path_factory):
     course = released_course(tmp_path_factory.mktemp("course5") / "labs")
-    data = (course / "source" / LAB5 / "predict.json").read_text()
+    data = {name: (course / "source" / LAB5 / name).read_text() for name in LAB5_DATA}
     subs = lab5_submissions(course)
     for student, (nb, with_data, _) in subs.items():
         folder = course / "submitted" / student / LAB5
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{LAB5}.ipynb")
         if with_data:
-            (folder / "predict.json").write_text(data + "\n")   # the student's own copy
+            for name, text in data.items():
+                (folder / name).write_text(text + "\n")   # the student's own copy
     rows, log = grade(course, [LAB5], cell_timeout=60)
     pts = points(source_nb(LAB5))
     manual = {"p5_answer"}
-    assert sum(v for k, v in pts.items() if k not in manual) == 8
+    assert sum(v for k, v in pts.items() if k not in manual) == 8 and pts["p5_answer"] == 2
     for student, (_, with_data, failing) in subs.items():
         row = rows[student, LAB5]
         assert row["status"] == "graded", (student, row, log)
         got = {k: float(row[k]) for k in pts if k not in manual}
         assert got == {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}, student
-        assert row["data"] == ("predict.json: own" if with_data else "predict.json: missing")
+        assert row["data"] == "; ".join(f"{name}: {'own' if with_data else 'missing'}" for name in LAB5_DATA)
 
 
 # ------------------------------------------------- lab 6 (computed answers, no data files)
