@@ -223,7 +223,7 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
 
 @pytest.mark.mpi
 def test_predict_oversubscribed_is_reported_not_valid(tmp_path):
-    from mpi_exercises.bench.core import usable_cores
+    from mpi_exercises.bench.placement import usable_cores
 
     out = tmp_path / "predict.json"
     res = run_mpi_ok(usable_cores() + 1, ["-m", "mpi_exercises", "predict", "--collectives", "barrier",
