@@ -8,12 +8,12 @@ SCRIPT = """
 import numpy as np
 from mpi4py import MPI
 from mpi_exercises.executor import Executor
-from netmodels.models import bsp
+from netmodels.algorithms import broadcast
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 checked = 0
-for build in (bsp.binomial_broadcast, bsp.flat_broadcast, bsp.two_phase_broadcast):
+for build in (broadcast.binomial, broadcast.flat, broadcast.two_phase):
     for n in sorted({0, 1, max(size - 1, 1), size + 1, 1000}):
         schedule = build(size, n)
         buf = np.random.default_rng(rank).random(n) + rank        # different on every rank

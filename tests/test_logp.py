@@ -6,12 +6,14 @@ exit depends on every entry), the message-by-message LogP simulation of the sche
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from netmodels.algorithms import barriers, registry
 from netmodels.models import logp
+from netmodels.simulate import simulate
 from netmodels.models.machines import HOEFLER2005_BARRIER_TIMES
 from netmodels.algorithms.schedule import Schedule
 
@@ -88,7 +90,7 @@ def test_closed_forms_equal_the_simulation_when_regular_and_bound_it_otherwise(r
                 continue
             for P in Ps:
                 m = logp.LogP(L, o, g, P, o_r=o_r)
-                sim = logp.simulate(build(name, P, **opts), m).max()
+                sim = simulate(build(name, P, **opts), m).time
                 closed = logp.barrier_time(name, m, **opts)
                 assert sim <= closed * (1 + 1e-12) + 1e-12, (name, opts, P)
                 if _regular(name, P, opts):
@@ -117,10 +119,10 @@ def test_hand_computed_central_counter_and_tournament_timelines():
     m = logp.LogP(L=10.0, o=1.0, g=0.5, P=3)
     # central counter, P = 3: arrivals at 11, root receives 11-12 and 12-13, sends at 13
     # and 14, the last release is received 14 + 1 + 10 .. + 1 = 26.
-    assert logp.simulate(barriers.central_counter(3), m).max() == 26.0
+    assert simulate(barriers.central_counter(3), m).time == 26.0
     assert logp.barrier_time("central_counter", m) == 26.0
     # dissemination, P = 5: three rounds of o + L + o
-    assert logp.simulate(barriers.dissemination(5), m).max() == 36.0
+    assert simulate(barriers.dissemination(5), m).time == 36.0
 
 
 def test_knowledge_bound_is_below_every_algorithm_and_tight_for_small_P():
@@ -130,7 +132,7 @@ def test_knowledge_bound_is_below_every_algorithm_and_tight_for_small_P():
         for P in (2, 3, 5, 8, 17, 64):
             m = logp.LogP(L, o, rng.uniform(0, o), P)
             bound = logp.knowledge_bound(m)
-            best = min(logp.simulate(build(n, P, **opts), m).max() for n, opts in VARIANTS)
+            best = min(simulate(build(n, P, **opts), m).time for n, opts in VARIANTS)
             assert bound <= best + 1e-9
     m = logp.LogP(L=10.0, o=1.0, g=0.0, P=3)
     assert logp.knowledge_bound(m) == 13.0  # two receives after one latency: 11, 12, 13
@@ -315,8 +317,8 @@ def test_panel_curves_rank_and_static_figure():
     order = logp_panel.ranking(240e-6, 10e-6, 1e-6, 256)
     assert [t for _, t in order] == sorted(t for _, t in order)
     assert order[0][0].endswith("dissemination") and order[-1][0] == "central counter"
-    fig = logp_panel.barrier_figure()
-    assert fig.n_frames > 100 and fig.html == logp_panel.barrier_figure().html  # deterministic output
+    fig = logp_panel.barrier_spec().static()
+    assert fig.n_frames > 100 and fig.html == logp_panel.barrier_spec().static().html  # deterministic output
 
 
 def test_panel_drawings_run_headless():
@@ -353,15 +355,16 @@ def test_loggp_simulation_of_one_message_and_of_two_back_to_back_is_written_out_
     m = logp.LogGP(L=2e-6, o=1e-6, g=0.5e-6, P=2, o_r=1.5e-6, G=1e-9)
     one = Schedule("one", 2, 100, [(Transfer(0, 1, 0, 100, True),)])
     # 100 doubles = 800 B: o_s + L + 799 G + o_r, plus a combine of 100 elements at 1 ns each
-    assert logp.simulate(one, m, elem_bytes=8, combine_s_per_elem=1e-9)[1] == pytest.approx(
+    assert simulate(one, replace(m, combine=1e-9)).finish[1] == pytest.approx(
         1e-6 + 2e-6 + 799e-9 + 1.5e-6 + 100e-9)
-    assert logp.simulate(one, m)[1] == pytest.approx(1e-6 + 2e-6 + 1.5e-6)   # LogP: no bytes
+    small = logp.LogP(L=2e-6, o=1e-6, g=0.5e-6, P=2, o_r=1.5e-6)
+    assert simulate(one, small).finish[1] == pytest.approx(1e-6 + 2e-6 + 1.5e-6)   # LogP: no bytes
     two = Schedule("two", 3, 100, [(Transfer(0, 1, 0, 100), Transfer(0, 2, 0, 100))])
     # the second send waits g + 799 G after the first (> o_s)
-    t = logp.simulate(two, m, elem_bytes=8)
+    t = simulate(two, m, elem_bytes=8).finish
     assert t[2] == pytest.approx(0.5e-6 + 799e-9 + 1e-6 + 2e-6 + 799e-9 + 1.5e-6)
     with pytest.raises(ValueError, match="elem_bytes"):
-        logp.simulate(one, m, elem_bytes=-1)
+        simulate(one, m, elem_bytes=-1)
 
 
 @pytest.mark.parametrize("o, g", [(1.5e-6, 1e-6), (1e-6, 4e-6)])       # o > g and g > o
@@ -372,7 +375,6 @@ def test_two_long_messages_into_one_rank_charge_the_receiver_twice(o, g, semanti
     first byte waits max(o, g) + (m - 1) G more, and its bytes take (m - 1) G again:
     T = o + L + max(o, g) + 2 (m - 1) G + o (hand-derived; LogGOPSim's rule)."""
     from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
-    from netmodels.simulate import simulate
 
     L, G, m = 2e-6, 1e-9, 1 << 20
     step = ArrayStep(np.array([0, 1]), np.array([2, 2]), np.zeros(2, np.int64), np.full(2, m // 8),

@@ -32,11 +32,11 @@ def test_best_barrier_is_the_brute_force_one():
 
 
 def test_static_twin_and_live_panel():
-    fig = lop_panel.lop_figure()
+    fig = lop_panel.lop_spec().static()
     html = fig._repr_html_()
     assert "fastest n-way dissemination n = 7" in html and html.count("λ") >= 4
     assert [p["name"] for p in fig.spec["params"]] == ["l1", "l3", "l5", "l6"]   # λ2, λ4 held
-    panel = lop_panel.lop_panel()
+    panel = lop_panel.lop_spec().live()
     sliders = [*panel.children[0].children, *panel.children[1].children]
     assert [s.description for s in sliders] == ["λ1 (µs)", "λ2", "λ3 (µs)", "λ4 (µs)", "λ5 (/peer)", "λ6 (peers)"]
     assert sliders[0].value == pytest.approx(22.4558)

@@ -36,7 +36,7 @@ def test_the_candidates_of_a_short_vector_are_those_of_a_full_one(name, n, close
 
 def test_force_runs_a_case_just_over_the_limit(monkeypatch, capsys):
     """The limit lowered to 90 % of the estimate of a small run: refused, then run with --force."""
-    argv = ["simulate", "allreduce.ring", "-P", "600", "-N", "600", "--model", "alphabeta"]
+    argv = ["simulate", "allreduce.ring", "-P", "600", "-N", "600", "--model", "alpha-beta"]
     g = budget.growth(lambda p, m: registry.build("allreduce.ring", p, m), 600)
     seconds, _ = g.cost(600)
     monkeypatch.setattr(budget, "MAX_SECONDS", 0.9 * seconds)

@@ -34,12 +34,13 @@ def test_dissemination_at_2_20_under_logp_equals_the_closed_form(tmp_path):
 
 def test_parameters_and_semantics_reach_the_model(tmp_path):
     out = tmp_path / "r.json"
-    res = run("allreduce.recursive_doubling", "-P", "6", "-N", "100", "--model", "alphabeta",
+    res = run("allreduce.recursive_doubling", "-P", "6", "-N", "100", "--model", "alpha-beta",
               "--param", "alpha=1e-6", "--param", "beta=1e-9", "--semantics", "stepwise", "--json", str(out))
     assert res.returncode == 0, res.stderr
     data = json.loads(out.read_text())
     assert data["time_s"] == pytest.approx(4 * (1e-6 + 800e-9), rel=1e-12)   # fold, 2 exchanges, fold
     assert data["semantics"] == "stepwise" and data["bytes"] == 8 * 100 * (2 + 4 * 2 + 2)
+    assert "stepwise semantics\n" in res.stdout                 # chosen, not the model's own
     res = run("barrier.nway_dissemination", "-P", "9", "--model", "nbl", "--option", "n=2", "--json", str(out))
     assert res.returncode == 0, res.stderr
     assert json.loads(out.read_text())["steps"] == 2
@@ -49,8 +50,10 @@ def test_help_lists_algorithms_parameters_units_and_defaults():
     res = run("--help")
     assert res.returncode == 0
     for word in ("barrier.dissemination", "allreduce.ring", "broadcast.binomial", "o_s", "s/B", "s/element",
-                 "f4", "KIT_VM_LOGGP", "DELTA", "LSDYNA_100MBIT"):
+                 "f4", "course kit VM", "Touchstone DELTA", "100 Mbit Ethernet (LS-DYNA)", "alpha_inter",
+                 "logp (LogP, stepwise)", "bsp (BSP, sync)", "default: the model's own"):
         assert word in res.stdout, word
+    assert "alphabeta" not in res.stdout and "lop" not in res.stdout.split("models (--model NAME)")[1]
 
 
 def test_help_lists_every_registered_algorithm_and_option():
@@ -67,7 +70,7 @@ def test_help_lists_every_registered_algorithm_and_option():
 F_BEYOND_DELTA = [f"f{L}={L}" for L in (5, 7, 8, 9, 10)]
 
 
-@pytest.mark.parametrize("model", ["alphabeta", "logp", "loggp", "nbl"])
+@pytest.mark.parametrize("model", ["alpha-beta", "logp", "loggp", "nbl", "bsp", "twolevel"])
 @pytest.mark.parametrize("name", registry.names())
 def test_every_registered_algorithm_runs_under_every_model(name, model, capsys):
     params = [x for f in F_BEYOND_DELTA for x in ("--param", f)] if model == "nbl" else []
@@ -83,10 +86,10 @@ def test_snake_on_16_ranks_under_nbl(capsys):
 
 
 def test_mesh_and_nodes_options_are_read_as_tuples(capsys):
-    assert main(["simulate", "fence", "-P", "8", "-N", "16", "--model", "alphabeta",
+    assert main(["simulate", "fence", "-P", "8", "-N", "16", "--model", "alpha-beta",
                  "--option", "mesh=4x2", "--option", "block=4"]) == 0
     assert main(["simulate", "alltoall.multilevel", "-P", "8", "--model", "loggp", "--option", "nodes=2,2"]) == 0
-    assert main(["simulate", "fence", "-P", "8", "--model", "alphabeta", "--option", "mesh=3x3"]) == 2
+    assert main(["simulate", "fence", "-P", "8", "--model", "alpha-beta", "--option", "mesh=3x3"]) == 2
 
 
 def test_the_default_loggp_machine_is_the_kits_measurement():
@@ -105,12 +108,13 @@ def test_the_default_loggp_machine_is_the_kits_measurement():
 #: 1.75 MB/s; Littlefield section 7.2: 54 µs, 1.54 µs per double, c2 0.25 µs, c3 0.37 µs);
 #: LogP's are the kit's fit (test_the_default_loggp_machine_is_the_kits_measurement)
 DEFAULT_OUTPUT = {
-    "alphabeta": ["100 Mbit Ethernet (LS-DYNA)", "machines.LSDYNA_100MBIT", "alpha = 100 µs", "beta = 5.71429e-07 s/B"],
-    "nbl": ["Intel Touchstone DELTA", "machines.DELTA", "alpha = 54 µs", "beta = 1.54e-06 s/element",
+    "alpha-beta": ["100 Mbit Ethernet (LS-DYNA)", "Wainscott & Wang", "alpha = 100 µs", "beta = 5.71429e-07 s/B",
+                   "sync semantics (the model's own)"],
+    "nbl": ["Intel Touchstone DELTA", "section 7.2", "alpha = 54 µs", "beta = 1.54e-06 s/element",
             "c2 = 2.5e-07 s/element", "c3 = 3.7e-07 s/element", "f4 = 3.9"],
-    "logp": ["course kit VM", "machines.KIT_VM_LOGGP", "per-size minima", "L = 0 s", "o_s = 566.722 ns",
-             "o_r = 1.291 µs", "g = 1.2465 µs"],
-    "loggp": ["machines.KIT_VM_LOGGP", "o_s = 566.722 ns", "G = 5.30643e-12 s/B"],
+    "logp": ["course kit VM", "book/data/logp_kit_vm.json", "per-size minima", "L = 0 s", "o_s = 566.722 ns",
+             "o_r = 1.291 µs", "g = 1.2465 µs", "stepwise semantics (the model's own)"],
+    "loggp": ["book/data/logp_kit_vm.json", "o_s = 566.722 ns", "G = 5.30643e-12 s/B", "stepwise semantics"],
 }
 
 
@@ -125,7 +129,7 @@ def test_the_default_machine_and_its_parameters_are_printed_before_the_result(mo
     assert "--param overrides" not in head and "*" not in head
 
 
-@pytest.mark.parametrize("model", ["alphabeta", "logp", "loggp", "nbl"])
+@pytest.mark.parametrize("model", ["alpha-beta", "logp", "loggp", "nbl"])
 def test_every_json_parameter_key_is_a_param_name(model, tmp_path):
     """Each key of the JSON's "parameters", given back as ``--param KEY=VALUE``, is accepted and
     comes out as that value (marked ``*`` in the printed line)."""
@@ -139,7 +143,10 @@ def test_every_json_parameter_key_is_a_param_name(model, tmp_path):
     data = json.loads(out.read_text())
     assert data["parameters"] == {k: 0.5 + i for i, k in enumerate(keys)}
     assert res.stdout.count("*") == len(keys) and "with --param overrides" in res.stdout
-    assert data["machine"] == {"alphabeta": "LSDYNA_100MBIT", "nbl": "DELTA"}.get(model, "KIT_VM_LOGGP")
+    from netmodels.models import machines
+
+    want = {"alpha-beta": machines.LSDYNA_100MBIT, "nbl": machines.DELTA}.get(model, machines.KIT_VM_LOGGP)
+    assert data["machine"] == want.name
 
 
 def test_a_run_longer_than_2_s_shows_its_progress_on_a_terminal_only():

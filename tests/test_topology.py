@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from netmodels.algorithms import allgather as AG, registry
+from netmodels.models.alphabeta import AlphaBeta
 from netmodels.models.machines import KUMAR2004_COST
+from netmodels.simulate import simulate
 from netmodels.topology import KaryNTree, Mesh2D, Torus2D
 from netmodels.topology import contention as C
 from netmodels.topology import cost
@@ -182,11 +184,11 @@ def test_costs():
     for alg in ("direct", "ring", "prefix", "k-shift", "k-prefix"):
         s = build(alg, 16, m, 4 if registry.get(alg, "allgather").takes("k") else None)
         want = 15 * (a + 8 * m * b)                                  # (P-1)(α + m β), 8-byte elements
-        assert cost.schedule_time(s, a, b) == pytest.approx(want)
-        assert cost.schedule_time(s, a, b, t) == pytest.approx(want)  # contention-free: no change
+        assert simulate(s, AlphaBeta(a, b)).time == pytest.approx(want)
+        assert simulate(s, AlphaBeta(a, b), topology=t).time == pytest.approx(want)  # contention-free
     s = build("prefix", 15, m)
     tm = KaryNTree.missing(4, 2, [3])
-    times = cost.step_times(s, a, b, tm)
+    times = simulate(s, AlphaBeta(a, b), topology=tm).step_times
     loads = [C.max_load(tm, *C.step_pairs(s, i)) for i in range(s.nsteps)]
     np.testing.assert_allclose(times, [a + 8 * m * b * l for l in loads])
     assert cost.half_performance_length(9e-6, 1 / 294e6) == pytest.approx(2646)

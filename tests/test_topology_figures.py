@@ -52,7 +52,7 @@ def test_drawing_has_one_segment_per_existing_link(topo):
 
 
 def test_static_twin_frames_match_the_topology_code():
-    fig = TP.static_link_loads()
+    fig = TP.topology_spec().static()
     assert fig.n_frames == 2 * 2 * 15
     assert [p["labels"] for p in fig.spec["params"][:2]] == [["prefix j", "shift s"], ["none", "leaf 5"]]
     frame = fig.frame(pattern=0, missing=1, j=2)                     # j index 2: XOR 3, leaf 5 missing
@@ -63,7 +63,7 @@ def test_static_twin_frames_match_the_topology_code():
 
 
 def test_panel_redraws_and_reports_bad_input():
-    panel = TP.topology_panel()
+    panel = TP.topology_spec().live()
     status, image = panel.children[-1], panel.children[-2]
     assert "largest link load 1" in status.value
     missing = panel.children[1].children[0]

@@ -9,6 +9,7 @@ import pytest
 from netmodels.algorithms import registry
 from netmodels.models import machines, twolevel
 from netmodels.models.alphabeta import AlphaBeta
+from netmodels.simulate import simulate
 
 US, MB = machines.US, machines.MB
 
@@ -21,17 +22,17 @@ def test_closed_forms_equal_the_costed_schedules(shared_channel, pack):
         std, ml = twolevel.alltoall_times(n, c, m, model)
         direct, multilevel = (registry.build(f"alltoall.{a}", n * c, m, nodes=c).to_schedule()
                               for a in ("direct", "multilevel"))
-        assert std == pytest.approx(twolevel.schedule_time(direct, model))
-        assert ml == pytest.approx(twolevel.schedule_time(multilevel, model))
+        assert std == pytest.approx(simulate(direct, model, elem_bytes=1).time)
+        assert ml == pytest.approx(simulate(multilevel, model, elem_bytes=1).time)
 
 
 def test_one_message_costs_its_alpha_beta_time():
     model = twolevel.origin2000()
     two_nodes = registry.build("alltoall.pairwise", 2, 1000, nodes=1).to_schedule()
     one_node = registry.build("alltoall.pairwise", 2, 1000, nodes=2).to_schedule()
-    assert twolevel.schedule_time(two_nodes, model) == pytest.approx(300 * US + 1000 / (2.5 * MB))
-    assert twolevel.schedule_time(one_node, model) == pytest.approx(12.5 * US + 1000 / (15 * MB))
-    assert twolevel.schedule_time(one_node, model, elem_bytes=8) == pytest.approx(
+    assert simulate(two_nodes, model, elem_bytes=1).time == pytest.approx(300 * US + 1000 / (2.5 * MB))
+    assert simulate(one_node, model, elem_bytes=1).time == pytest.approx(12.5 * US + 1000 / (15 * MB))
+    assert simulate(one_node, model).time == pytest.approx(
         12.5 * US + 8000 / (15 * MB))
 
 
@@ -73,9 +74,6 @@ def test_table3_as_printed():
     (lambda: twolevel.alltoall_times(2, 2, -1, twolevel.origin2000()), "nbytes"),
     (lambda: twolevel.TwoLevel(machines.ORIGIN2000_INTRA, machines.ORIGIN2000_INTER, pack=-1), "pack"),
     (lambda: twolevel.TwoLevel(machines.ORIGIN2000_INTRA, 3.0), "inter"),
-    (lambda: twolevel.schedule_time(registry.build("alltoall.direct", 2, 1).to_schedule(), twolevel.origin2000(),
-                                    0),
-     "elem_bytes"),
 ])
 def test_bad_input_is_refused(call, message):
     with pytest.raises(ValueError, match=message):
@@ -89,8 +87,8 @@ def test_panel_summary_and_static_twin():
     text = mp.summary(4, 4, 1266, tl)
     assert "standard 240 messages (192 between nodes, 48 inside)" in text
     assert "multilevel 132 (12 between, 120 inside)" in text
-    fig = mp.multilevel_figure(twolevel.origin2000())
-    assert fig.n_frames == 4 * 4 * 4 * 4 and fig.html == mp.multilevel_figure(twolevel.origin2000()).html
+    fig = mp.multilevel_spec(twolevel.origin2000()).static()
+    assert fig.n_frames == 4 * 4 * 4 * 4 and fig.html == mp.multilevel_spec(twolevel.origin2000()).static().html
 
 
 def test_panel_draws_and_builds():
@@ -102,7 +100,7 @@ def test_panel_draws_and_builds():
     mp.draw(ax, 2, 6, 1266, twolevel.origin2000())
     assert len(ax.get_lines()) == 3
     plt.close(fig)
-    panel = mp.multilevel_panel(n=2, c=3)
+    panel = mp.multilevel_spec(n=2, c=3).live()
     assert len(panel.children) == 6
 
 
@@ -110,8 +108,8 @@ def test_emulated_nodes_add_the_delay_per_message_between_nodes():
     here = AlphaBeta(5 * US, 1e-9)
     model = twolevel.emulated(here, 500 * US)
     one = registry.build("alltoall.direct", 2, 100, nodes=1).to_schedule()   # two nodes of one rank
-    assert twolevel.schedule_time(one, model, elem_bytes=8) == pytest.approx(505 * US + 800e-9)
+    assert simulate(one, model).time == pytest.approx(505 * US + 800e-9)
     four = registry.build("alltoall.direct", 4, 1, nodes=2).to_schedule()    # 2 messages out, 1 inside
-    assert twolevel.schedule_time(four, model, 8) == pytest.approx(2 * 505 * US + 5 * US + 3 * 8e-9)
+    assert simulate(four, model).time == pytest.approx(2 * 505 * US + 5 * US + 3 * 8e-9)
     with pytest.raises(ValueError, match="delay"):
         twolevel.emulated(here, -1)

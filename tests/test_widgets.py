@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 from netmodels import AlphaBeta  # noqa: E402
 from netmodels.models import machines  # noqa: E402
 from netmodels.figures import interactive as ia  # noqa: E402
-from netmodels.figures.widgets import alpha_beta_figure, alpha_beta_panel, alpha_beta_spec, describe  # noqa: E402
+from netmodels.figures.widgets import alpha_beta_spec, describe  # noqa: E402
 
 REFS = [machines.LSDYNA_100MBIT, machines.LSDYNA_10MBIT]
 
@@ -22,7 +22,7 @@ def test_describe_names_the_dominant_term():
 
 
 def test_static_frames_hold_the_model_at_every_slider_position():
-    fig = alpha_beta_figure(REFS)
+    fig = alpha_beta_spec(REFS).static()
     params = fig.spec["params"]
     rng = np.random.default_rng(1)
     alphas = ia.with_values(ia.grid(1e-7, 1e-2, 11), [r.alpha for r in REFS])
@@ -41,16 +41,16 @@ def test_static_frames_hold_the_model_at_every_slider_position():
 
 
 def test_sliders_start_at_the_papers_example_in_both_views():
-    fig = alpha_beta_figure([machines.LSDYNA_100MBIT])
+    fig = alpha_beta_spec([machines.LSDYNA_100MBIT]).static()
     labels = {p["name"]: p["labels"][p["initial"]] for p in fig.spec["params"]}
     assert labels == {"alpha": "100 µs", "bandwidth": "1.75 MB/s", "size": "1,266 B"}
-    sliders = alpha_beta_panel([machines.LSDYNA_100MBIT]).children[0].children
+    sliders = alpha_beta_spec([machines.LSDYNA_100MBIT]).live().children[0].children
     assert [s.description for s in sliders] == ["α (µs)", "1/β (MB/s)", "n (B)"]
     assert [s.value for s in sliders] == pytest.approx([100, 1.75, 1266])
 
 
 def test_panel_redraws_when_a_slider_moves():
-    panel = alpha_beta_panel()
+    panel = alpha_beta_spec().live()
     sliders, image, status = panel.children[0].children, panel.children[1], panel.children[2]
     before = image.value
     assert "n½ = 175 B" in status.value                      # 100 µs, 1.75 MB/s

@@ -1,8 +1,8 @@
 """Figures of the LogP chapter: every barrier's predicted time against P, live and static.
 
 :func:`barrier_spec` declares the figure once (:mod:`netmodels.figures.panel`): its live
-panel (JupyterLab, :func:`barrier_panel`) and its static twin (the HTML book,
-:func:`barrier_figure`) both draw :func:`barrier_curves`, the closed forms of :func:`netmodels.models.logp.barrier_time`, for
+panel (JupyterLab, ``barrier_spec(...).live()``) and its static twin (the HTML book,
+``.static()``) both draw :func:`barrier_curves`, the closed forms of :func:`netmodels.models.logp.barrier_time`, for
 P from 2 to 10^6.  Units: seconds inside, µs on the axes.
 """
 
@@ -107,16 +107,6 @@ def barrier_spec(L_us: float = 240.0, o_us: float = 10.0, g_us: float = 1.0, P: 
         xlabel="processes P", ylabel="predicted time (µs)", y_scale=1 / US, log_x=True, log_y=True,
         readout=readout, styles=styles, digits=4,
         layout={"yaxis": {"range": [-2, 7]}, "legend": {"font": {"size": 10}}})
-
-
-def barrier_panel(L_us: float = 240.0, o_us: float = 10.0, g_us: float = 1.0, P: int = 256):
-    """The live panel of :func:`barrier_spec` (JupyterLab)."""
-    return barrier_spec(L_us, o_us, g_us, P).live()
-
-
-def barrier_figure(L_us: float = 240.0, o_us: float = 10.0, g_us: float = 1.0, P: int = 256):
-    """The static twin of :func:`barrier_spec` (the HTML book)."""
-    return barrier_spec(L_us, o_us, g_us, P).static()
 
 
 def draw_schedule(ax, schedule, title: str | None = None) -> None:

@@ -1,7 +1,7 @@
 """Figures of the LoP chapter: the λ of t_rtt against the curves they make, live and static.
 
 :func:`lop_spec` declares the figure once (:mod:`netmodels.figures.panel`): its live panel
-(JupyterLab, :func:`lop_panel`) and its static twin (the HTML book, :func:`lop_figure`) both
+(JupyterLab, ``lop_spec().live()``) and its static twin (the HTML book, ``.static()``) both
 draw :func:`lop_curves`: ``t_rtt(p)``, ``L(p)`` and ``t_1:n`` over p = 1 .. 63 peers (the paper's
 64-node cluster) for given λ1..λ6, with the paper's RDMA o_s, and the n of the fastest
 n-way dissemination barrier on 64 ranks.  Units: seconds inside, µs on the axes.
@@ -106,13 +106,3 @@ def lop_spec(reference: str = "Send/Receive (min)") -> PanelSpec:
         xlabel="peers p (n)", ylabel="time (µs)", y_scale=1 / US, readout=readout, digits=4,
         styles={"best n (64 ranks)": {"mode": "markers", "marker": {"color": "#d62728", "size": 10}}},
         layout={"yaxis": {"range": [0, 60]}, "legend": {"font": {"size": 10}}})
-
-
-def lop_panel(reference: str = "Send/Receive (min)"):
-    """The live panel of :func:`lop_spec` (JupyterLab)."""
-    return lop_spec(reference).live()
-
-
-def lop_figure(reference: str = "Send/Receive (min)"):
-    """The static twin of :func:`lop_spec` (the HTML book)."""
-    return lop_spec(reference).static()

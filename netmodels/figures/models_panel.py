@@ -62,7 +62,7 @@ def model_costs(algorithm: str, P: int, N: int, machine: Machine) -> dict:
     if not isinstance(machine, Machine):
         raise ValueError(f"machine must be a models_panel.Machine, got {type(machine).__name__}")
     s = bsp.compared(algorithm, P, N)
-    standard = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta * ELEM_BYTES)
+    standard = NBLModel.standard(machine.alphabeta.alpha, machine.alphabeta.beta)
     models = (machine.bsp, machine.logp, standard)
     return {"PRAM steps": bsp.pram_steps(s), **{k: simulate(s, m).time for k, m in zip(MODELS, models)}}
 

@@ -4,8 +4,8 @@
 ``n``, ranks per node ``c``, the bytes each rank sends each rank, both α-β pairs and the
 packing rate; it draws the predicted times of both exchanges against the message size
 (:func:`netmodels.models.twolevel.alltoall_times`) and gives their message counts (inside
-and between nodes).  Its live panel (JupyterLab, :func:`multilevel_panel`) has every
-control; its static twin (the HTML book, :func:`multilevel_figure`) slides ``n``, ``c``,
+and between nodes).  Its live panel (JupyterLab, ``multilevel_spec().live()``) has every
+control; its static twin (the HTML book, ``.static()``) slides ``n``, ``c``,
 inter-node α and bandwidth and holds the rest.  Units: seconds and bytes inside, µs, MB/s
 on the axes.
 """
@@ -111,13 +111,3 @@ def multilevel_spec(tl: TwoLevel | None = None, n: int = 4, c: int = 4, nbytes: 
         figsize=(7.5, 4.2), xlabel="bytes per pair", ylabel="predicted time (µs)", y_scale=1 / US,
         log_x=True, log_y=True, readout=readout, live_readout=status, digits=4, mark="nbytes",
         layout={"legend": {"font": {"size": 10}}})
-
-
-def multilevel_panel(n: int = 4, c: int = 4, nbytes: float = 1266.0, tl: TwoLevel | None = None):
-    """The live panel of :func:`multilevel_spec` (JupyterLab)."""
-    return multilevel_spec(tl, n, c, nbytes).live()
-
-
-def multilevel_figure(tl: TwoLevel | None = None, n: int = 4, c: int = 4):
-    """The static twin of :func:`multilevel_spec` (the HTML book)."""
-    return multilevel_spec(tl, n, c).static()

@@ -2,9 +2,9 @@
 
 :func:`case` computes one picture's data (a pure function of the controls, tested
 without widgets); :func:`topology_spec` declares the figure once
-(:mod:`netmodels.figures.panel`): its live panel (:func:`topology_panel`) draws the topology
-with :func:`netmodels.figures.topology_draw.draw_link_loads`, its static twin for the HTML
-book (:func:`static_link_loads`) the loads of each level as a map.
+(:mod:`netmodels.figures.panel`): its live panel (``topology_spec().live()``) draws the
+topology with :func:`netmodels.figures.topology_draw.draw_link_loads`, its static twin for
+the HTML book (``.static()``) the loads of each level as a map.
 """
 
 from __future__ import annotations
@@ -156,13 +156,3 @@ def topology_spec(k: int = 4, n: int = 2, absent: int = 5) -> PanelSpec:
         xlabel="link position in its level",
         ylabel=f"rows 0..{n - 1}: up links of levels 0..{n - 1}; rows {n}..{2 * n - 1}: down links",
         zlabel="messages", readout=readout, fig_id="topology-link-loads", view=LinkLoadView)
-
-
-def topology_panel():
-    """The live panel of :func:`topology_spec` (JupyterLab)."""
-    return topology_spec().live()
-
-
-def static_link_loads(k: int = 4, n: int = 2, absent: int = 5):
-    """The static twin of :func:`topology_spec` (the HTML book)."""
-    return topology_spec(k, n, absent).static()

@@ -1,7 +1,7 @@
 """The α-β figure of chapter 1: T(n) = α + βn, its two terms and n½, against n.
 
 :func:`alpha_beta_spec` declares it once (:mod:`netmodels.figures.panel`); its live panel
-(JupyterLab) and its static twin (the HTML book) are made from it.
+(JupyterLab, ``.live()``) and its static twin (the HTML book, ``.static()``) are made from it.
 """
 
 from __future__ import annotations
@@ -83,13 +83,3 @@ def alpha_beta_spec(references=()) -> PanelSpec:
         xlabel="message size n (bytes)", ylabel="time (µs)", y_scale=1 / US, log_x=True, log_y=True,
         live_readout=status, styles=styles, digits=4,
         layout={"yaxis": {"range": [-1, 7]}, "legend": {"font": {"size": 11}}})
-
-
-def alpha_beta_panel(references=()):
-    """The live panel of :func:`alpha_beta_spec` (JupyterLab)."""
-    return alpha_beta_spec(references).live()
-
-
-def alpha_beta_figure(references=()):
-    """The static twin of :func:`alpha_beta_spec` (the HTML book)."""
-    return alpha_beta_spec(references).static()

@@ -30,7 +30,8 @@ Converting a schedule (:func:`program`): each step of a
 semantics of the kit (a transfer sends the block as it was at the *beginning* of the step)
 is exactly BSP's rule, so nothing else changes.  Combining what arrived is local work:
 ``w_i = combine_time × (the most elements one processor combines in step i)``; copies cost
-nothing.
+nothing.  The simulator (:func:`netmodels.simulate.simulate`, BSP's own *sync* semantics)
+gives the same cost from :class:`BSPRule`, ``combine`` (s per element) as the work.
 
 PRAM: ``P`` processors in lock step on a shared memory, every access one time unit, so
 communication is free and a schedule costs its number of steps (:func:`pram_steps`): the
@@ -50,9 +51,6 @@ import sympy as sp
 from .._check import positive, positive_int
 from ..algorithms import registry
 from ..algorithms.arrays import ArraySchedule, as_arrays
-from ..algorithms.broadcast import binomial as binomial_broadcast  # noqa: F401  (BSP's broadcasts)
-from ..algorithms.broadcast import flat as flat_broadcast  # noqa: F401
-from ..algorithms.broadcast import two_phase as two_phase_broadcast  # noqa: F401
 from ..algorithms.schedule import Schedule
 from .step import Step, SyncRule, combined_elements
 
@@ -190,21 +188,6 @@ def program(schedule, unit: str = "words", combine_time: float = 0.0) -> BSPProg
         s, r = int(sent.max(initial=0)), int(received.max(initial=0))
         out.supersteps.append(Superstep(work, max(s, r), s, r))
     return out
-
-
-def cost(schedule, params: BSP, combine_time: float = 0.0) -> float:
-    """BSP cost (s) of a schedule (the simulator under *sync* with :class:`BSPRule`;
-    ``combine_time`` s per element sets ``params.combine``) or of a :class:`BSPProgram`."""
-    if not isinstance(params, BSP):
-        raise ValueError(f"params must be a netmodels.models.bsp.BSP, got {type(params).__name__}")
-    if isinstance(schedule, BSPProgram):
-        return schedule.cost(params)
-    from dataclasses import replace
-
-    from ..simulate.engine import simulate
-
-    c = positive("combine_time", combine_time, allow_zero=True)
-    return simulate(schedule, replace(params, combine=c) if c else params).time
 
 
 def pram_steps(schedule) -> int:

@@ -1,5 +1,5 @@
 """The LogP family: LogP (Culler et al. 1993), LogGP (Alexandrov et al. 1995), PLogP
-(Kielmann et al. 2000), the cost of any schedule under LogP, and barrier times.
+(Kielmann et al. 2000), their step rule, and barrier times.
 
 Units are SI: seconds, bytes.  LogP's parameters:
 
@@ -11,8 +11,8 @@ Units are SI: seconds, bytes.  LogP's parameters:
 * ``P``: the number of processors.
 
 Each class carries its step rule (:meth:`LogP.step_rule`, :class:`LogPClock`), the one the
-simulator (:func:`netmodels.simulate.simulate`) asks; :func:`simulate` is that simulator
-under its *stepwise* semantics.  :func:`barrier_time` gives the closed forms derived in
+simulator (:func:`netmodels.simulate.simulate`) asks, under *stepwise* semantics unless
+told otherwise (``semantics``).  :func:`barrier_time` gives the closed forms derived in
 the chapter, which the tests check against the simulator.
 """
 
@@ -340,34 +340,6 @@ class LogPClock:
             cpu[d] = start + _at(recv_busy, idx)
 
 
-def simulate(schedule, params: LogP, entry=None, *, elem_bytes: int = 0,
-             combine_s_per_elem: float = 0.0) -> np.ndarray:
-    """Exit time (s) of every rank when ``schedule`` runs on ``params``: the simulator
-    :func:`netmodels.simulate.simulate` under its *stepwise* semantics with this model's
-    step rule (:class:`LogPClock`).
-
-    ``entry`` (s, >= 0, one per rank) delays each rank's start; default 0.  ``elem_bytes``
-    (bytes per element): 0, the default, takes every message as a small one (LogP, G
-    ignored); > 0 charges a LogGP's ``(m - 1) G``.  ``combine_s_per_elem`` (s per element)
-    sets the model's ``combine``.
-    """
-    from dataclasses import replace as _replace
-
-    from ..simulate.engine import simulate as _simulate
-
-    _check_params(params)
-    if isinstance(elem_bytes, bool) or not isinstance(elem_bytes, (int, np.integer)) or elem_bytes < 0:
-        raise ValueError(f"elem_bytes must be an integer >= 0, got {elem_bytes!r}")
-    model = params
-    if not elem_bytes and isinstance(params, LogGP):
-        model = LogP(params.L, params.o, params.g, params.P, params.o_r, params.name, params.source,
-                     params.combine)
-    if combine_s_per_elem:
-        model = _replace(model, combine=positive("combine_s_per_elem", combine_s_per_elem, allow_zero=True))
-    return _simulate(schedule, model, semantics="stepwise", skew=entry,
-                     elem_bytes=elem_bytes or 1).finish
-
-
 # ---------------------------------------------------------------- closed forms
 def _check_params(params) -> LogP:
     if not isinstance(params, LogP):
@@ -381,7 +353,7 @@ def barrier_time(algorithm: str, params: LogP, **options) -> float:
     ``algorithm`` is one of :data:`ALGORITHMS`; options: ``fan_in`` (combining_tree,
     default 4), ``n`` (nway_dissemination, default 2).  The closed forms are derived in
     the chapter "The LogP family and barriers" (there with ``o_s = o_r``; here general,
-    with any gap).  They equal :func:`simulate` of the schedule of :mod:`netmodels.algorithms.barriers` when the schedule is
+    with any gap).  They equal the simulator's time (:func:`netmodels.simulate.simulate`) of the schedule of :mod:`netmodels.algorithms.barriers` when the schedule is
     regular: any P for central counter and dissemination, a full tree for the combining
     tree (P = (k^(D+1) - 1)/(k - 1)), P a power of n + 1 for n-way dissemination, a power
     of two for the others.  For other P they are upper bounds (the tests check both).

@@ -279,13 +279,3 @@ LOP_PRINTED_L_HALF_RTT = RTTCurve((11.23 * US, -0.01, 4.58 * US, 0.01 * US, -0.0
 
 #: The test cluster's size: p runs over 1..63 peers.
 LOP_CLUSTER_NODES = 64
-
-# ---------------------------------------------------------------- defaults of the command line
-
-#: The machine each model of ``python -m netmodels simulate`` uses unless ``--param`` says
-#: otherwise, by the name it has in this module (the command line prints it): α-β the
-#: LS-DYNA paper's 100 Mbit Ethernet, LogP and LogGP the kit's reference measurement fitted
-#: to its per-size minima (no paper in the kit gives all of L, o, g and G for one machine),
-#: NBL Littlefield's DELTA with the paper's fitted f(L) (``nbl.FITTED_DELTA``).
-SIMULATE_DEFAULTS = {"alphabeta": "LSDYNA_100MBIT", "logp": "KIT_VM_LOGGP", "loggp": "KIT_VM_LOGGP",
-                     "nbl": "DELTA"}

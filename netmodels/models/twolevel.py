@@ -19,8 +19,9 @@ nodes of ``c`` ranks is bound by the node channel, ``c^2 (n - 1)`` inter-node me
 a row; the multilevel exchange sends ``n - 1`` messages ``c^2`` times longer through it,
 and pays a gather, a transposition and a scatter inside the node.  Both move the same
 bytes between nodes: multilevel saves inter-node *latencies*, not bandwidth.
-:func:`alltoall_times` gives both in closed form; :func:`schedule_time` costs any
-schedule of :mod:`netmodels.algorithms.alltoall` (nodes from its ``meta``).
+:func:`alltoall_times` gives both in closed form; the simulator
+(:func:`netmodels.simulate.simulate`, *sync*) costs any schedule of
+:mod:`netmodels.algorithms.alltoall` with :class:`TwoLevelRule` (nodes from its ``meta``).
 """
 
 from __future__ import annotations
@@ -92,30 +93,12 @@ def _t(ab: AlphaBeta, nbytes):
     return ab.alpha + ab.beta * nbytes
 
 
-def step_times(schedule, model: TwoLevel, elem_bytes: int = 1) -> np.ndarray:
-    """Seconds per step of ``schedule`` (counts in elements of ``elem_bytes`` bytes): the
-    simulator's *sync* step times under ``model`` (:class:`TwoLevelRule`).
-
-    Nodes are the level-1 groups of ``schedule.meta["group_ids"]`` (all ranks on one node
-    without it); messages between any two nodes cost ``model.inter``.
-    """
-    from ..simulate.engine import simulate
-
-    if not isinstance(model, TwoLevel):
-        raise ValueError(f"model must be a TwoLevel, got {type(model).__name__}")
-    return simulate(schedule, model, elem_bytes=positive_int("elem_bytes", elem_bytes)).step_times
-
-
-def schedule_time(schedule, model: TwoLevel, elem_bytes: int = 1) -> float:
-    """Seconds for the whole schedule: the sum of :func:`step_times`."""
-    return float(step_times(schedule, model, elem_bytes).sum())
-
-
 def alltoall_times(n: int, c: int, nbytes, model: TwoLevel):
     """``(standard, multilevel)`` alltoall times (s) on ``n`` nodes of ``c`` ranks.
 
     ``nbytes``: bytes each rank sends each rank (scalar or array).  Closed forms of
-    :func:`schedule_time` for the registered ``alltoall.direct`` or ``alltoall.multilevel`` on ``n*c`` ranks, ``nbytes``, ``nodes=c``,
+    the simulator's time for the registered ``alltoall.direct`` or ``alltoall.multilevel`` on ``n*c`` ranks,
+    ``nbytes`` one-byte elements (``elem_bytes=1``), ``nodes=c``,
     with ``Ti(x)``, ``Te(x)`` the α-β times inside and between nodes and ``g = pack``:
 
     - standard (one step): ``max(S, C)``, a rank's port ``S = (c-1) Ti(m) + c(n-1) Te(m)``,

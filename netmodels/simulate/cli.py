@@ -3,7 +3,10 @@
 Builds the algorithm's schedule (:mod:`netmodels.algorithms.registry`) and
 runs :func:`netmodels.simulate.simulate` on it; prints the predicted time, steps,
 messages, bytes and the wall time of the simulation, and optionally writes them as JSON.
-Bad input exits with status 2 and one line on stderr.
+The models, their parameters (names, units, meanings), default machines with their
+sources, natural semantics and builders are the table's (:mod:`netmodels.models.table`,
+every model whose parameters are numbers).  Bad input exits with status 2 and one line on
+stderr.
 """
 
 from __future__ import annotations
@@ -18,54 +21,14 @@ from contextlib import contextmanager
 from tqdm import tqdm
 
 from ..algorithms import registry
-from ..models import nbl
-from ..models.alphabeta import AlphaBeta
-from ..models.logp import LogGP, LogP
-from ..models import machines
-from ..models.machines import SIMULATE_DEFAULTS
-from ..models.nbl import NBLModel
 from ..commandline import available_memory
+from ..models import table
 from ..outputs import write_json
 from . import budget
 from .engine import SEMANTICS, simulate
 
-_AB, _LOGGP, _NBL = (getattr(machines, SIMULATE_DEFAULTS[m]) for m in ("alphabeta", "loggp", "nbl"))
-assert getattr(machines, SIMULATE_DEFAULTS["logp"]) is _LOGGP     # logp is loggp without G
-
-#: model -> parameter -> (default, unit, meaning); defaults from machines.SIMULATE_DEFAULTS
-PARAMETERS = {
-    "alphabeta": {
-        "alpha": (_AB.alpha, "s", "latency per message"),
-        "beta": (_AB.beta, "s/B", "time per byte"),
-    },
-    "logp": {
-        "L": (_LOGGP.L, "s", "latency"),
-        "o_s": (_LOGGP.o_s, "s", "send overhead"),
-        "o_r": (_LOGGP.o_r, "s", "receive overhead"),
-        "g": (_LOGGP.g, "s", "gap between sends (receives)"),
-    },
-    "nbl": {
-        "alpha": (_NBL.alpha, "s", "start-up per message"),
-        "beta": (_NBL.beta, "s/element", "time per element"),
-        "c2": (_NBL.c2, "s/element", "2-way combine"),
-        "c3": (_NBL.c3, "s/element", "3-way combine"),
-        **{f"f{L}": (v, "", f"f({L}), node bandwidth factor with {L} links active")
-           for L, v in nbl.FITTED_DELTA.items() if L > 1},
-    },
-}
-PARAMETERS["loggp"] = {**PARAMETERS["logp"], "G": (_LOGGP.G, "s/B", "time per byte of a long message")}
-
-
-def _machine(model: str) -> str:
-    """The default machine of ``model`` as the output names it: name, variable, provenance."""
-    var = SIMULATE_DEFAULTS[model]
-    m = getattr(machines, var)
-    extra = " with the paper's fitted f(L) (nbl.FITTED_DELTA)" if model == "nbl" else ""
-    return f"{m.name} (machines.{var}: {m.source}){extra}"
-
-
-#: model -> the default machine, as printed and written to the JSON
-SOURCES = {model: _machine(model) for model in PARAMETERS}
+#: the models the command line offers: the table's, where every parameter is a number
+MODELS = table.names(numeric=True)
 
 
 def _ranks(text: str) -> int:
@@ -104,11 +67,16 @@ def _pair(text: str) -> tuple[str, str]:
 def _epilog() -> str:
     lines = ["algorithms (collective.algorithm; the algorithm alone when unambiguous):",
              "  " + ", ".join(sorted(registry.names())), "",
-             "model parameters (--param NAME=VALUE, SI units; defaults):"]
-    for model, params in PARAMETERS.items():
-        lines.append(f"  {model}: {SOURCES[model]}" + ("; fN=VALUE sets f(N) for any N" if model == "nbl" else ""))
-        for name, (default, unit, meaning) in params.items():
-            lines.append(f"    {name:<6} = {default:<12.6g} {unit:<10} {meaning}")
+             "models (--model NAME): the default machine and its source, the model's own semantics,",
+             "and its parameters (--param NAME=VALUE, SI units; defaults):"]
+    for name in MODELS:
+        entry = table.get(name)
+        lines.append(f"  {name} ({entry.label}, {entry.semantics}): {entry.source()}"
+                     + ("; fN=VALUE sets f(N) for any N" if entry.extra else ""))
+        defaults = entry.defaults()
+        for par in entry.parameters:
+            lines.append(f"    {par.name:<11} = {defaults.pop(par.name):<12.6g} {par.unit:<10} {par.meaning}")
+        lines += [f"    {k:<11} = {v:.6g}" for k, v in defaults.items()]       # e.g. NBL's f(N)
     takes = {}
     for a in registry.algorithms():
         for option in a.options:
@@ -124,14 +92,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("algorithm", metavar="ALGORITHM", help="a registered algorithm (list below)")
     p.add_argument("-P", "--ranks", type=_ranks, required=True, metavar="RANKS",
                    help="number of ranks (>= 1; a power such as 2^20 or 10^6 is accepted)")
-    p.add_argument("--model", choices=sorted(PARAMETERS), required=True, help="cost model")
+    p.add_argument("--model", choices=MODELS, required=True, help="cost model (list below)")
     p.add_argument("--param", type=_pair, action="append", default=[], metavar="NAME=VALUE",
                    help="override a model parameter (SI units, see below)")
     p.add_argument("-N", "--elements", type=_elements, default=None, metavar="ELEMENTS",
                    help="vector elements (8 B each; default 0 for barriers, 1 otherwise)")
     p.add_argument("--option", type=_pair, action="append", default=[], metavar="NAME=VALUE",
                    help="an option of the algorithm's builder")
-    p.add_argument("--semantics", choices=SEMANTICS, default="sync", help="step semantics (default sync)")
+    p.add_argument("--semantics", choices=SEMANTICS, default=None,
+                   help="step semantics (default: the model's own, listed below)")
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
     p.add_argument("--force", action="store_true",
                    help="simulate even when the estimate says the run would take more than "
@@ -149,25 +118,12 @@ def _number(name: str, text: str) -> float:
 
 
 def parameter_values(model: str, overrides) -> dict:
-    """The model's parameters by their ``--param`` names: defaults, then ``overrides``
-    ``[(name, text), ...]``."""
-    values = {name: default for name, (default, _, _) in PARAMETERS[model].items()}
-    for name, text in overrides:
-        if name not in values and not (model == "nbl" and name[:1] == "f" and name[1:].isdigit()):
-            raise ValueError(f"model {model} has no parameter {name!r}; it has {', '.join(values)}")
-        values[name] = _number(name, text)
-    return values
-
-
-def build_model(model: str, values: dict):
-    """The model object from its parameter ``values`` (:func:`parameter_values`)."""
-    if model == "alphabeta":
-        return AlphaBeta(values["alpha"], values["beta"])
-    if model in ("logp", "loggp"):
-        cls, extra = (LogGP, {"G": values["G"]}) if model == "loggp" else (LogP, {})
-        return cls(L=values["L"], o=values["o_s"], g=values["g"], P=2, o_r=values["o_r"], **extra)
-    f = {int(k[1:]): v for k, v in values.items() if k[:1] == "f" and k[1:].isdigit()}
-    return NBLModel(values["alpha"], values["beta"], f, {2: values["c2"], 3: values["c3"]})
+    """The parameters of table model ``model`` by their ``--param`` names: the default
+    machine's, then ``overrides`` ``[(name, text), ...]`` (ValueError for a bad one)."""
+    entry = table.get(model)
+    given = {name: _number(name, text) for name, text in overrides}
+    entry.make(**given)                     # refuses a name the model does not have
+    return {**entry.defaults(), **given}
 
 
 def _option(text: str):
@@ -197,8 +153,9 @@ def describe_parameters(model: str, values: dict, overrides) -> list[str]:
     """Lines naming the machine and every parameter value with its unit (``*``: set by --param);
     times in a readable unit (µs, ns), the rest in SI units."""
     given = {name for name, _ in overrides}
-    lines = [f"  machine         {SOURCES[model]}" + (" with --param overrides" if given else "")]
-    units = {name: unit for name, (_, unit, _) in PARAMETERS[model].items()}
+    entry = table.get(model)
+    lines = [f"  machine         {entry.source()}" + (" with --param overrides" if given else "")]
+    units = {par.name: par.unit for par in entry.parameters}
 
     def shown(name, value):
         unit = units.get(name, "")
@@ -237,8 +194,10 @@ def run(args) -> int:
     try:
         algorithm = registry.get(args.algorithm)
         name = algorithm.name
+        entry = table.get(args.model)
         values = parameter_values(args.model, args.param)
-        model = build_model(args.model, values)
+        model = entry.build(**values)
+        semantics = args.semantics or entry.semantics
         n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
         options = {k: _option(v) for k, v in args.option}
         refused = budget.refusal(lambda p, m: algorithm.build(p, m, **options), args.ranks, n,
@@ -253,12 +212,13 @@ def run(args) -> int:
     except (ValueError, TypeError) as exc:
         print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
         return 2
-    print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model} ({args.semantics})")
+    print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model}, {semantics} semantics"
+          + (" (the model's own)" if args.semantics is None else ""))
     print("\n".join(describe_parameters(args.model, values, args.param)), flush=True)
     try:
         with tqdm(total=schedule.nsteps, unit="step", desc="simulating", file=sys.stderr, delay=2,
                   disable=not sys.stderr.isatty(), leave=False) as bar:
-            result = simulate(schedule, model, semantics=args.semantics, progress=bar.update)
+            result = simulate(schedule, model, semantics=semantics, progress=bar.update)
     except (ValueError, TypeError) as exc:       # a model that lacks a value the schedule needs
         print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
         return 2
@@ -270,10 +230,10 @@ def run(args) -> int:
     print(f"  wall time       build {t1 - t0:.3f} s, simulation {t2 - t1:.3f} s")
     if args.json:
         record = {"algorithm": name, "P": args.ranks, "N": n, "options": options, "model": args.model,
-                  "machine": SIMULATE_DEFAULTS[args.model], "machine_description": SOURCES[args.model],
-                  "parameters": values, "parameter_units": {k: u for k, (_, u, _) in PARAMETERS[args.model].items()
-                                                            if k in values},
-                  "semantics": args.semantics, "time_s": result.time, "steps": result.steps,
+                  "machine": entry.default().name, "machine_description": entry.source(),
+                  "parameters": values, "parameter_units": {par.name: par.unit for par in entry.parameters
+                                                            if par.name in values},
+                  "semantics": semantics, "time_s": result.time, "steps": result.steps,
                   "messages": result.messages, "bytes": result.bytes,
                   "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
         write_json(args.json, record)

@@ -5,7 +5,7 @@ rank, a set of labelled operations ``send <bytes>b to <rank> tag <t>``, ``recv <
 from <rank> tag <t>`` and ``calc <time>``, and dependencies ``a requires b`` (a may
 start once b is done; an eager send is done when it starts).  :func:`to_goal` writes a
 kit schedule in that form with the step semantics of the kit's LogP simulation
-(:func:`netmodels.models.logp.simulate`):
+(:func:`netmodels.simulate.simulate`, *stepwise*):
 
 * a rank's sends of step t go in column order (each requires the previous one);
 * its first send of step t requires everything it did in its last step before t
@@ -37,6 +37,7 @@ from ..algorithms import registry
 from ..algorithms.arrays import ArraySchedule, ArrayStep, as_transfers
 from ..algorithms.schedule import Schedule
 from .._check import positive_int
+from .engine import ELEM_BYTES
 
 #: LogGOPSim's time unit used here (s): parameters and results are integers of it
 TIME_UNIT = 1e-12
@@ -45,7 +46,6 @@ TIME_UNIT = 1e-12
 #: builder's ``nelems`` is ``size / ELEM_BYTES``; barriers carry no data and run once)
 NPROCS = (2, 3, 7, 37, 100, 1000)
 SIZES = (8, 4096, 2**20)
-ELEM_BYTES = 8
 #: random schedules of the comparison: seeds of :func:`random_schedule`
 RANDOM_SEEDS = tuple(range(200))
 
@@ -101,7 +101,7 @@ def random_schedule(seed: int) -> ArraySchedule:
     return ArraySchedule(f"random{seed}", p, nelems, steps)
 
 
-def to_goal(schedule, elem_bytes: int = 8) -> str:
+def to_goal(schedule, elem_bytes: int = ELEM_BYTES) -> str:
     """``schedule`` (per-transfer or columnar) as GOAL text (see the module docstring)."""
     sched = as_transfers(schedule)
     elem_bytes = positive_int("elem_bytes", elem_bytes)

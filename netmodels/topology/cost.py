@@ -26,11 +26,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._check import positive, positive_int
+from ..simulate.engine import ELEM_BYTES
 from .base import Topology
 
 
 def step_times(schedule, alpha: float, beta: float, topology: Topology | None = None,
-               elem_bytes: int = 8) -> np.ndarray:
+               elem_bytes: int = ELEM_BYTES) -> np.ndarray:
     """Time of every step (s) under α-β (:class:`~netmodels.models.alphabeta.AlphaBeta`),
     with ``topology``'s link contention (see the module docstring)."""
     from ..models.alphabeta import AlphaBeta
@@ -42,7 +43,7 @@ def step_times(schedule, alpha: float, beta: float, topology: Topology | None = 
 
 
 def schedule_time(schedule, alpha: float, beta: float, topology: Topology | None = None,
-                  elem_bytes: int = 8) -> float:
+                  elem_bytes: int = ELEM_BYTES) -> float:
     """Sum of :func:`step_times` (loosely synchronous steps)."""
     return float(step_times(schedule, alpha, beta, topology, elem_bytes).sum())
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms import registry
+from ..models.alphabeta import AlphaBeta
 from ..models.machines import KUMAR2004_COST
+from ..simulate.engine import simulate
 from .contention import max_degree, step_pairs
-from .cost import kumar_time, node_bandwidth, schedule_time
+from .cost import kumar_time, node_bandwidth
 from .fattree import KaryNTree
 
 
@@ -41,14 +43,14 @@ def contention_bandwidth(algorithm: str, tree: KaryNTree, nbytes: int, k: int | 
     """Node bandwidth (B/s) of ``algorithm`` on ``tree``'s ranks without and with link contention.
 
     α-β with the slide-27 α and β_em (unless given); the step time with contention is set
-    by the most loaded link (:func:`netmodels.topology.cost.step_times`).  ``nbytes`` per
+    by the most loaded link (the simulator with the tree as ``topology``, :mod:`netmodels.topology.cost`).  ``nbytes`` per
     rank, sent as one element of ``nbytes`` bytes.
     """
     a = KUMAR2004_COST["alpha"] if alpha is None else alpha
     b = KUMAR2004_COST["beta_em"] if beta is None else beta
     s = registry.get(algorithm, "allgather").build(tree.nprocs, 1, k=k).to_schedule()
-    free = schedule_time(s, a, b, None, elem_bytes=nbytes)
-    loaded = schedule_time(s, a, b, tree, elem_bytes=nbytes)
+    free = simulate(s, AlphaBeta(a, b), elem_bytes=nbytes).time
+    loaded = simulate(s, AlphaBeta(a, b), topology=tree, elem_bytes=nbytes).time
     p = tree.nprocs
     return float(node_bandwidth(p, nbytes, free)), float(node_bandwidth(p, nbytes, loaded))
 
