@@ -46,7 +46,7 @@ OPTION_VALUES = {
 }
 
 MODELS = {
-    "alphabeta": AlphaBeta(10e-6, 1e-9),
+    "alpha-beta": AlphaBeta(10e-6, 1e-9),
     "logp": LogP(L=5e-6, o=1.5e-6, g=2e-6, P=2),
     "loggp": LogGP(L=5e-6, o=1.5e-6, g=2e-6, P=2, G=0.5e-9),
     "nbl": NBLModel(10e-6, 1e-9, float, 1e-9 / 8, 1.5e-9 / 8),
