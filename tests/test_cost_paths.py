@@ -1,9 +1,8 @@
 """One simulator, one step rule per model: every cost path of the kit agrees with the engine,
 and every model costs every algorithm of the registry.
 
-The cost paths (topology.cost, BSP's programs, the NBL step costs, predict's three
-models, the models panel's columns) are all calls into :func:`netmodels.simulate.simulate`; these tests make sure each
-still says what the engine says on every registry entry.  The independent references
+The cost paths (BSP's programs, predict's three models, the models panel's columns) are all
+calls into :func:`netmodels.simulate.simulate`; these tests make sure each still says what the engine says on every registry entry.  The independent references
 (closed forms, the per-transfer rules of tests/logp_reference.py and tests/nbl_reference.py)
 are checked against the engine here and in test_simulate.py, test_nbl.py, test_logp.py,
 test_bsp.py and test_twolevel.py.
@@ -20,8 +19,6 @@ from netmodels.figures import models_panel as mp
 from netmodels.models import bsp, logp, lop, machines, nbl, twolevel
 from netmodels.models.alphabeta import AlphaBeta
 from netmodels.simulate import simulate
-from netmodels.topology import KaryNTree
-from netmodels.topology import cost as topo_cost
 
 from . import logp_reference, nbl_reference
 
@@ -73,20 +70,15 @@ def test_every_cost_path_agrees_with_the_engine(name):
     for P in SIZES:
         for n in (1, 40):
             s = build(name, P, n)
-            ab = simulate(s, AB)
-            # topology.cost: α-β, without and with a fat tree
-            np.testing.assert_allclose(topo_cost.step_times(s, A, B), ab.step_times, rtol=1e-12)
-            tree = KaryNTree.missing(2, 3, [1]) if P == 7 else None
-            if tree is not None:
-                np.testing.assert_allclose(topo_cost.step_times(s, A, B, tree),
-                                           simulate(s, AB, topology=tree).step_times, rtol=1e-12)
-            # predict's α-β and its three models
-            assert predict.alpha_beta_time(s, A, B) == pytest.approx(ab.time, rel=1e-12)
-            cal = predict.Calibration(A, B, MODELS["LogGP"], 1e-9, 2e-9)
-            got = predict.predict_times(s, cal)
-            nblm = nbl.NBLModel(A, B, None, 1e-9 / 8, 2e-9 / 8)
-            assert got["nbl"] == pytest.approx(simulate(s, nblm).time, rel=1e-12)
-            loggp = logp.LogGP(L=3 * US, o=1 * US, g=0.5 * US, P=2, G=1e-9, combine=1e-9)
+            # predict's three models: each the table's model under its own semantics
+            cal = predict.Calibration(predict.network_parameters(
+                {"alpha_s": A, "beta_s_per_byte": B},
+                {"L_s": 3 * US, "o_s_s": 1 * US, "o_r_s": 1 * US, "g_s": 0.5 * US, "G_s_per_byte": 1e-9}, None, P))
+            got = predict.network_times(s, cal)
+            assert got["alpha-beta"] == pytest.approx(simulate(s, AB, semantics="sync").time, rel=1e-12)
+            nblm = nbl.NBLModel(A, B, {L: 1.0 for L in range(1, 2 * P + 1)})
+            assert got["nbl"] == pytest.approx(simulate(s, nblm, semantics="sync").time, rel=1e-12)
+            loggp = logp.LogGP(L=3 * US, o=1 * US, g=0.5 * US, P=2, G=1e-9)
             assert got["loggp"] == pytest.approx(simulate(s, loggp, semantics="stepwise").time, rel=1e-12)
             # BSP: the program's sum
             for unit in ("words", "messages"):

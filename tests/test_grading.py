@@ -352,8 +352,8 @@ def graded6(course):
     replace(nb, "lca", "    level = 0\n", "    level = 1\n")
     subs["off_by_one"] = (nb, {"test_lca"})
     nb = solved(course, LAB6)              # costs the schedules without the tree's link loads
-    replace(nb, "choice", "cost.schedule_time(s, ALPHA, BETA, HOLED, elem_bytes=65536)",
-            "cost.schedule_time(s, ALPHA, BETA, None, elem_bytes=65536)")
+    replace(nb, "choice", "simulate(s, AlphaBeta(ALPHA, BETA), topology=HOLED, elem_bytes=65536)",
+            "simulate(s, AlphaBeta(ALPHA, BETA), topology=None, elem_bytes=65536)")
     subs["ignores_contention"] = (nb, {"test_choice"})
     for student, (nb, _) in subs.items():
         folder = course / "submitted" / student / LAB6

@@ -1,13 +1,9 @@
-"""Time of a schedule step by step: α-β, α-β with link contention, and Kumar's cost equation.
+"""Kumar's cost equation of all-to-all multicast on a fat tree, and the node bandwidth it gives.
 
-Units: seconds, bytes; ``elem_bytes`` converts a schedule's element counts to bytes.
-
-Step time under α-β (:func:`step_times`): the simulator's *sync* step times under
-:class:`~netmodels.models.alphabeta.AlphaBeta` (one port, full duplex: a rank's sends go one
-after the other, and so do its receives, each ``α + β m``), with a topology the busiest
-link of a rank's messages setting a floor ``s α + β b`` (s its messages, b the most bytes
-on one of their links): the most loaded link sets the pace, and a contention-free step
-costs the same as without a topology.  Zero-count messages (barriers) cost α each.
+Units: seconds, bytes.  The time of a schedule with link contention is the simulator's:
+``simulate(schedule, AlphaBeta(α, β), topology=tree).time`` (:mod:`netmodels.simulate`; the
+busiest link of a rank's messages sets a floor ``s α + β b``, s its messages, b the most bytes
+on one of their links, so a contention-free step costs what it costs without a topology).
 
 Kumar's cost equation (slide 24) lists α (host and network software overhead),
 α_b (a barrier), β_em (per byte from NIC memory), δ (per byte, copy into NIC
@@ -26,26 +22,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._check import positive, positive_int
-from ..simulate.engine import ELEM_BYTES
-from .base import Topology
-
-
-def step_times(schedule, alpha: float, beta: float, topology: Topology | None = None,
-               elem_bytes: int = ELEM_BYTES) -> np.ndarray:
-    """Time of every step (s) under α-β (:class:`~netmodels.models.alphabeta.AlphaBeta`),
-    with ``topology``'s link contention (see the module docstring)."""
-    from ..models.alphabeta import AlphaBeta
-    from ..simulate.engine import simulate
-
-    model = AlphaBeta(positive("alpha", alpha), positive("beta", beta))
-    return simulate(schedule, model, topology=topology,
-                    elem_bytes=positive_int("elem_bytes", elem_bytes)).step_times
-
-
-def schedule_time(schedule, alpha: float, beta: float, topology: Topology | None = None,
-                  elem_bytes: int = ELEM_BYTES) -> float:
-    """Sum of :func:`step_times` (loosely synchronous steps)."""
-    return float(step_times(schedule, alpha, beta, topology, elem_bytes).sum())
 
 
 def kumar_time(strategy: str, nprocs, nbytes, alpha: float, beta_em: float, delta: float,
