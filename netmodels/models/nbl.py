@@ -142,7 +142,7 @@ def links(step: Step) -> np.ndarray:
 def active_links(schedule) -> np.ndarray:
     """``L[step, rank]`` (:func:`links`) of a schedule in either form; local copies are no links."""
     from ..algorithms.arrays import as_arrays
-    from ..simulate.engine import steps
+    from .step import steps
 
     a = as_arrays(schedule)
     out = np.zeros((a.nsteps, a.nprocs), dtype=int)

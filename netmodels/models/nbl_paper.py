@@ -104,7 +104,7 @@ def count_timeline(algorithm: str, W: int, H: int, B: int) -> tuple[np.ndarray, 
     """Per step of the registry's schedule: L of the busiest node (:func:`~netmodels.models.nbl.links`)
     and the widest combine (0, or 1 + the combining blocks a node receives).  ValueError if a
     link carries two messages in one step (the algorithms are free of link conflicts)."""
-    from ..simulate.engine import steps
+    from .step import steps
 
     sched = schedule(algorithm, W, H, B)
     L = np.zeros(sched.nsteps, dtype=int)

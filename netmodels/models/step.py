@@ -81,3 +81,49 @@ class SyncRule:
 
     def costs(self, step: Step):  # pragma: no cover - the protocol
         raise NotImplementedError
+
+
+# ---------------------------------------------------------------- walking a schedule
+def _loads(topology, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray):
+    """Per message: the largest number of the step's messages on one of its links (>= 1)
+    and the most bytes one of its links carries; ``(None, None)`` without a topology."""
+    n = src.size
+    if topology is None:
+        return None, None
+    load = np.ones(n)
+    busiest = nbytes.astype(float).copy()
+    msg, link = topology.routes(src, dst)
+    msg, link = np.asarray(msg, dtype=np.int64), np.asarray(link, dtype=np.int64)
+    if msg.shape != link.shape or msg.ndim != 1:
+        raise ValueError("topology.routes must return two 1-D integer arrays of equal length")
+    if msg.size == 0:
+        return load, busiest
+    if msg.min() < 0 or msg.max() >= n or link.min() < 0 or link.max() >= topology.nlinks:
+        raise ValueError(f"topology.routes returned a message index outside 0..{n - 1} "
+                         f"or a link outside 0..{topology.nlinks - 1}")
+    per_link = np.bincount(link, minlength=topology.nlinks)
+    np.maximum.at(load, msg, per_link[link].astype(float))
+    bytes_link = np.bincount(link, nbytes[msg], minlength=topology.nlinks)
+    np.maximum.at(busiest, msg, bytes_link[link])
+    return load, busiest
+
+
+def steps(a, elem_bytes: int = 8, topology=None):
+    """Every step of the ArraySchedule ``a`` as a :class:`Step` (messages and local copies
+    split, sizes in bytes, link loads of ``topology``; see :mod:`netmodels.simulate.engine`
+    for what a topology is), or None for an empty step: what the simulator hands a rule."""
+    for step in a.steps:
+        if len(step) == 0:
+            yield None
+            continue
+        src, dst, count, combine, start = step.src, step.dst, step.count, step.combine, step.start
+        local = src == dst
+        copy_src = copy_count = src[:0]
+        if local.any():
+            keep = ~local
+            copy_src, copy_count = src[local], count[local]
+            src, dst, count, combine, start = src[keep], dst[keep], count[keep], combine[keep], start[keep]
+        nbytes = count.astype(float) * elem_bytes
+        load, link_bytes = _loads(topology, src, dst, nbytes)
+        yield Step(a.nprocs, src, dst, start, count, combine, nbytes, load, link_bytes,
+                   copy_src, copy_count, elem_bytes)

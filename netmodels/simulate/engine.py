@@ -5,7 +5,7 @@
 :class:`~netmodels.algorithms.schedule.Schedule`, converted) and works on the columns
 of one step at a time with numpy: no Python object, no Python loop per transfer.
 Times are in seconds, message sizes ``count * elem_bytes`` bytes (``elem_bytes`` per
-vector element) for α-β and LogGP; the NBL model counts elements, as its paper does.
+vector element) for every model.
 A transfer with ``src == dst`` is local work: no message, no time.  A receive offset
 column, if a schedule carries one, plays no part in the time.
 
@@ -28,8 +28,7 @@ event by event in Python and is the slowest of the three.
 **Models.**  The engine knows no model: it asks ``model.step_rule(schedule)`` for the
 model's step rule (:mod:`netmodels.models.step`) and hands it every step.  A
 step-synchronous rule (α-β :class:`~netmodels.models.alphabeta.AlphaBeta`, NBL
-:class:`~netmodels.models.nbl.NBLModel` or :class:`~netmodels.models.nbl.NBLMachine`,
-BSP, two-level α-β, LoP) answers per-rank communication and combining times ``comm``
+:class:`~netmodels.models.nbl.NBLModel`, BSP, two-level α-β, LoP) answers per-rank communication and combining times ``comm``
 and ``comp``.  Under *sync* such a step costs ``max comm + max comp`` over the ranks.
 Under *stepwise* a message from s to d starts when both have begun the step
 (``max(b_s, b_d)``, b the rank's begin) and ends ``max(comm_s, comm_d)`` later; a rank
@@ -64,7 +63,7 @@ import numpy as np
 
 from .._check import positive, positive_int
 from ..algorithms.arrays import ArraySchedule, as_arrays
-from ..models.step import Step
+from ..models.step import steps
 
 SEMANTICS = ("sync", "stepwise", "loggopsim")
 #: bytes per vector element unless told otherwise (float64): every caller's default
@@ -93,30 +92,6 @@ class SimResult:
 
 
 # ----------------------------------------------------------------------------- helpers
-def _loads(topology, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray):
-    """Per message: the largest number of the step's messages on one of its links (>= 1)
-    and the most bytes one of its links carries; ``(None, None)`` without a topology."""
-    n = src.size
-    if topology is None:
-        return None, None
-    load = np.ones(n)
-    busiest = nbytes.astype(float).copy()
-    msg, link = topology.routes(src, dst)
-    msg, link = np.asarray(msg, dtype=np.int64), np.asarray(link, dtype=np.int64)
-    if msg.shape != link.shape or msg.ndim != 1:
-        raise ValueError("topology.routes must return two 1-D integer arrays of equal length")
-    if msg.size == 0:
-        return load, busiest
-    if msg.min() < 0 or msg.max() >= n or link.min() < 0 or link.max() >= topology.nlinks:
-        raise ValueError(f"topology.routes returned a message index outside 0..{n - 1} "
-                         f"or a link outside 0..{topology.nlinks - 1}")
-    per_link = np.bincount(link, minlength=topology.nlinks)
-    np.maximum.at(load, msg, per_link[link].astype(float))
-    bytes_link = np.bincount(link, nbytes[msg], minlength=topology.nlinks)
-    np.maximum.at(busiest, msg, bytes_link[link])
-    return load, busiest
-
-
 def _check_times(name: str, values, p: int) -> np.ndarray:
     a = np.asarray(values, dtype=float)
     if a.ndim == 0:
@@ -147,26 +122,6 @@ def _sync_finish(a: ArraySchedule, entry, ends) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- walking the steps
-def steps(a: ArraySchedule, elem_bytes: int = ELEM_BYTES, topology=None):
-    """Every step of ``a`` as a :class:`~netmodels.models.step.Step` (messages and local
-    copies split, sizes in bytes, link loads of ``topology``), or None for an empty step."""
-    for step in a.steps:
-        if len(step) == 0:
-            yield None
-            continue
-        src, dst, count, combine, start = step.src, step.dst, step.count, step.combine, step.start
-        local = src == dst
-        copy_src = copy_count = src[:0]
-        if local.any():
-            keep = ~local
-            copy_src, copy_count = src[local], count[local]
-            src, dst, count, combine, start = src[keep], dst[keep], count[keep], combine[keep], start[keep]
-        nbytes = count.astype(float) * elem_bytes
-        load, link_bytes = _loads(topology, src, dst, nbytes)
-        yield Step(a.nprocs, src, dst, start, count, combine, nbytes, load, link_bytes,
-                   copy_src, copy_count, elem_bytes)
-
-
 # ----------------------------------------------------------------------------- LogGOPSim's rules
 def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress) -> SimResult:
     """The *loggopsim* semantics (:mod:`netmodels.simulate.arrival`): the LogP family only."""
@@ -198,7 +153,7 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
     (``model.step_rule(schedule)``, :mod:`netmodels.models.step`): AlphaBeta, NBLModel,
-    NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel, LoP.  semantics: "sync", "stepwise"
+    LogP, LogGP, PLogP, BSP, TwoLevel, LoP.  semantics: "sync", "stepwise"
     or "loggopsim" (the LogP family only); None (default): the model's own
     (``model.semantics``, as :mod:`netmodels.models.table` lists it).  skew: entry time of every rank (s, scalar or one per rank, >= 0).
     noise: mean extra latency per message (s, >= 0; exponential), drawn with
@@ -208,7 +163,7 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     """
     if not callable(getattr(model, "step_rule", None)):
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
-                         f"NBLModel, NBLMachine, LogP, LogGP, PLogP, BSP, TwoLevel or LoP; got {type(model).__name__}")
+                         f"NBLModel, LogP, LogGP, PLogP, BSP, TwoLevel or LoP; got {type(model).__name__}")
     a = as_arrays(schedule)
     if semantics is None:
         semantics = getattr(model, "semantics", "sync")
