@@ -38,31 +38,28 @@ LSDYNA_TABLE1 = {
     "10 Mbit": {"latency": Range(250 * US, 275 * US), "bandwidth": Range(0.21 * MB, 0.21 * MB)},
 }
 
+def _lsdyna(latency_us: float, mbytes_per_s: float, name: str, where: str) -> AlphaBeta:
+    """An α-β machine of the LS-DYNA paper from its latency (µs) and bandwidth (MB/s) as printed."""
+    return AlphaBeta.from_latency_bandwidth(latency_us * US, mbytes_per_s * MB, name=name, source=f"{LSDYNA}, {where}")
+
+
 #: 100 Mbit/s half-duplex switch.  α = 100 µs and 1/β = 1.75 MB/s are the values the
 #: paper itself uses in its worked example ("100 + 1266/1.75 = 823 µs"); Table 1 prints
 #: the ranges 95-120 µs and 1.75-1.78 MB/s (see ``LSDYNA_TABLE1``).
-LSDYNA_100MBIT = AlphaBeta.from_latency_bandwidth(
-    100 * US, 1.75 * MB, name="100 Mbit Ethernet (LS-DYNA)",
-    source=LSDYNA + ", Table 1 and the worked example below Table 2")
+LSDYNA_100MBIT = _lsdyna(100, 1.75, "100 Mbit Ethernet (LS-DYNA)", "Table 1 and the worked example below Table 2")
 
 #: The same switch reset to 10 Mbit/s.  α = 250 µs and 1/β = 0.21 MB/s as in the paper's
 #: worked example ("250 + 1266/0.21 = 6280 µs"); Table 1 prints 250-275 µs and 0.21 MB/s.
-LSDYNA_10MBIT = AlphaBeta.from_latency_bandwidth(
-    250 * US, 0.21 * MB, name="10 Mbit Ethernet (LS-DYNA)",
-    source=LSDYNA + ", Table 1 and the worked example below Table 2")
+LSDYNA_10MBIT = _lsdyna(250, 0.21, "10 Mbit Ethernet (LS-DYNA)", "Table 1 and the worked example below Table 2")
 
 #: Two SGI Origin 2000 under LAM/MPI, between processors of one node: "latency was
 #: 10-15 microseconds, with bandwidth of about 15Mb/s".  Middle of the latency range;
 #: the paper writes "Mb/s", read here as MB/s like its Table 1 (the text is ambiguous).
-ORIGIN2000_INTRA = AlphaBeta.from_latency_bandwidth(
-    12.5 * US, 15 * MB, name="Origin 2000, within a node (LAM/MPI)",
-    source=LSDYNA + ", section Testing (middle of 10-15 µs)")
+ORIGIN2000_INTRA = _lsdyna(12.5, 15, "Origin 2000, within a node (LAM/MPI)", "section Testing (middle of 10-15 µs)")
 
 #: The same Origin 2000 pair, between the two nodes: "latency was 300 microseconds,
 #: and bandwidth was about 2.5 Mb/sec" (read as MB/s, see ``ORIGIN2000_INTRA``).
-ORIGIN2000_INTER = AlphaBeta.from_latency_bandwidth(
-    300 * US, 2.5 * MB, name="Origin 2000, between nodes (LAM/MPI)",
-    source=LSDYNA + ", section Testing")
+ORIGIN2000_INTER = _lsdyna(300, 2.5, "Origin 2000, between nodes (LAM/MPI)", "section Testing")
 
 #: Message statistics of the 128,000-element crash model on 12 processors
 #: (LS-DYNA paper, section "Bandwidth and Latency"): per processor and cycle.
