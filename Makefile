@@ -1,6 +1,8 @@
 # The course kit's commands.  Students and authors need two of them:
 #   make book   build the HTML book (creates .venv on first use)
 #   make test   run the whole test suite (same environment)
+# and, while changing code, the unit tests alone in under a minute:
+#   make test-fast   no notebook, no mpiexec, no command line, nothing slow (pytest.ini)
 # Instructor targets (release, grade, feedback) are described in labs/README.md.
 
 PYTHON ?= python3
@@ -13,7 +15,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # Silence the debugger warning of ipykernel in tests and builds.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv clean check-outputs notebooks
+.PHONY: book test test-fast venv clean check-outputs notebooks
 
 venv: $(STAMP)
 
@@ -70,8 +72,14 @@ book: check-outputs
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going || exit 1; \
 	echo "The book is at file://$(abspath _build/html/index.html) (built in $$(( $$(date +%s) - start )) s)"
 
+# loadscope keeps a notebook's cells (and a class's tests) on one worker, in order; the
+# scopes go out in the order of tests/conftest.py (the long ones first), not by their number
+# of tests (xdist's default).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope --no-loadscope-reorder
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -m "not (notebook or mpi or cli or slow)"
 
 clean:
 	rm -rf _build .pytest_cache

@@ -5,6 +5,13 @@ a temporary directory with the flags of ``make book`` (-W -n --keep-going), so t
 current sources and never a stale ``_build/html``; under pytest-xdist the workers share one
 build (a lock file in the run's common temporary directory).  ``BOOK_HTML=path/to/html`` tests
 an existing build instead (the deployment workflow tests the very site it uploads).
+
+:func:`pytest_collection_modifyitems` adds the markers that files cannot carry themselves
+(``notebook`` on every nbval cell, ``cli`` on the tests of :data:`CLI_MODULES`, ``slow`` on
+every test that needs a fixture of :data:`SLOW_FIXTURES`) and puts first the scopes that
+hold a ``slow``, ``mpi`` or ``cli`` test: ``make test`` hands out scopes in this order
+(``--dist loadscope --no-loadscope-reorder``), the long ones early, the short ones last to
+even out the workers' ends.
 """
 
 from __future__ import annotations
@@ -20,6 +27,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_TIMEOUT = 300  # seconds; the build takes well under a minute
+#: fixtures that take about a minute to make: a test that needs one is ``slow``
+SLOW_FIXTURES = {"book_html": "builds the book", "course": "releases the labs with nbgrader"}
+#: modules whose tests run command lines, most in a new Python process per case: ``cli``
+CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simulate_cli.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers and order (see the module docstring)."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebook)
+        if item.path.name in CLI_MODULES:
+            item.add_marker(pytest.mark.cli)
+        if SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+    long = {item.nodeid.rsplit("::", 1)[0] for item in items    # xdist's scope: module or class
+            if any(item.get_closest_marker(m) for m in ("slow", "mpi", "cli"))}
+    items.sort(key=lambda item: item.nodeid.rsplit("::", 1)[0] not in long)
 
 
 @contextlib.contextmanager

@@ -9,8 +9,11 @@ the commands and the commit.  Here the kit's *loggopsim* semantics simulates the
 same schedules with the same parameters (given in picoseconds, so that every time is an
 integer held exactly in floating point) and must equal LogGOPSim to 1e-9 relative.
 
-Every case runs in ``make test``: about 8 minutes on one core (the semantics runs event by
-event in Python; the largest case, the ring allreduce at P = 1000, takes about 40 s).
+Every case runs in ``make test``: about 8 minutes of one core (the semantics runs event by
+event in Python; the largest case, the ring allreduce at P = 1000, takes about 40 s).  The
+cases are dealt into :data:`SHARDS` classes of about equal cost (a case costs about its
+number of messages), as ``make test`` gives each class to one worker (``--dist loadscope``).
+They are marked ``slow`` (``make test-fast`` leaves them out).
 """
 
 from __future__ import annotations
@@ -41,15 +44,39 @@ def test_reference_covers_every_case():
     assert len(DATA["commit"]) == 40 and DATA["elem_bytes"] == loggopsim.ELEM_BYTES
 
 
-@pytest.mark.parametrize("case", DATA["cases"], ids=[loggopsim.case_key(c) for c in DATA["cases"]])
-def test_loggopsim_semantics_equals_loggopsim(case):
-    a = loggopsim.case_arrays(case)
-    assert sum(int((s.src != s.dst).sum()) for s in a.steps) == case["messages"]
-    for name, t_ps in case["time_ps"].items():
-        q = DATA["parameter_sets"][name]
-        m = LogGP(L=q["L"], o=q["o"], g=q["g"], P=a.nprocs, G=q["G"])
-        kit = simulate(a, m, semantics="loggopsim", elem_bytes=DATA["elem_bytes"]).time
-        assert kit == pytest.approx(t_ps, rel=1e-9, abs=0), name
+#: classes the comparison's cases are dealt into (``make test`` runs each on one worker)
+SHARDS = 8
+
+
+def _shards(cases: list[dict], n: int) -> list[list[dict]]:
+    """``cases`` dealt into ``n`` lists of about equal cost: the costliest first, each to
+    the list with the fewest messages so far."""
+    out, load = [[] for _ in range(n)], [0] * n
+    for case in sorted(cases, key=lambda c: -c["messages"]):
+        i = load.index(min(load))
+        out[i].append(case)
+        load[i] += case["messages"]
+    return out
+
+
+def _sweep(class_name: str, cases: list[dict]) -> type:
+    """A test class ``class_name`` that checks ``cases``."""
+    @pytest.mark.slow
+    @pytest.mark.parametrize("case", cases, ids=[loggopsim.case_key(c) for c in cases])
+    def test_loggopsim_semantics_equals_loggopsim(self, case):
+        a = loggopsim.case_arrays(case)
+        assert sum(int((s.src != s.dst).sum()) for s in a.steps) == case["messages"]
+        for name, t_ps in case["time_ps"].items():
+            q = DATA["parameter_sets"][name]
+            m = LogGP(L=q["L"], o=q["o"], g=q["g"], P=a.nprocs, G=q["G"])
+            kit = simulate(a, m, semantics="loggopsim", elem_bytes=DATA["elem_bytes"]).time
+            assert kit == pytest.approx(t_ps, rel=1e-9, abs=0), name
+
+    return type(class_name, (), {"test_loggopsim_semantics_equals_loggopsim": test_loggopsim_semantics_equals_loggopsim})
+
+
+for _i, _cases in enumerate(_shards(DATA["cases"], SHARDS)):
+    globals()[f"TestSweep{_i}"] = _sweep(f"TestSweep{_i}", _cases)
 
 
 def test_goal_text_of_a_small_schedule_is_the_hand_written_one():
