@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,8 +28,8 @@ def mpiexec_path() -> str:
 def run_mpi(nprocs: int, args: list[str], *, timeout: float = 60, cwd=None) -> subprocess.CompletedProcess:
     """Run ``mpiexec -n nprocs python ARGS`` and return the completed process.
 
-    Raises ``subprocess.TimeoutExpired`` (after killing the whole job) if it takes
-    longer than ``timeout`` seconds.
+    Raises ``subprocess.TimeoutExpired`` (after killing the whole job, :func:`kill_job`)
+    if it takes longer than ``timeout`` seconds.
     """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -35,10 +40,35 @@ def run_mpi(nprocs: int, args: list[str], *, timeout: float = 60, cwd=None) -> s
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
+        kill_job(proc)
         out, err = proc.communicate()
         raise subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err) from None
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
+    """Kill a launcher started with ``start_new_session=True`` and every process under it,
+    then wait up to ``wait`` seconds until none runs.  Its process group alone is not
+    enough: Hydra starts each rank in a session of its own."""
+    try:
+        procs = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        procs = []
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(_running(p) for p in procs):
+        time.sleep(0.05)
+
+
+def _running(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def run_mpi_ok(nprocs: int, args: list[str], *, timeout: float = 60, cwd=None) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from tests.mpirun import ROOT, mpiexec_path, run_mpi
+from tests.mpirun import ROOT, kill_job, mpiexec_path, run_mpi
 
 MISSING = "/nonexistent-folder/out.json"
 
@@ -152,8 +152,9 @@ CASES = [
 ]
 
 
-#: the shortest run of a bench- command
-QUICK_BENCH = ["--sizes", "1", "--modes", "default", "--iterations", "1", "--warmup", "0", "--no-progress"]
+#: the shortest run of a bench- command (``--target 0``: no rounds added to narrow the intervals)
+QUICK_BENCH = ["--sizes", "1", "--modes", "default", "--iterations", "1", "--warmup", "0", "--target", "0",
+               "--no-progress"]
 
 
 def _run(ranks: int, argv: list[str], **kw) -> subprocess.CompletedProcess:
@@ -163,7 +164,8 @@ def _run(ranks: int, argv: list[str], **kw) -> subprocess.CompletedProcess:
     return run_mpi(ranks, ["-m", *argv], timeout=10)
 
 
-@pytest.mark.parametrize("ranks, argv, message", CASES, ids=[" ".join(c[1][:3]) + f"-n{c[0]}" for c in CASES])
+@pytest.mark.parametrize("ranks, argv, message", [   # the rows under mpiexec are marked mpi
+    pytest.param(*c, id=" ".join(c[1][:3]) + f"-n{c[0]}", marks=pytest.mark.mpi if c[0] else ()) for c in CASES])
 def test_bad_input_is_one_line_and_exit_2(ranks, argv, message):
     start = time.monotonic()
     res = _run(ranks, argv)
@@ -188,11 +190,11 @@ FEW_RANKS = [
     (1, ["mpi_exercises", "bench-allgather", *QUICK_BENCH, "--algorithms", "ring"], "run it on at least 2"),
     (1, ["mpi_exercises", "bench-alltoall", *QUICK_BENCH, "--algorithms", "direct"], "run it on at least 2"),
     (1, ["mpi_exercises", "barrier-bench", "--algorithms", "dissemination", "--repetitions", "1", "--warmup", "0",
-         "--inner", "1", "--no-progress"], "barrier-bench on 1 rank: no message is sent"),
+         "--inner", "1", "--target", "0", "--no-progress"], "barrier-bench on 1 rank: no message is sent"),
     (2, ["mpi_exercises", "nbl-testjig", "--sizes", "1,10", "--repetitions", "1", "--warmup", "0", "--inner", "1",
-         "--no-progress"], "nbl-testjig on 2 ranks: f(4) needs 3 ranks and f(6) 4"),
+         "--target", "0", "--no-progress"], "nbl-testjig on 2 ranks: f(4) needs 3 ranks and f(6) 4"),
     (2, ["mpi_exercises", "lop", "--n-max", "1", "--repetitions", "2", "--warmup", "0", "--barrier-repetitions", "1",
-         "--inner", "1", "--no-progress"], "lop on 2 ranks: fewer than 4 peer counts p"),
+         "--inner", "1", "--target", "0", "--no-progress"], "lop on 2 ranks: fewer than 4 peer counts p"),
 ]
 
 
@@ -275,7 +277,7 @@ WRITERS = [
     ["netmodels", "simulate", "allreduce.ring", "-P", "64", "--model", "logp"],
     ["mpi_exercises", "info"],
     ["mpi_exercises", "bench-allreduce", "--sizes", "1", "--algorithms", "ring", "--iterations", "5",
-     "--warmup", "1", "--no-progress"],
+     "--warmup", "1", "--target", "0", "--no-progress"],
 ]
 
 
@@ -395,7 +397,7 @@ def test_ctrl_c_ends_every_rank_within_10_s(tmp_path, command):
     try:
         proc.communicate(timeout=10)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_job(proc)
         pytest.fail(f"{command[0]} still running 10 s after Ctrl-C")
     assert time.monotonic() - start < 10
     assert proc.returncode != 0

@@ -29,7 +29,7 @@ def test_info_reports_the_library_and_the_placement(nprocs, tmp_path):
 
 def test_benchmark_results_record_the_placement(tmp_path):
     out = tmp_path / "pp.json"
-    run_mpi_ok(2, ["-m", "mpi_exercises", "pingpong", "--sizes", "0,8", "--iterations", "20",
+    run_mpi_ok(2, ["-m", "mpi_exercises", "pingpong", "--sizes", "0,8", "--iterations", "20", "--target", "0",
                    "--no-progress", "--json", str(out)])
     data = json.loads(out.read_text())
     place = data["environment"]["placement"]

@@ -8,7 +8,7 @@ from mpi_exercises.bench import timing
 from mpi_exercises import pages
 from tests.mpirun import run_mpi_ok
 
-QUICK = ["--sizes", "0,1,64,1k,8k,64k,256k", "--iterations", "50", "--warmup", "5", "--no-progress"]
+QUICK = ["--sizes", "0,1,64,1k,8k,64k,256k", "--iterations", "50", "--warmup", "5", "--target", "0", "--no-progress"]
 
 
 @pytest.mark.mpi
@@ -28,7 +28,7 @@ def test_pingpong_two_ranks_writes_results_and_fit(tmp_path):
 @pytest.mark.mpi
 def test_pingpong_three_ranks_idle_rank_does_not_hang(tmp_path):
     res = run_mpi_ok(3, ["-m", "mpi_exercises", "pingpong", "--sizes", "0,1k", "--iterations", "20",
-                         "--no-progress"])
+                         "--target", "0", "--no-progress"])
     assert "1.0 KiB" in res.stdout
 
 
