@@ -10,7 +10,6 @@ own parameters do is not what is being tested.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import replace
@@ -21,13 +20,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpi_exercises.bench import predict  # noqa: E402
+from netmodels.commandline import OneLineParser  # noqa: E402
 
 
 def scaled(cal: predict.Calibration, what: str, factor: float) -> predict.Calibration:
-    """``cal`` with the parameter ``what`` (``model.parameter``) multiplied by ``factor``."""
+    """``cal`` with the parameter ``what`` (``model.parameter``) multiplied by ``factor``
+    (ValueError naming the parameters if it has no such one)."""
     model, _, name = what.partition(".")
     if model not in cal.models or name not in cal.models[model]:
-        raise SystemExit(f"predict_sensitivity: no parameter {what!r}; the calibration has "
+        raise ValueError(f"no parameter {what!r}; the calibration has "
                          + ", ".join(f"{m}.{k}" for m, p in cal.models.items() for k in p))
     models = {m: dict(p) for m, p in cal.models.items()}
     models[model][name] *= factor
@@ -35,18 +36,28 @@ def scaled(cal: predict.Calibration, what: str, factor: float) -> predict.Calibr
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("report", help="a predict --json file")
     p.add_argument("--scale", default="alpha-beta.alpha=2", metavar="MODEL.PARAMETER=FACTOR",
                    help="the parameter to scale and by how much (default alpha-beta.alpha=2)")
     args = p.parse_args(argv)
-    data = json.loads(Path(args.report).read_text())
     what, _, factor = args.scale.partition("=")
-    cal = predict.Calibration.from_dict(data)
-    P = data["environment"]["ranks"]
-    rows = [{k: r[k] for k in ("collective", "algorithm", "nelems", "min_s")} for r in data["rows"]]
-    before = predict.compare(rows, cal, P)
-    after = predict.compare(rows, scaled(cal, what, float(factor)), P)
+    try:
+        factor = float(factor)
+        if not factor > 0:
+            raise ValueError
+    except ValueError:
+        p.error(f"--scale: expected MODEL.PARAMETER=FACTOR with a factor > 0, got {args.scale!r}")
+    try:
+        data = json.loads(Path(args.report).read_text())
+        cal = predict.Calibration.from_dict(data)
+        P = data["environment"]["ranks"]
+        rows = [{k: r[k] for k in ("collective", "algorithm", "nelems", "min_s")} for r in data["rows"]]
+        before = predict.compare(rows, cal, P)
+        after = predict.compare(rows, scaled(cal, what, factor), P)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        what_went_wrong = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
+        p.error(f"{args.report}: not a predict report ({what_went_wrong})")
     models = list(cal.models)
     print(f"{args.report}: {what} x {factor}; relative change of each prediction (with the software term)")
     print(f"{'collective:algorithm':<30} {'N':>7}" + "".join(f" {m:>11}" for m in models))
