@@ -81,7 +81,8 @@ def test_closed_forms_equal_the_programs_for_powers_of_two(algorithm, unit):
 
 
 def test_closed_forms_read_as_the_textbook_ones():
-    P, R, N, g, l = bsp.P_, bsp.R_, bsp.N_, bsp.g_, bsp.l_
+    y = bsp.symbols()
+    P, R, N, g, l = y.P, y.R, y.N, y.g, y.l
     assert (bsp.closed_form("rabenseifner allreduce") - 2 * (g * N * (1 - 1 / P) + R * l)).simplify() == 0
     assert (bsp.closed_form("recursive doubling allreduce") - R * (g * N + l)).simplify() == 0
     assert (bsp.closed_form("two-phase broadcast", "messages") - 2 * ((P - 1) * g + l)).simplify() == 0

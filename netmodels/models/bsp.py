@@ -44,9 +44,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sp
+
+if TYPE_CHECKING:
+    import sympy
 
 from .._check import positive, positive_int
 from ..algorithms import registry
@@ -225,15 +228,26 @@ def compared(label: str, nprocs: int, nelems: int = 0) -> ArraySchedule:
 
 
 # ---------------------------------------------------------------- closed forms
-P_, N_, g_, l_, k_ = sp.symbols("P N g l k", positive=True)
-R_ = sp.Symbol("R", positive=True, integer=True)   #: log2 P
+@lru_cache(maxsize=None)
+def symbols():
+    """The symbols of the closed forms, ``.P``, ``.R`` (= log2 P), ``.N``, ``.g``, ``.l``,
+    ``.k`` (sympy, imported on first use: a command line that never derives pays nothing)."""
+    from types import SimpleNamespace
+
+    import sympy as sp
+
+    P, N, g, l, k = sp.symbols("P N g l k", positive=True)  # noqa: E741
+    return SimpleNamespace(P=P, N=N, g=g, l=l, k=k, R=sp.Symbol("R", positive=True, integer=True))
 
 
 def _supersteps(algorithm: str, unit: str):
     """(S, h_k, repeat): S supersteps whose k-th (k = 1..S) is an h_k-relation, the whole
     sequence run ``repeat`` times (a mirror image: fan-in then fan-out, halving then
     doubling).  For P a power of two and N divisible by P."""
-    R = R_
+    import sympy as sp
+
+    y = symbols()
+    R, P_, N_, k_ = y.R, y.P, y.N, y.k
     one = sp.Integer(1)
     if unit == "words":
         table = {
@@ -267,13 +281,17 @@ def _supersteps(algorithm: str, unit: str):
 
 
 @lru_cache(maxsize=None)
-def closed_form(algorithm: str, unit: str = "words") -> sp.Expr:
+def closed_form(algorithm: str, unit: str = "words") -> "sympy.Expr":
     """BSP cost of ``algorithm`` as a sympy expression in P, R = log2 P, N, g, l (seconds).
 
     Derived as ``repeat × Σ_{k=1..S} (g h_k + l)`` from the h-relation of each superstep
     (see :func:`_supersteps`); valid for P a power of two and N divisible by P, where the
     tests and the chapter check it against :func:`program`.  No local work.
     """
+    import sympy as sp
+
+    y = symbols()
+    R_, P_, g_, l_, k_ = y.R, y.P, y.g, y.l, y.k
     S, h, repeat = _supersteps(algorithm, _unit(unit))
     total = sp.expand(repeat * sp.summation(g_ * h + l_, (k_, 1, S)))
     # 2**(a R) = P**a
@@ -284,10 +302,13 @@ def closed_form(algorithm: str, unit: str = "words") -> sp.Expr:
 
 def closed_form_value(algorithm: str, P: int, N: int, params: BSP) -> float:
     """:func:`closed_form` evaluated at ``P``, ``N`` and the machine ``params`` (s)."""
+    import sympy as sp
+
+    y = symbols()
     expr = closed_form(algorithm, params.unit)
     P = positive_int("P", P)
-    return float(expr.subs({P_: P, R_: sp.log(P, 2), N_: positive_int("N", N, minimum=0),
-                            g_: params.g, l_: params.l}))
+    return float(expr.subs({y.P: P, y.R: sp.log(P, 2), y.N: positive_int("N", N, minimum=0),
+                            y.g: params.g, y.l: params.l}))
 
 
 # ---------------------------------------------------------------- fit of g and l
