@@ -72,7 +72,7 @@ def _epilog() -> str:
     for name in MODELS:
         entry = table.get(name)
         lines.append(f"  {name} ({entry.label}, {entry.semantics}): {entry.source()}"
-                     + ("; fN=VALUE sets f(N) for any N" if entry.extra else ""))
+                     + (f"; also {entry.extra_meaning}" if entry.extra else ""))
         defaults = entry.defaults()
         for par in entry.parameters:
             lines.append(f"    {par.name:<11} = {defaults.pop(par.name):<12.6g} {par.unit:<10} {par.meaning}")
