@@ -66,3 +66,22 @@ def test_piecewise_needs_enough_sizes():
         fit_piecewise([1, 2, 3, 4], [1, 2, 3, 4])
     with pytest.raises(ValueError, match="min_sizes"):
         fit_piecewise(range(1, 10), range(1, 10), min_sizes=1)
+
+
+def test_unphysical_fits_are_named_with_what_to_do():
+    from netmodels.models.fit import MEASURE_AGAIN, unphysical
+
+    n = np.array([2.0**k for k in range(0, 12)])
+    good = fit_alpha_beta(n, 1e-6 + 1e-9 * n)
+    assert good.unphysical() is None and unphysical("L(p)", L=np.array([3e-6, 1e-6])) is None
+    big = np.array([2.0**k for k in range(7, 20)])   # times on a line through a negative latency
+    bad = fit_alpha_beta(big, -1e-7 + 1e-9 * big)
+    assert bad.alpha == pytest.approx(-1e-7)
+    why = bad.unphysical("your fit")
+    assert why.startswith("your fit: alpha = -") and why.endswith(MEASURE_AGAIN) and "beta" not in why
+    why = unphysical("L(p)", L=np.array([3e-6, -2e-6]))
+    assert why.startswith("L(p): L = -2 µs <= 0") and "close other programs and measure again" in why
+    pw = fit_piecewise(n, np.where(n < 2**6, 1e-6 + 1e-9 * n, 0.5e-6 + 2e-9 * n))
+    assert pw.unphysical() is None
+    falling = fit_piecewise(n, np.where(n < 2**6, 3e-6 - 4e-8 * n, 1e-6 + 1e-9 * n))
+    assert falling.below.beta < 0 and "below the switch: beta = -" in falling.unphysical()

@@ -40,6 +40,31 @@ class AlphaBetaFit:
         """Predicted time in seconds (no positivity requirement on the parameters)."""
         return self.alpha + self.beta * np.asarray(nbytes, dtype=float)
 
+    def unphysical(self, what: str = "the alpha-beta fit") -> str | None:
+        """:func:`unphysical` of this fit's α and β."""
+        return unphysical(what, alpha=self.alpha, beta=self.beta)
+
+
+#: what to do about parameters fitted to disturbed timings
+MEASURE_AGAIN = ("the timings were disturbed (other programs, or more ranks than cores); close other "
+                 "programs and measure again")
+
+
+def unphysical(what: str, **params) -> str | None:
+    """None if every fitted parameter in ``params`` (a number, or an array such as L(p) at
+    every p) is > 0, as a latency, an overhead or a time per byte of a real network is; else
+    one line: ``what``, the parameters that are not (the smallest value of an array), that no
+    network has them, and what to do (:data:`MEASURE_AGAIN`).  Values in seconds (``beta*``:
+    seconds per byte), printed in µs (ns/B)."""
+    bad = []
+    for name, value in params.items():
+        v = float(np.min(value))
+        if not v > 0:
+            bad.append(f"{name} = {v * 1e9:.4g} ns/B" if name.startswith("beta") else f"{name} = {v * 1e6:.4g} µs")
+    if not bad:
+        return None
+    return f"{what}: {', '.join(bad)} <= 0, which no network has: {MEASURE_AGAIN}"
+
 
 def _data(nbytes, seconds):
     n = _sizes("nbytes", nbytes)
@@ -84,6 +109,11 @@ class PiecewiseFit:
     def predict(self, nbytes):
         n = np.asarray(nbytes, dtype=float)
         return np.where(n < self.switch_bytes, self.below.predict(n), self.above.predict(n))
+
+    def unphysical(self, what: str = "the two-segment fit") -> str | None:
+        """:func:`unphysical` of each segment (the first one found)."""
+        return (self.below.unphysical(f"{what}, below the switch")
+                or self.above.unphysical(f"{what}, from the switch on"))
 
 
 def _cost(fit: AlphaBetaFit, n, t) -> float:
