@@ -37,6 +37,8 @@ Rules of the game (the output is a reference result checked by nbval):
   the notebook gives the same bytes.
 - Axes are fixed (x: the range of ``x``; y: the range of *all* frames), so a move of a
   slider moves the curve instead of silently rescaling the axes; ``layout`` overrides.
+  Tick labels are plain numbers (1,000, not 1k), and a log axis labels its powers of ten
+  only, not the 2 and 5 between them (:func:`_ticks`).
 - Code stays in SI units; ``x_scale``/``y_scale`` and ``Param.scale`` convert for display.
 
 :func:`slider_heatmap` does the same for a 2-D map (a regime map: which algorithm wins
@@ -298,16 +300,51 @@ def _fallback(title: str, params: Mapping[str, Param]) -> str:
             "In JupyterLab, use the live panel of this notebook instead.")
 
 
-def _axis(label: str, log: bool, values: list) -> dict:
-    axis = {"title": {"text": label}, "type": "log" if log else "linear", "zeroline": False}
+def _axis(label: str, log: bool, values: list, cells: bool = False) -> dict:
+    """A Plotly axis over ``values``: 4 % of room on either side or, with ``cells`` (the
+    centres of a heatmap's cells, increasing), half a cell, so that the first and last
+    rows and columns are drawn whole."""
+    # automargin: the margin grows to hold the tick labels and the title, never clipping them
+    axis = {"title": {"text": label}, "type": "log" if log else "linear", "zeroline": False,
+            "automargin": True}
     finite = [v for v in values if v is not None and (v > 0 or not log)]
     if finite:
-        lo, hi = min(finite), max(finite)
         if log:
-            lo, hi = math.log10(lo), math.log10(hi)
-        pad = 0.04 * (hi - lo) if hi > lo else (0.5 if log else max(abs(lo) * 0.1, 1.0))
-        axis["range"] = [float(f"{lo - pad:.6g}"), float(f"{hi + pad:.6g}")]
+            finite = [math.log10(v) for v in finite]
+        lo, hi = min(finite), max(finite)
+        if cells and len(finite) > 1:
+            pad_lo, pad_hi = (finite[1] - finite[0]) / 2, (finite[-1] - finite[-2]) / 2
+        else:
+            pad_lo = pad_hi = 0.04 * (hi - lo) if hi > lo else (0.5 if log else max(abs(lo) * 0.1, 1.0))
+        axis["range"] = [float(f"{lo - pad_lo:.6g}"), float(f"{hi + pad_hi:.6g}")]
     return axis
+
+
+def _ticks(axis: dict, log: bool) -> dict:
+    """Tick labels for an axis of ``range`` (log10 units on a log axis): plain numbers
+    (1,000 and 0.01, never Plotly's 1k or 10m) while they stay short, powers of ten beyond
+    (as :func:`nice`); on a log axis a label at every power of ten only (Plotly would label
+    2 and 5 between them), or at 1, 2 and 5 times a power of ten when the axis spans less
+    than a decade.  An axis that sets its own ticks (``dtick``, ``tickvals``,
+    ``exponentformat``) is left as it is."""
+    rng = axis.get("range")
+    if not rng or axis.get("type") == "category" or {"dtick", "tickvals", "exponentformat"} & set(axis):
+        return axis
+    lo, hi = (10.0 ** r for r in rng) if log else (float(r) for r in rng)
+    big = max(abs(lo), abs(hi))
+    small = min(abs(lo), abs(hi)) if log else big
+    plain = 1e-3 <= small and big < 1e9
+    out = dict(axis, **({"exponentformat": "none", "separatethousands": True} if plain
+                        else {"exponentformat": "power"}))
+    if log:
+        first, last = math.ceil(rng[0]), math.floor(rng[1])
+        if last > first:
+            out["dtick"] = 1
+        else:
+            vals = [m * 10.0 ** e for e in range(math.floor(rng[0]), math.ceil(rng[1]) + 1) for m in (1, 2, 5)
+                    if rng[0] <= math.log10(m) + e <= rng[1]]
+            out.update(tickmode="array", tickvals=vals, ticktext=[nice(v) for v in vals])
+    return out
 
 
 def _check_layout(layout):
@@ -458,13 +495,16 @@ def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_s
         "margin": {"l": 70, "r": 20, "t": 60 if title else 20, "b": 55},
         "height": 440,
         "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"} if kind != "heatmap" else None,
-        "xaxis": _axis(xlabel, log_x, all_x[:xs.size]),      # the x grid; markers outside are clipped
-        "yaxis": _axis(ylabel, log_y, all_y if kind != "heatmap" else _round(ys, digits, y_scale)),
+        "xaxis": _axis(xlabel, log_x, all_x[:xs.size], cells=kind == "heatmap"),   # markers outside: clipped
+        "yaxis": _axis(ylabel, log_y, all_y if kind != "heatmap" else _round(ys, digits, y_scale),
+                       cells=kind == "heatmap"),
     }
     if kind == "heatmap":
         base["margin"]["b"] = 50
     base = {k: v for k, v in base.items() if v is not None}
     base = _merge(base, layout)
+    for name, log in (("xaxis", log_x), ("yaxis", log_y)):
+        base[name] = _ticks(base[name], log)
 
     spec = {
         "version": SPEC_VERSION,

@@ -134,7 +134,7 @@ def models_spec(machine: Machine, algorithm: str = "dissemination barrier", P: i
         controls=(
             Control("algorithm", "algorithm", algorithm, options=names, values=names,
                     help="the algorithm whose cost PRAM, BSP and LogP predict"),
-            Control("N", "N", positive_int("N", N), unit="elements", log=True, integer=True, span=(1, 1e6),
+            Control("N", "N (elements)", positive_int("N", N), log=True, integer=True, span=(1, 1e6),
                     values=N_VALUES.astype(float), kw={"step": 0.25, "readout_format": ".0f"},
                     help="elements the algorithm moves (a barrier moves none)"),
             Control("P", "P", positive_int("P", P), fmt=".0f", integer=True, values=P_AXIS.astype(float),

@@ -14,7 +14,7 @@ import numpy as np
 from ..models import nbl, nbl_blocks, nbl_paper
 from ..models.nbl import NBLModel
 from ..models.nbl_paper import ALGORITHMS
-from .panel import Control, PanelSpec
+from .panel import Control, PanelSpec, log_ticks
 
 US = 1e-6
 COLORS = {"Tree": "#4c72b0", "Snake": "#dd8452", "Fence": "#55a868"}
@@ -136,6 +136,7 @@ class PanelFigure:
         low = 10.0 ** np.floor(np.log10(min(ys) * 1e3))
         self.ax_t.set_xlim(1, 10.0 ** np.ceil(np.log10(Ss[-1])))
         self.ax_t.set_ylim(low, 1000 * low)
+        log_ticks(self.ax_t)
         return (f"N = {N:,}, {W}x{H}: {best[0]} fastest ({best[2] * 1e3:.3g} ms"
                 + (f", S = {best[1]})" if best[0] != "Tree" else ")"))
 

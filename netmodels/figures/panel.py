@@ -56,6 +56,28 @@ def png(fig) -> bytes:
     return buf.getvalue()
 
 
+def log_ticks(ax) -> None:
+    """Label the log axes of a matplotlib ``Axes`` as the static figures do
+    (:func:`netmodels.figures.interactive._ticks`): at the powers of ten only, never the
+    minor ticks between them (matplotlib labels 2, 3, 4... there when an axis spans few
+    decades), with plain numbers (1,000 and 0.01) where they are short; an axis that spans
+    less than a decade is labelled at 1, 2 and 5 times a power of ten.  Call it once the
+    limits are set; linear axes are left as they are."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() != "log":
+            continue
+        lo, hi = sorted(axis.get_view_interval())
+        if not (lo > 0 and math.isfinite(hi)):
+            continue
+        if math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) < 1:
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_formatter(NullFormatter())
+        if 1e-3 <= lo and hi < 1e9:
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos: ia.nice(v)))
+
+
 def _shown(v: float) -> float:
     """A value in display units, rid of the last bits of a unit conversion (1e-4 * 1e6 = 100)."""
     return float(f"{v:.12g}")
@@ -363,6 +385,7 @@ def draw(spec: PanelSpec, ax, values: Mapping | None = None) -> None:
                 setter(*lim)
     ax.set(xscale="log" if spec.log_x else "linear", yscale="log" if spec.log_y else "linear",
            xlabel=spec.xlabel, ylabel=spec.ylabel)
+    log_ticks(ax)
     ax.set_title(spec.text(spec.title, values) or "", fontsize=9)
 
 

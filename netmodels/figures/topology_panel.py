@@ -119,8 +119,8 @@ def topology_spec(k: int = 4, n: int = 2, absent: int = 5) -> PanelSpec:
 
     Live: the topology (k-ary n-tree with missing leaves, or a k x n mesh or torus), any
     pattern of :data:`PATTERNS` (the allgather steps of every registered allgather), j.
-    Static: messages per link of the k-ary n-tree (rows: levels, up then down; columns:
-    link position) for the prefix permutations and cyclic shifts, on the full tree and
+    Static: messages per link of the k-ary n-tree (rows: the up links of each level, then
+    the down links, each row named on the axis; columns: link position) for the prefix permutations and cyclic shifts, on the full tree and
     with leaf ``absent`` missing (ranks renumbered)."""
     p = k ** n
 
@@ -153,6 +153,7 @@ def topology_spec(k: int = 4, n: int = 2, absent: int = 5) -> PanelSpec:
                     help="the pattern's number: prefix length j, shift s, or the allgather's step"),
         ),
         rows=(("topology", "k", "n"), ("missing", "pattern", "algorithm"), ("j",)), figsize=(9, 4.2),
-        xlabel="link position in its level",
-        ylabel=f"rows 0..{n - 1}: up links of levels 0..{n - 1}; rows {n}..{2 * n - 1}: down links",
-        zlabel="messages", readout=readout, fig_id="topology-link-loads", view=LinkLoadView)
+        xlabel="link position in its level", ylabel="links", zlabel="messages",
+        layout={"yaxis": {"tickmode": "array", "tickvals": list(range(2 * n)),
+                          "ticktext": [f"{way}, level {level}" for way in ("up", "down") for level in range(n)]}},
+        readout=readout, fig_id="topology-link-loads", view=LinkLoadView)

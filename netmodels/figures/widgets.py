@@ -15,18 +15,24 @@ US = 1e-6
 MB = 1e6
 
 
+def dominance(model: AlphaBeta, nbytes: float) -> str:
+    """Which term dominates the time of ``nbytes``: the latency share α/T(n) and its verdict."""
+    share = model.alpha / model.time(nbytes)
+    dominant = "latency (α)" if share > 0.5 else "bandwidth (βn)"
+    return f"latency share {100 * share:.0f} % → {dominant} dominates"
+
+
 def describe(model: AlphaBeta, nbytes: float) -> str:
     """One line: time of ``nbytes``, n½ and which term dominates (µs, bytes)."""
-    t = model.time(nbytes)
-    share = model.alpha / t
-    dominant = "latency (α)" if share > 0.5 else "bandwidth (βn)"
-    return (f"T({nbytes:,.0f} B) = {t / US:,.1f} µs; n½ = {model.half_performance_length:,.0f} B; "
-            f"latency share {100 * share:.0f} % → {dominant} dominates")
+    return (f"T({nbytes:,.0f} B) = {model.time(nbytes) / US:,.1f} µs; "
+            f"n½ = {model.half_performance_length:,.0f} B; {dominance(model, nbytes)}")
 
 
 def alpha_beta_spec(references=()) -> PanelSpec:
     """T(n) = α + βn with controls α, 1/β and a message size n, for both views.
 
+    The line under the figure says which term dominates the time of the message n (live:
+    with its time and n½, :func:`describe`; static: :func:`dominance`).
     Live: α 0.1 µs-10 ms, 1/β 0.1 MB/s-100 GB/s, n 1 B-100 MB (logarithmic).  Static: half
     decades over these ranges plus the values of ``references`` (
     :class:`~netmodels.models.alphabeta.AlphaBeta` models, drawn as thin grey curves); the
@@ -56,6 +62,9 @@ def alpha_beta_spec(references=()) -> PanelSpec:
     def status(alpha, bandwidth, size):
         return describe(AlphaBeta.from_latency_bandwidth(alpha, bandwidth), size)
 
+    def verdict(alpha, bandwidth, size):          # the static twin's line: short, few distinct texts
+        return dominance(AlphaBeta.from_latency_bandwidth(alpha, bandwidth), size)
+
     grey = {"line": {"color": "#b5b5b5", "width": 1}, "hoverinfo": "name"}
     styles = {name: grey for name in names}
     styles.update({
@@ -81,5 +90,5 @@ def alpha_beta_spec(references=()) -> PanelSpec:
         ),
         rows=(("alpha", "bandwidth", "size"),), figsize=(7, 4),
         xlabel="message size n (bytes)", ylabel="time (µs)", y_scale=1 / US, log_x=True, log_y=True,
-        live_readout=status, styles=styles, digits=4,
+        readout=verdict, live_readout=status, styles=styles, digits=4,
         layout={"yaxis": {"range": [-1, 7]}, "legend": {"font": {"size": 11}}})
