@@ -143,8 +143,12 @@ refresh-pingpong-c: pingpong-c
 # jobs: each JSON records the load average, the line before each run shows it), then
 # `make notebooks`, review the diffs and explain every figure whose meaning changed, commit.
 # Takes a few minutes (3 min on the 2-core VM).  Ranks above the cores (barrier on 4, lop on 8, the oversubscribed
-# f(L) table) are what the chapters show on purpose.
-.PHONY: measure-references refresh-references
+# f(L) table, the alltoall on 4) are what the chapters show on purpose.
+# The chapters show each of these commands writing to results/ (a reader who copies one must
+# not overwrite a reference; tests/test_no_reference_writes.py checks every page): these
+# targets are the one way to refresh the references.  `make list-references` prints the
+# command of each measured file of book/data (REFERENCE_RUNS) without running it.
+.PHONY: measure-references refresh-references list-references
 REFERENCE_DIR ?= results/reference
 #: ranks, output file, command and options of each measured reference data set
 REFERENCE_RUNS := \
@@ -159,7 +163,10 @@ REFERENCE_RUNS := \
   "2 nbl_testjig_reference.json nbl-testjig --repetitions 100" \
   "2 software_cost_reference.json software-cost" \
   "4 nbl_testjig_oversubscribed.json nbl-testjig --allow-oversubscribed" \
-  "2 predict_reference.json predict"
+  "2 predict_reference.json predict" \
+  "2 alltoall_p2_ppn2_delay0us.json bench-alltoall --ppn 2 --inter-delay 0 --sizes 1,64,512,4k,32k --modes executor --iterations 100" \
+  "2 alltoall_p2_ppn1_delay500us.json bench-alltoall --ppn 1 --inter-delay 500e-6 --sizes 1,64,512,4k,32k --modes executor --iterations 100" \
+  "4 alltoall_p4_ppn2_delay500us.json bench-alltoall --ppn 2 --inter-delay 500e-6 --sizes 1,64,512,4k,32k --modes executor --iterations 100"
 
 measure-references: $(STAMP)
 	@mkdir -p $(REFERENCE_DIR)
@@ -168,6 +175,12 @@ measure-references: $(STAMP)
 	  echo "== $(REFERENCE_DIR)/$$file: mpiexec -n $$ranks python -m mpi_exercises $$* ($$(uptime | sed 's/.*load/load/'))"; \
 	  $(BIN)/mpiexec -n $$ranks $(BIN)/python -m mpi_exercises "$$@" --no-progress \
 	    --json $(REFERENCE_DIR)/$$file >/dev/null || exit 1; \
+	done
+
+list-references:
+	@for run in $(REFERENCE_RUNS); do \
+	  set -- $$run; ranks=$$1; file=$$2; shift 2; \
+	  echo "mpiexec -n $$ranks python -m mpi_exercises $$* --no-progress --json book/data/$$file"; \
 	done
 
 refresh-references: $(STAMP)
