@@ -68,7 +68,10 @@ def test_the_lab_page_offers_the_student_version(book_html, lab):
     with zipfile.ZipFile(path) as zf:
         names = sorted(zf.namelist())
         nb = nbformat.reads(zf.read(f"{lab}/{lab}.ipynb").decode("utf-8"), as_version=4)
-        data = {n: zf.read(n) for n in names if n != f"{lab}/{lab}.ipynb"}
+        readme = zf.read(f"{lab}/README.md").decode("utf-8")
+        data = {n: zf.read(n) for n in names if n not in (f"{lab}/{lab}.ipynb", f"{lab}/README.md")}
+    # the zip says how to install the kit (the book's page), without the course's repository
+    assert 'page "Install the kit"' in readme and "pip install" in readme and "clone" not in readme, readme
     source = LABS / "source" / lab
     expected = sorted(f"{lab}/{p.name}" for p in source.iterdir()
                       if p.is_file() and p.suffix != ".ipynb")

@@ -1,19 +1,21 @@
-"""The student version of every lab, built with the book.
+"""What a course hands out, built with the book: the student version of every lab, and the kit.
 
 A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``).  When the builder
 starts (``builder-inited``) it releases every lab of the nbgrader course ``labs/`` with
 nbgrader's own ``generate_assignment`` -- what ``make release`` runs: solutions replaced by
-``YOUR CODE HERE``, hidden tests removed, outputs cleared, the lab's data files copied -- and
-zips each student folder into ``_build/student-labs/<lab>.zip`` (git-ignored), which the lab
-pages of the book offer with the ``{download}`` role.
+``YOUR CODE HERE``, hidden tests removed, outputs cleared, the lab's data files copied -- adds a
+``README.md`` (how to install the kit, where the lab's commands are, what to hand in) and zips
+each student folder into ``_build/student-labs/<lab>.zip`` (git-ignored), which the lab pages
+of the book offer with the ``{download}`` role.  It also loads ``kit_wheel`` (next to this
+file), which builds the kit's wheel that the page "Install the kit" offers.
 
 The course is ``labs/`` of the book's root, or the folder named by the Sphinx option
 ``student_labs_course`` or the environment variable ``STUDENT_LABS_COURSE`` (an instructor's
 private copy).  nbgrader runs in a child process on a temporary copy of the course (its
 configuration and ``source/``), so the course's own ``release/`` and ``gradebook.db`` are never
 touched and no gradebook is written.  The zips depend only on their sources (fixed timestamps,
-sorted entries); a digest of the course's sources, this file and nbgrader's version is stored
-next to them, and a build whose digest matches reuses them (about 7 s saved).
+sorted entries); a digest of the course's sources, this file, the wheel's name and nbgrader's
+version is stored next to them, and a build whose digest matches reuses them (about 7 s saved).
 
     python book/_ext/student_labs.py [COURSE] [OUT]   (the child process; defaults labs, _build/student-labs)
 """
@@ -26,10 +28,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import zipfile
 from importlib import metadata
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kit_wheel  # noqa: E402 (next to this file)
 
 #: the course's files that nbgrader reads to release a lab (besides source/)
 COURSE_FILES = ("nbgrader_config.py", "grading_preprocessors.py")
@@ -54,7 +60,7 @@ def _source_files(course: Path) -> list[Path]:
 def digest(course: Path) -> str:
     """SHA-256 of the course's sources, this generator and nbgrader's version."""
     h = hashlib.sha256(metadata.version("nbgrader").encode())
-    h.update(Path(__file__).read_bytes())
+    h.update(Path(__file__).read_bytes() + kit_wheel.wheel_name().encode())
     for path in _source_files(course):
         h.update(path.relative_to(course).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
@@ -100,9 +106,64 @@ def release(course: Path, out: Path) -> list[Path]:
             if not result["success"]:
                 raise RuntimeError(f"nbgrader generate_assignment {lab} failed:\n"
                                    f"{result.get('log', '')}\n{result.get('error', '')}")
+            folder = copy / "release" / lab
+            hand_in = [f"{lab}.ipynb", *config.Autograde.get("exclude_overwriting", {}).get(lab, [])]
+            (folder / "README.md").write_text(readme(lab, folder, hand_in), encoding="utf-8")
             zips.append(out / f"{lab}.zip")
-            write_zip(copy / "release" / lab, zips[-1])
+            write_zip(folder, zips[-1])
     return zips
+
+
+def readme(lab: str, folder: Path, hand_in: list[str]) -> str:
+    """The zip's ``README.md``: the lab's title, how to install the kit, what to hand in.
+
+    ``hand_in``: the notebook, then the lab's data files (``Autograde.exclude_overwriting``).
+    """
+    import nbformat
+
+    nb = nbformat.read(folder / f"{lab}.ipynb", as_version=4)
+    heading = next((c.source.splitlines()[0] for c in nb.cells
+                    if c.cell_type == "markdown" and c.source.startswith("# ")), f"# {lab}")
+    title = heading[2:].strip()
+    wheel = kit_wheel.wheel_name()
+    notebook, data = hand_in[0], hand_in[1:]
+    if data:
+        handed = (f"`{notebook}` and your own " + ", ".join(f"`{d}`" for d in data)
+                  + " (the copies in this zip are the course's reference measurements: replace them by yours)")
+    else:
+        handed = f"`{notebook}` (this lab has no data files)"
+    return "\n".join([
+        f"# {title}",
+        "",
+        *textwrap.wrap(f"The student version of the lab: the notebook `{notebook}` and its data files. "
+                       f'The course book\'s page "{title}" says what the lab is about, the commands '
+                       "to run and how many MPI ranks they need.", 96),
+        "",
+        "## 1. Install the course kit (once)",
+        "",
+        'The course book\'s page "Install the kit" offers the kit, a file',
+        f"`{wheel}`, with the commands for Linux, macOS and Windows.",
+        "You do not need the course's repository. On Linux or macOS, with Python 3.11 or newer:",
+        "",
+        "```bash",
+        "python3 -m venv ~/netmodels-venv",
+        "source ~/netmodels-venv/bin/activate",
+        f"python -m pip install ~/Downloads/{wheel}",
+        "```",
+        "",
+        "## 2. Work on the lab",
+        "",
+        "From this folder, with that environment active: run the commands of the lab's page, then",
+        "",
+        "```bash",
+        f"jupyter lab {notebook}",
+        "```",
+        "",
+        "## 3. Hand in",
+        "",
+        *textwrap.wrap(f"This folder with {handed}.", 96),
+        "",
+    ])
 
 
 def up_to_date(course: Path, out: Path) -> bool:
@@ -155,6 +216,7 @@ def setup(app) -> dict:
     # STUDENT_LABS_COURSE=/path/to/course make book)
     app.add_config_value("student_labs_course", "labs", "env", [str])
     app.connect("builder-inited", build_student_labs)
+    app.setup_extension("kit_wheel")   # the kit's wheel, offered by the page "Install the kit"
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
