@@ -20,7 +20,10 @@ A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
 - fixes small theme glitches the browser test found: a console error on a first visit
   (no default colour mode), a second search field in an empty header bar, and a bare
   ``index.html`` redirect without a favicon (the browser then asks for /favicon.ico);
-- writes ``.nojekyll`` so GitHub Pages publishes ``_static/`` as it is.
+- writes ``.nojekyll`` so GitHub Pages publishes ``_static/`` as it is;
+- keeps the build's log readable: the two lines in which myst-parser and myst-nb print their
+  whole configuration (about 800 characters each, information only) are dropped, every other
+  message, every warning included, is printed.
 
 ``tests/test_browser.py`` checks all of this in headless Chromium.
 """
@@ -28,6 +31,7 @@ A local Sphinx extension (``_config.yml``: ``sphinx.local_extensions``) that
 from __future__ import annotations
 
 import html
+import logging as pylogging
 import re
 import shutil
 from pathlib import Path
@@ -143,7 +147,21 @@ def check_config(app: Sphinx, config) -> None:
         logger.warning("mathjax_path points to a CDN; use mathjax/tex-mml-chtml.js (served by the site)")
 
 
+class _NoConfigDump(pylogging.Filter):
+    """Drops the INFO records "myst v...: MdParserConfig(...)" and "myst-nb v...: NbParserConfig(...)"."""
+
+    def filter(self, record: pylogging.LogRecord) -> bool:
+        return not (record.levelno == pylogging.INFO and isinstance(record.msg, str)
+                    and re.search(r"myst(-nb)? v%s:", record.msg) is not None)
+
+
+#: the loggers of the two configuration dumps (sphinx.util.logging prefixes "sphinx.")
+CONFIG_DUMP_LOGGERS = ("sphinx.myst_parser.sphinx_ext.main", "sphinx.myst_nb.sphinx_ext")
+
+
 def setup(app: Sphinx) -> dict:
+    for name in CONFIG_DUMP_LOGGERS:
+        pylogging.getLogger(name).addFilter(_NoConfigDump())
     app.connect("config-inited", check_config)
     app.connect("builder-inited", lambda app: app.config.html_static_path.append(str(STATIC)))
     app.add_css_file("book.css")
