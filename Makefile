@@ -113,6 +113,14 @@ feedback: $(STAMP)
 	echo "Feedback: $(abspath $(COURSE))/feedback/<student>/<lab>/<lab>.html (math rendered offline)"; \
 	if [ -n "$$failed" ]; then echo "feedback incomplete for:$$failed (see the errors above)" >&2; exit 1; fi
 
+# The class's measured machines side by side, one static page per lab (labs/README.md):
+#   make class-report LAB=lab1   labs/feedback/_class/lab1.html and lab1.csv; NAMES=1: student ids,
+#                                not pseudonyms
+.PHONY: class-report
+class-report: $(STAMP)
+	@test -n "$(LAB)" || { echo "usage: make class-report LAB=labN (N = 1 to 5) [NAMES=1]" >&2; exit 2; }
+	$(BIN)/python $(COURSE)/class_report.py --lab $(LAB) --course $(COURSE)$(if $(NAMES), --names)
+
 # ---------------------------------------------------------------- What Python costs (opt-in)
 # The C ping-pong of benchmarks/pingpong.c, built with the MPI wheel's own mpicc and run on
 # 2 ranks; its JSON (with command, date, cores and load) goes to results/pingpong_c.json
