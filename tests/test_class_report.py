@@ -1,0 +1,333 @@
+"""The class report (labs/class_report.py) on a synthetic class, without grading.
+
+:func:`make_course` builds a temporary course of 12 students whose lab 1, 3 and 5 files are the
+reference files of ``labs/source/`` with a seeded perturbation per student (every time scaled
+by a factor of the student's own; per barrier algorithm another, so that rankings differ; lab 5's
+measured times scaled and its errors recomputed), plus the files a class hands in by mistake: a
+truncated file, a file of the wrong kind, one that is not JSON, a missing file, a folder without
+the lab, a run on the wrong number of ranks, a copy of the reference file, and oversubscribed
+runs (ranks above the cores recorded).  The tests check the CSV against values computed here
+from those files with plain numpy, and that every bad file is on the page with its reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LABS = ROOT / "labs"
+STUDENTS = [f"u{n}" for n in (1034, 1187, 1290, 1342, 1411, 1569, 1603, 1748, 1822, 1905, 1977, 2031)]
+#: what goes wrong, and where
+TRUNCATED, WRONG_KIND, NOT_JSON, MISSING, NO_FOLDER = "u1290", "u1411", "u1569", "u1748", "u1905"
+WRONG_RANKS, COPY, OVER, OVER3, OVER5, RECOMPUTED = "u1822", "u2031", "u1603", "u1977", "u1187", "u1342"
+
+
+def _scale(obj, k):
+    """Every time in a benchmark record (keys ending in _s or _s_per_byte) times k."""
+    if isinstance(obj, dict):
+        return {key: (_times(v, k) if key.endswith(("_s", "_s_per_byte")) else _scale(v, k)) for key, v in obj.items()}
+    if isinstance(obj, list):
+        return [_scale(v, k) for v in obj]
+    return obj
+
+
+def _times(v, k):
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return v * k
+    if isinstance(v, list):
+        return [_times(x, k) for x in v]
+    if isinstance(v, dict):
+        return {key: _times(x, k) for key, x in v.items()}
+    return v
+
+
+def _oversubscribe(rec, ranks, cores):
+    """The record of a run of ``ranks`` ranks on a machine that gave it ``cores`` cores: only the
+    counts change, not the file's own flags."""
+    rec["environment"]["ranks"], rec["environment"]["cores"] = ranks, cores
+    place = rec["environment"].get("placement")
+    if place:
+        place["nodes"][0].update(ranks=ranks, cores=cores)
+    return rec
+
+
+def _write(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+
+
+def make_course(root: Path, students=STUDENTS, seed: int = 7) -> Path:
+    """A course folder (``nbgrader_config.py``, ``source/`` of labs 1, 3, 5, ``submitted/``)."""
+    course = root / "course"
+    course.mkdir(parents=True)
+    shutil.copy(LABS / "nbgrader_config.py", course)
+    for lab in ("lab1", "lab3", "lab5"):
+        shutil.copytree(LABS / "source" / lab, course / "source" / lab, ignore=shutil.ignore_patterns("*.ipynb"))
+    ref = {name: json.loads((LABS / "source" / lab / name).read_text()) for lab, name in
+           (("lab1", "pingpong.json"), ("lab3", "logp.json"), ("lab3", "barriers.json"), ("lab5", "predict.json"))}
+    rng = np.random.default_rng(seed)
+    for student in students:
+        k = float(rng.uniform(0.5, 3.0))
+        sub = course / "submitted" / student
+        # lab 1
+        pp = _scale(copy.deepcopy(ref["pingpong.json"]), k)
+        if student == RECOMPUTED:    # a different n1/2: latency added to every sample, the file's fit no longer its own
+            for r in pp["results"]:
+                for key in ("min_s", "p25_s", "median_s", "p75_s", "max_s"):
+                    r[key] += 0.7e-6
+                r["times_s"] = [t + 0.7e-6 for t in r["times_s"]]
+        if student == OVER:
+            _oversubscribe(pp, 2, 1)
+        if student == WRONG_RANKS:
+            _oversubscribe(pp, 4, 8)
+        _write(sub / "lab1" / "pingpong.json", pp)
+        if student == TRUNCATED:
+            text = json.dumps(pp)
+            _write(sub / "lab1" / "pingpong.json", text[: len(text) // 3])
+        if student == COPY:
+            shutil.copy(LABS / "source" / "lab1" / "pingpong.json", sub / "lab1" / "pingpong.json")
+        # lab 3
+        lg = _scale(copy.deepcopy(ref["logp.json"]), k)
+        bar = copy.deepcopy(ref["barriers.json"])
+        for r in bar["results"]:
+            f = k * float(rng.uniform(0.8, 1.25))
+            for key in ("min_s", "p25_s", "median_s", "p75_s", "max_s"):
+                r[key] *= f
+        if student == OVER3:
+            _oversubscribe(bar, 4, 2)
+        if student != MISSING:
+            _write(sub / "lab3" / "logp.json", lg)
+        _write(sub / "lab3" / "barriers.json", lg if student == WRONG_KIND else bar)
+        # lab 5: measured times scaled, predictions kept, errors recomputed
+        if student == NO_FOLDER:
+            continue
+        pr = copy.deepcopy(ref["predict.json"])
+        m = float(rng.uniform(0.6, 1.8))
+        for r in pr["rows"]:
+            r["measured_s"] *= m
+            for key in ("relative_error", "relative_error_network"):
+                times = r["predicted_s"] if key == "relative_error" else r["network_s"]
+                r[key] = {model: (t - r["measured_s"]) / r["measured_s"] for model, t in times.items()}
+        for model, parts in pr["summary"].items():
+            for part, key in (("with_software", "relative_error"), ("network_only", "relative_error_network")):
+                parts[part]["median_abs"] = float(np.median([abs(r[key][model]) for r in pr["rows"] if r[key]]))
+        if student == OVER5:
+            _oversubscribe(pr, 4, 2)
+            pr["valid"] = False
+        _write(sub / "lab5" / "predict.json", pr)
+        _write(sub / "lab5" / "pingpong.json", pp)
+        _write(sub / "lab5" / "logp.json", lg)
+        if student == NOT_JSON:
+            _write(sub / "lab5" / "predict.json", "predict.json\nalpha-beta 43 %\n")
+    return course
+
+
+# ---------------------------------------------------------------- running it
+def _module():
+    sys.path.insert(0, str(LABS))
+    import class_report
+
+    return class_report
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return make_course(tmp_path_factory.mktemp("class"))
+
+
+@pytest.fixture(scope="module")
+def reports(course):
+    """``{lab: (rows by student, page)}``, made with --names (rows keyed by student id)."""
+    out = {}
+    for lab in ("lab1", "lab3", "lab5"):
+        assert _module().main(["--lab", lab, "--course", str(course), "--out", str(course / "named"), "--names"]) == 0
+        with open(course / "named" / f"{lab}.csv", newline="", encoding="utf-8") as fh:
+            rows = {r["student"] or "(reference)": r for r in csv.DictReader(fh)}
+        out[lab] = rows, (course / "named" / f"{lab}.html").read_text(encoding="utf-8")
+    return out
+
+
+def _load(course, student, lab, name):
+    return json.loads((course / "submitted" / student / lab / name).read_text())
+
+
+def _used(rows):
+    return {s: r for s, r in rows.items() if r["status"] == "used"}
+
+
+# ---------------------------------------------------------------- lab 1
+def test_lab1_alpha_beta_are_the_relative_least_squares_of_each_file(course, reports):
+    rows, _ = reports["lab1"]
+    used = _used(rows)
+    expected = set(STUDENTS) - {TRUNCATED, WRONG_RANKS, COPY}
+    assert set(used) == expected, {s: (r["status"], r["problems"]) for s, r in rows.items()}
+    for s, row in used.items():
+        res = _load(course, s, "lab1", "pingpong.json")["results"]
+        n = np.array([r["bytes"] for r in res], float)
+        t = np.array([r["median_s"] for r in res], float)
+        # minimise sum(((a + b n - t) / t)^2): a linear least-squares problem in (a, b)
+        a, b = np.linalg.lstsq(np.column_stack([1 / t, n / t]), np.ones_like(t), rcond=None)[0]
+        assert float(row["alpha_s"]) == pytest.approx(a, rel=1e-6), s
+        assert float(row["beta_s_per_byte"]) == pytest.approx(b, rel=1e-6), s
+        assert float(row["n_half_bytes"]) == pytest.approx(a / b, rel=1e-6), s
+        assert float(row["alpha_ci_low_s"]) <= float(row["alpha_s"]) <= float(row["alpha_ci_high_s"]), s
+        assert float(row["beta_ci_low_s_per_byte"]) <= float(row["beta_s_per_byte"]) <= float(row["beta_ci_high_s_per_byte"]), s
+
+
+def test_lab1_intervals_are_the_files_own_scaled(course, reports):
+    """A file scaled by k keeps its own bootstrap interval, k times the reference's; a file whose
+    recorded fit is no longer that of its data gets the interval recomputed from its samples."""
+    rows, _ = reports["lab1"]
+    ref = json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())["fit"]["alpha_beta"]
+    for s, row in _used(rows).items():
+        mine = _load(course, s, "lab1", "pingpong.json")
+        if s == RECOMPUTED:
+            assert row["interval"] == "recomputed"
+            continue
+        k = mine["results"][0]["median_s"] / json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())["results"][0]["median_s"]
+        assert row["interval"] == "recorded", s
+        assert float(row["alpha_ci_low_s"]) == pytest.approx(k * ref["alpha_ci_s"][0], rel=1e-9)
+        assert float(row["beta_ci_high_s_per_byte"]) == pytest.approx(k * ref["beta_ci_s_per_byte"][1], rel=1e-9)
+    assert rows["(reference)"]["interval"] == "recorded"
+    assert float(rows["(reference)"]["alpha_s"]) == pytest.approx(ref["alpha_s"], rel=1e-9)
+
+
+def test_lab1_bad_files_are_listed_with_their_reason(reports):
+    rows, page = reports["lab1"]
+    why = {TRUNCATED: "truncated", WRONG_RANKS: "wrong rank count: measured on 4 ranks; the lab asks for exactly 2",
+           COPY: "a copy of the reference file"}
+    for s, text in why.items():
+        assert rows[s]["status"] == "not used" and text in rows[s]["problems"], rows[s]
+        assert re.search(rf"<td>{s}</td><td><code>pingpong.json</code></td><td>[^<]*{re.escape(text)}", page), s
+    assert rows[OVER]["status"] == "used" and rows[OVER]["oversubscribed"].startswith("yes: 2 ranks on 1 core")
+    assert re.search(rf"<tr class=\"over[^\"]*\"><td>{OVER}</td>", page)
+    assert "0 oversubscribed" not in page
+
+
+def test_lab1_class_median_leaves_oversubscribed_runs_out(reports):
+    rows, page = reports["lab1"]
+    alphas = [float(r["alpha_s"]) for s, r in _used(rows).items() if s != OVER]
+    assert f"Class median α = {np.median(alphas) * 1e6:.3g} µs" in page
+
+
+# ---------------------------------------------------------------- lab 3
+def _netgauge(data):
+    """LogGP from the minima by Netgauge's equations, as lab 3 states them."""
+    res, n = data["results"], data["parameters"]["n"]
+    s = np.array([r["bytes"] for r in res], float)
+    d = np.array([r["d_s"] for r in res])
+    r1, rn0, rnd, o_r = (np.array([r[k]["min_s"] for r in res]) for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d", "o_r"))
+    x = np.maximum(s - 1, 0)
+    gap = (rn0 - r1) / (n - 1)
+    o_s_s = (rnd - r1) / (n - 1) - d
+    above = gap > 1.05 * o_s_s
+    G, g = np.polyfit(x[above], gap[above], 1)
+    small = (s <= 64) | (s == s[0])
+    L = np.median(r1[small] / 2 - o_s_s[small] - o_r[small] - x[small] * G)
+    return {"L_s": max(L, 0.0), "o_s_s": np.median(o_s_s[small]), "o_r_s": np.median(o_r[small]), "g_s": g,
+            "G_s_per_byte": G}
+
+
+def test_lab3_logp_parameters_and_barrier_ranking(course, reports):
+    rows, _ = reports["lab3"]
+    for s in set(STUDENTS) - {MISSING}:
+        row = rows[s]
+        want = _netgauge(_load(course, s, "lab3", "logp.json"))
+        for key, value in want.items():
+            assert float(row[key]) == pytest.approx(value, rel=1e-6, abs=1e-15), (s, key)
+        if s == WRONG_KIND:
+            assert row["status"] == "partly used" and row["fastest_measured"] == ""
+            continue
+        bar = _load(course, s, "lab3", "barriers.json")["results"]
+        order = [r["algorithm"] for r in sorted(bar, key=lambda r: r["min_s"])]
+        assert row["ranking_measured"] == " < ".join(order) and row["fastest_measured"] == order[0], s
+        assert len(row["ranking_predicted"].split(" < ")) == len(order) - 1     # MPI's own is not predicted
+    assert rows[MISSING]["status"] == "partly used" and rows[MISSING]["L_s"] == ""
+
+
+def test_lab3_bad_files_are_listed_with_their_reason(reports):
+    rows, page = reports["lab3"]
+    assert "barriers.json: wrong kind: the record of `logp-prtt`, not of `barrier-bench`" in rows[WRONG_KIND]["problems"]
+    assert "logp.json: missing" in rows[MISSING]["problems"]
+    for s, f, text, effect in ((WRONG_KIND, "barriers.json", "wrong kind", "shown without barriers.json"),
+                               (MISSING, "logp.json", "missing", "shown without logp.json")):
+        assert re.search(rf"<td>{s}</td><td><code>{f}</code></td><td>{text}[^<]*</td><td>{effect}</td>", page), s
+    assert "barriers.json oversubscribed (4 ranks on 2 cores)" in rows[OVER3]["caveats"]
+    assert rows[OVER3]["ranks"] == "logp.json: 2; barriers.json: 4"
+
+
+# ---------------------------------------------------------------- lab 5
+def test_lab5_median_errors_per_model(course, reports):
+    rows, _ = reports["lab5"]
+    shown = set(STUDENTS) - {NOT_JSON, NO_FOLDER}
+    assert {s for s, r in rows.items() if r["status"] == "used"} == shown
+    for s in shown:
+        data = _load(course, s, "lab5", "predict.json")
+        for model in ("alpha-beta", "nbl", "loggp"):
+            for key, col in (("relative_error", f"{model}_median_abs_error"),
+                             ("relative_error_network", f"{model}_median_abs_error_network_only")):
+                want = np.median([abs(r[key][model]) for r in data["rows"] if model in r[key]])
+                assert float(rows[s][col]) == pytest.approx(want, rel=1e-9), (s, col)
+        best = min(("alpha-beta", "nbl", "loggp"), key=lambda m: float(rows[s][f"{m}_median_abs_error"]))
+        assert rows[s]["best_model"] == best
+
+
+def test_lab5_bad_files_are_listed_with_their_reason(reports):
+    rows, page = reports["lab5"]
+    assert rows[NOT_JSON]["status"] == "not used" and "predict.json: not JSON" in rows[NOT_JSON]["problems"]
+    assert rows[NO_FOLDER]["status"] == "not submitted" and "not submitted" in rows[NO_FOLDER]["problems"]
+    assert rows[OVER5]["oversubscribed"].startswith("yes: 4 ranks on 2 cores")
+    assert re.search(rf"<td>{NOT_JSON}</td><td><code>predict.json</code></td><td>not JSON", page)
+    assert re.search(rf"<td>{NO_FOLDER}</td><td><code>lab5/</code></td><td>no lab5 folder", page)
+
+
+# ---------------------------------------------------------------- the page
+@pytest.mark.parametrize("lab", ["lab1", "lab3", "lab5"])
+def test_the_page_is_self_contained(reports, lab):
+    _, page = reports[lab]
+    assert page.count("<svg") >= 1 and "<script" not in page and "<link" not in page and "<img" not in page
+    external = re.findall(r'(?:src|href)\s*=\s*"(?!#|data:)[^"]*"', page)
+    assert not external, external
+    assert re.search(r"url\((?!#)", page) is None
+
+
+def test_pseudonyms_hide_ids_and_are_stable(course, tmp_path):
+    cr = _module()
+    assert cr.main(["--lab", "lab5", "--course", str(course), "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "lab5.html").read_text(encoding="utf-8") + (tmp_path / "lab5.csv").read_text(encoding="utf-8")
+    assert not [s for s in STUDENTS if s in text]
+    with open(tmp_path / "lab5.csv", newline="", encoding="utf-8") as fh:
+        names = [r["machine"] for r in csv.DictReader(fh)]
+    assert len(set(names)) == len(STUDENTS) + 1
+    assert all(re.fullmatch(r"reference|[a-z]+ [a-z]+( \d+)?", n) for n in names), names
+    # the same in every run and every lab (the course's key), whoever else is in the class
+    key = cr.course_key(course)
+    assert sorted(names[1:]) == sorted(cr.pseudonyms(STUDENTS, key).values())
+    assert cr.pseudonyms(STUDENTS[:3], key)[STUDENTS[0]] == cr.pseudonyms(STUDENTS, key)[STUDENTS[0]]
+    assert cr.pseudonyms(STUDENTS, b"another course's key") != cr.pseudonyms(STUDENTS, key)
+
+
+def test_command_line_and_make_target(course, tmp_path, capsys):
+    run = subprocess.run([sys.executable, str(LABS / "class_report.py"), "--lab", "lab3", "--course", str(course),
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "lab3: 12 student folders, 12 machines shown, 2 hand-ins not used" in run.stdout
+    assert (tmp_path / "lab3.html").is_file() and (tmp_path / "lab3.csv").is_file()
+    with pytest.raises(SystemExit) as exc:
+        _module().main(["--lab", "lab6"])
+    assert exc.value.code == 2 and "invalid choice: 'lab6'" in capsys.readouterr().err
+    make = subprocess.run(["make", "-n", "class-report", "LAB=lab3"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert make.returncode == 0 and "labs/class_report.py --lab lab3" in make.stdout, make.stdout + make.stderr
