@@ -1,0 +1,379 @@
+"""The graded labs' data files: one loader that names a bad file, what is wrong with it and
+the command that writes it, and the command that writes lab 2's ``allreduce.json``.
+
+Every lab reads result files that a command of the kit wrote:
+
+=====  ===================  ==================================================================
+lab    file                 kind (:data:`KINDS`): the command that writes it
+=====  ===================  ==================================================================
+1      ``pingpong.json``    ``pingpong``: ``mpiexec -n 2 python -m mpi_exercises pingpong``
+2      ``testjig.json``     ``nbl-testjig``: ``mpiexec -n 4 python -m mpi_exercises nbl-testjig``
+2      ``allreduce.json``   ``allreduce-runs``: ``python -m mpi_exercises.labdata allreduce-runs``
+3      ``logp.json``        ``logp``: ``mpiexec -n 2 python -m mpi_exercises logp``
+3      ``barriers.json``    ``barrier-bench``: ``mpiexec -n <cores> ... barrier-bench``
+4      ``lop.json``         ``lop``: ``mpiexec -n 8 python -m mpi_exercises lop``
+5      ``predict.json``     ``predict``: ``mpiexec -n <cores> ... predict --calibration ...``
+=====  ===================  ==================================================================
+
+``load(path, kind)`` reads one and checks that it is there, is JSON and whole (not cut short),
+is the result of that command (its ``"benchmark"`` field), holds every field the lab reads,
+and was measured with the number of ranks the lab needs (exactly 2 for the ping-pong and the
+round trips, whose third rank would only wait; 4 for the f(L) jig; at least 5 for LoP's fits).
+Anything else raises :class:`LabDataError`, one message: the file, what is wrong, and the
+command that writes it again, e.g. ::
+
+    LabDataError: pingpong.json: measured with 3 ranks, but this lab needs exactly 2 (ranks 0
+    and 1 measure, any other rank only waits). Write it again, from the lab's folder, with:
+    mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json
+
+Lab 2's ``allreduce.json`` is the one file no benchmark writes by itself: ten runs of
+``python -m mpi_exercises allreduce`` (Tree, ring, and Snake and Fence with four block sizes,
+N = 10^5 doubles, on 4 ranks), each the JSON that command writes, collected as ``{"runs":
+[...]}``.  :func:`measure_allreduce_runs` makes them (it starts ``mpiexec`` for each run), and
+is the lab's one way to get the file, from a terminal ::
+
+    python -m mpi_exercises.labdata allreduce-runs --json allreduce.json
+
+or from the notebook's measurement cell.  Importing this module does not start MPI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class LabDataError(ValueError):
+    """A lab's data file that cannot be used: the message names the file, the problem and the
+    command that writes it."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of data file: the ``"benchmark"`` its command records (None: ten ``allreduce``
+    runs), the command that writes it (``{path}``: the file), the fields the labs read
+    (dotted paths; ``key[]`` is a non-empty list, every item of which must hold the rest of
+    the path), and the ranks it must have been measured with (``ranks``: exactly;
+    ``min_ranks``: at least; ``why_ranks``: why, in words)."""
+
+    benchmark: str | None
+    command: str
+    fields: tuple[str, ...]
+    ranks: int | None = None
+    min_ranks: int | None = None
+    why_ranks: str = ""
+
+    def write_with(self, path) -> str:
+        return self.command.format(path=path)
+
+
+#: the environment every benchmark records; the labs print and check parts of it
+_ENV = ("environment.ranks", "environment.cores", "environment.date", "environment.mpi_library", "oversubscribed")
+
+#: data file kinds, by the name of the command that writes them
+KINDS: dict[str, Kind] = {
+    "pingpong": Kind(
+        "pingpong", "mpiexec -n 2 python -m mpi_exercises pingpong --json {path}",
+        _ENV + ("results[].bytes", "results[].median_s", "results[].min_s"),
+        ranks=2, why_ranks="ranks 0 and 1 measure, any other rank only waits"),
+    "nbl-testjig": Kind(
+        "nbl-testjig", "mpiexec -n 4 python -m mpi_exercises nbl-testjig --json {path}",
+        _ENV + ("table.S", "table.T_s.1", "table.T_s.2", "table.T_s.4", "table.T_s.6",
+                "combine.c2_s_per_elem", "combine.c3_s_per_elem"),
+        ranks=4, why_ranks="the centre rank and its 3 neighbours measure L = 1, 2, 4 and 6 links"),
+    "allreduce-runs": Kind(
+        None, "python -m mpi_exercises.labdata allreduce-runs --json {path}",
+        ("runs[].benchmark", "runs[].environment.ranks", "runs[].environment.cores", "runs[].oversubscribed",
+         "runs[].parameters.algorithm", "runs[].parameters.N", "runs[].parameters.block",
+         "runs[].parameters.mesh", "runs[].results.min_s", "runs[].results.median_s")),
+    "logp": Kind(
+        "logp-prtt", "mpiexec -n 2 python -m mpi_exercises logp --json {path}",
+        _ENV + ("parameters.n", "results[].bytes", "results[].d_s", "results[].prtt_1_0.min_s",
+                "results[].prtt_n_0.min_s", "results[].prtt_n_d.min_s", "results[].o_r.min_s"),
+        ranks=2, why_ranks="ranks 0 and 1 measure, any other rank only waits"),
+    "barrier-bench": Kind(
+        "barrier", "mpiexec -n <cores> python -m mpi_exercises barrier-bench --json {path}",
+        _ENV + ("results[].algorithm", "results[].options", "results[].min_s"),
+        min_ranks=2, why_ranks="a barrier needs two ranks to synchronise"),
+    "lop": Kind(
+        "lop", "mpiexec -n 8 python -m mpi_exercises lop --json {path}",
+        _ENV + ("results[].peers", "results[].rtt_per_message_single.min_s", "results[].os_single.min_s",
+                "barrier[].options.n", "barrier[].min_s"),
+        min_ranks=5, why_ranks="the fits need round trips to at least 4 peer counts"),
+    "predict": Kind(
+        "predict", "mpiexec -n <cores> python -m mpi_exercises predict --calibration pingpong.json logp.json "
+                   "--json {path}",
+        _ENV + ("valid", "reliable", "stable", "drift", "load_average_1min", "command", "calibration.source",
+                "calibration.models.alpha-beta.alpha", "calibration.models.alpha-beta.beta",
+                "calibration.models.loggp.L", "calibration.models.loggp.o_s", "calibration.models.loggp.o_r",
+                "calibration.models.loggp.g", "calibration.models.loggp.G",
+                "rows[].collective", "rows[].algorithm", "rows[].nelems", "rows[].measured_s",
+                "rows[].software_s", "rows[algorithm!=mpi].network_s.alpha-beta",
+                "rows[algorithm!=mpi].network_s.loggp", "rows[algorithm!=mpi].schedule",
+                "summary.alpha-beta.with_software.median_abs", "summary.alpha-beta.network_only.median_abs",
+                "summary.loggp.with_software.median_abs", "summary.loggp.network_only.median_abs",
+                "summary.nbl.with_software.median_abs", "summary.nbl.network_only.median_abs")),
+}
+
+#: the command of every ``"benchmark"`` a result file can name, for "this is another file" messages
+_WRITTEN_BY = {kind.benchmark: name for name, kind in KINDS.items() if kind.benchmark}
+
+
+def _what(data) -> str:
+    """What a parsed file holds, in words, when it is not what was asked for."""
+    if isinstance(data, dict):
+        found = data.get("benchmark")
+        if isinstance(found, str):
+            command = _WRITTEN_BY.get(found, found)
+            return f"holds the result of `{command}`"
+        if "runs" in data:
+            return "holds a list of runs"
+        return "holds a JSON object without a \"benchmark\" field (no result of the kit's commands)"
+    return f"holds a JSON {type(data).__name__.replace('dict', 'object').replace('list', 'array')}"
+
+
+def _missing(node, parts: list[str], where: str) -> str | None:
+    """The first place along the dotted path ``parts`` that ``node`` lacks, or None.  A part
+    ``key[]`` is a non-empty list whose every item must hold the rest of the path;
+    ``key[field!=value]`` the same for the items whose ``field`` is not ``value``."""
+    if not parts:
+        return None
+    part = parts[0]
+    key, bracket, cond = part.partition("[")
+    here = f"{where}.{key}" if where else key
+    if not isinstance(node, dict) or key not in node:
+        return f"has no field {here}"
+    value = node[key]
+    if not bracket:
+        return _missing(value, parts[1:], here)
+    if not isinstance(value, list) or not value:
+        return f"has no {here} to read (an empty list or none)"
+    field, _, skip = cond.rstrip("]").partition("!=")
+    for i, item in enumerate(value):
+        if field and isinstance(item, dict) and item.get(field) == skip:
+            continue
+        problem = _missing(item, parts[1:], f"{here}[{i}]")
+        if problem:
+            return problem
+    return None
+
+
+def _unclosed(text: str) -> bool:
+    """True if ``text`` ends inside a JSON string, object or array: what a file cut short
+    (an interrupted write, an incomplete copy) looks like."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+    return in_string or depth > 0
+
+
+def _parse(path: Path) -> object:
+    """The JSON of ``path``, or a LabDataError's problem (a str) if it has none."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        folder = path.parent.resolve()
+        return f"no such file in {folder}"
+    except IsADirectoryError:
+        return "a folder, not a file"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not a text file (not UTF-8), so no result of the kit's commands"
+    if not text.strip():
+        return "empty (0 bytes)" if not raw else "empty (only blanks)"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if _unclosed(text):
+            return (f"cut short: its JSON ends at line {text.rstrip().count(chr(10)) + 1} before it is "
+                    "complete (was the command interrupted, or the file copied while it was written?)")
+        return f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+
+
+def problem(data, kind: str) -> str | None:
+    """Why the parsed file ``data`` is not a usable ``kind`` (a key of :data:`KINDS`), or None."""
+    spec = KINDS[kind]
+    if spec.benchmark is None:                          # ten allreduce runs, collected
+        if not isinstance(data, dict) or "runs" not in data:
+            return f"{_what(data)}, not the allreduce runs this lab needs"
+        runs = data["runs"]
+        if isinstance(runs, list):
+            for i, run in enumerate(runs):
+                found = run.get("benchmark") if isinstance(run, dict) else None
+                if found is not None and found != "allreduce":
+                    return f"runs[{i}] {_what(run)}, not a run of `python -m mpi_exercises allreduce`"
+    elif not isinstance(data, dict) or data.get("benchmark") != spec.benchmark:
+        return f"{_what(data)}, not the result of `{kind}`"
+    for path in spec.fields:
+        missing = _missing(data, path.split("."), "")
+        if missing:
+            return missing
+    env = data.get("environment") if spec.benchmark else None
+    if env is not None:
+        ranks = env["ranks"]
+        if isinstance(ranks, bool) or not isinstance(ranks, int):
+            return f"has environment.ranks = {ranks!r}, not a number of ranks"
+        if spec.ranks is not None and ranks != spec.ranks:
+            return (f"measured with {ranks} rank{'s' * (ranks != 1)}, but this lab needs exactly {spec.ranks} "
+                    f"({spec.why_ranks})")
+        if spec.min_ranks is not None and ranks < spec.min_ranks:
+            return (f"measured with {ranks} rank{'s' * (ranks != 1)}, but this lab needs at least "
+                    f"{spec.min_ranks} ({spec.why_ranks})")
+    return None
+
+
+def message(path, kind: str, why: str) -> str:
+    """The one message of a LabDataError: the file, what is wrong, the command that writes it."""
+    return (f"{path}: {why}. Write it again, from the lab's folder, with: "
+            f"{KINDS[kind].write_with(Path(path).name if Path(path).parent == Path('.') else path)}")
+
+
+def load(path, kind: str) -> dict:
+    """The data file ``path`` of ``kind`` (a key of :data:`KINDS`: the command that writes it),
+    parsed; :class:`LabDataError` naming the file, the problem and the command if it is
+    missing, not JSON, cut short, another command's result, lacks a field the labs read, or
+    was measured with ranks the lab cannot use (module docstring)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    path = Path(path)
+    data = _parse(path)
+    why = data if isinstance(data, str) else problem(data, kind)
+    if why:
+        raise LabDataError(message(path, kind, why))
+    return data
+
+
+# ---------------------------------------------------------------- lab 2: the allreduce runs
+#: lab 2's runs: (algorithm, block size in elements or None), N = 10^5 doubles on 4 ranks
+ALLREDUCE_CASES = (("tree", None), ("ring", None)) + tuple(
+    (algorithm, block) for algorithm in ("snake", "fence") for block in (1000, 3000, 10_000, 30_000))
+
+
+def mpiexec() -> str:
+    """The ``mpiexec`` next to this Python (the kit's environment), else the first on PATH."""
+    here = Path(sys.executable).with_name("mpiexec")
+    return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
+
+
+def under_launcher(env=None) -> bool:
+    """True when this process is itself a rank started by ``mpiexec`` or ``srun``."""
+    env = os.environ if env is None else env
+    return any(k in env for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID"))
+
+
+def _kill_job(proc: subprocess.Popen) -> None:
+    """Stop a launcher started in a session of its own and every process under it (Hydra
+    starts each rank in a session of its own, so its process group alone is not enough)."""
+    import signal
+
+    try:
+        import psutil
+
+        children = psutil.Process(proc.pid).children(recursive=True)
+    except Exception:                      # no psutil, or the launcher is gone
+        children = []
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    for child in children:
+        try:
+            child.kill()
+        except Exception:
+            pass
+    proc.communicate()
+
+
+def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 100_000,
+                           cases=ALLREDUCE_CASES, repeat: int = 20, timeout: float = 900, echo=print) -> int:
+    """Lab 2's ``allreduce.json``: one ``mpiexec -n ranks python -m mpi_exercises allreduce
+    --algorithm A -N nelems [--block B] --repeat repeat --json ...`` per case of ``cases``,
+    each run's JSON kept whole, written to ``path`` as ``{"runs": [...]}`` once every run
+    succeeded (an existing file is left as it was otherwise).  ``echo`` gets each run's first
+    line.  Returns 0, or 1 with one line on stderr naming the run that failed."""
+    from netmodels.outputs import output_problem, write_json
+
+    why = output_problem(path)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 1
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for algorithm, block in cases:
+            out = Path(tmp) / "run.json"
+            argv = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "mpi_exercises", "allreduce",
+                    "--algorithm", algorithm, "-N", str(nelems), "--repeat", str(repeat), "--json", str(out)]
+            if block:
+                argv += ["--block", str(block)]
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _kill_job(proc)
+                print(f"error: {' '.join(argv[3:])} did not finish within {timeout:g} s and was stopped; "
+                      f"{path} was not written", file=sys.stderr)
+                return 1
+            lines = stdout.strip().splitlines()
+            if proc.returncode != 0 or not out.exists():
+                last = (stderr.strip().splitlines() or lines or ["no output"])[-1]
+                print(f"error: {' '.join(argv[3:])} exited with status {proc.returncode} ({last}); "
+                      f"{path} was not written", file=sys.stderr)
+                return 1
+            echo(lines[0] if lines else f"{algorithm} block {block}: done")
+            runs.append(json.loads(out.read_text()))
+    write_json(path, {"runs": runs})
+    echo(f"{len(runs)} runs written to {path}")
+    return 0
+
+
+def main(argv=None) -> int:
+    """``python -m mpi_exercises.labdata allreduce-runs [options]`` (see ``--help``)."""
+    from netmodels.commandline import OneLineParser
+
+    from .bench.arguments import positive_int
+
+    parser = OneLineParser(prog="python -m mpi_exercises.labdata",
+                           description="Write a lab's data file that no single benchmark writes.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("allreduce-runs", help="lab 2's allreduce.json: ten allreduce runs (Tree, ring, Snake "
+                       "and Fence with four block sizes), each started with mpiexec",
+                       description="Lab 2's allreduce.json: one `mpiexec -n RANKS python -m mpi_exercises "
+                       "allreduce` per case (Tree, ring, and Snake and Fence with blocks of 1000, 3000, 10000 "
+                       "and 30000 elements), each run's JSON kept whole. Run it without mpiexec: it starts "
+                       "mpiexec itself, once per run.")
+    p.add_argument("--json", default="allreduce.json", help="the file written (default allreduce.json)")
+    p.add_argument("--ranks", type=positive_int, default=4, help="ranks of every run (default 4: a 2x2 mesh)")
+    p.add_argument("-N", type=positive_int, default=100_000, help="vector length in elements (default 100000)")
+    p.add_argument("--repeat", type=positive_int, default=20, help="timed calls per run (default 20)")
+    args = parser.parse_args(argv)
+    if under_launcher():
+        print(f"{parser.prog}: error: run it without mpiexec or srun: it starts `mpiexec -n {args.ranks}` "
+              "itself, once per run", file=sys.stderr)
+        return 2
+    return measure_allreduce_runs(args.json, args.ranks, args.N, repeat=args.repeat)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
