@@ -5,14 +5,50 @@ file checks its path with :func:`output_problem` at start-up (before measuring o
 simulating) and writes with :func:`write_json` / :func:`write_text`, which never leave an
 existing file half-written: the text goes to a temporary file in the same folder, is
 flushed to disk, and replaces the target in one ``os.replace``.
+
+A path that exists and is not a regular file is never replaced: a character device
+(``/dev/null``, a terminal) or a named pipe (``/dev/stdout`` into a pipe) is written through,
+as a shell redirection would; a block device, a socket or anything else is refused.
+
+An interrupted command says what it kept with :func:`interruption`: the files this process
+has written stay whole, and an interrupted write leaves the old file as it was.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
+import threading
 from pathlib import Path
+
+#: files written by this process, in order (what an interrupted command kept)
+WRITTEN: list[str] = []
+#: held while a temporary file exists, from its creation to its ``os.replace``
+WRITING = threading.Lock()
+#: the temporary file being written (None: no write under way)
+_partial: str | None = None
+
+
+def _special(mode: int) -> str | None:
+    """How to write an existing path of ``mode`` (``os.stat``'s): None for a regular file
+    (replaced atomically), ``"through"`` for a character device or a named pipe (written
+    through), else what it is, in words (refused)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return "through"
+    kinds = {stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket", stat.S_ISDIR: "a folder"}
+    return next((word for test, word in kinds.items() if test(mode)), "not a regular file")
+
+
+def _existing_mode(path) -> int | None:
+    """``os.stat(path).st_mode`` (symbolic links followed), None if nothing is there."""
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def output_problem(path: str | os.PathLike) -> str | None:
@@ -21,13 +57,29 @@ def output_problem(path: str | os.PathLike) -> str | None:
     Checks that the folder exists and is a writable folder, that a file can be created in
     it (an empty temporary file, removed at once: file systems such as /proc refuse what
     their permissions allow), and that the path itself is not a folder and, if it exists,
-    is writable.  Nothing is left behind.
+    is writable.  A character device or a named pipe is written through (only its own
+    permission counts); a block device or a socket is refused.  A path the system cannot
+    even look at (a name too long, a loop of links) is refused with the system's reason.
+    Nothing is left behind.
     """
-    p = Path(path)
     if str(path) == "":
         return "the output path is empty"
-    if p.is_dir():
-        return f"{path} is a folder, not a file"
+    try:
+        return _problem(Path(path), path)
+    except (OSError, ValueError) as exc:            # a name too long, a loop of links, a NUL byte
+        return f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}"
+
+
+def _problem(p: Path, path) -> str | None:
+    mode = _existing_mode(p)
+    if mode is not None:
+        how = _special(mode)
+        if how == "a folder":
+            return f"{path} is a folder, not a file"
+        if how == "through":
+            return None if os.access(p, os.W_OK) else f"cannot write {path}: it is not writable"
+        if how is not None:
+            return f"{path} is {how}, not a file: a result is never written there"
     folder = p.parent if str(p.parent) else Path(".")
     if not folder.exists():
         return f"cannot write {path}: folder {folder} does not exist"
@@ -35,7 +87,7 @@ def output_problem(path: str | os.PathLike) -> str | None:
         return f"cannot write {path}: {folder} is not a folder"
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot write {path}: folder {folder} is not writable"
-    if p.exists() and not os.access(p, os.W_OK):
+    if mode is not None and not os.access(p, os.W_OK):
         return f"cannot write {path}: the file is read-only"
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=folder)
@@ -46,41 +98,92 @@ def output_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
+def _failed(path, exc: OSError) -> OSError:
+    failed = OSError(f"cannot write {path} ({exc.strerror or exc}); the file was left as it was")
+    failed.errno = exc.errno
+    return failed
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temporary file, fsync, ``os.replace``).
 
     On any error (disk full, file-size limit) the temporary file is removed and an
-    existing ``path`` is left as it was.
+    existing ``path`` is left as it was.  An existing character device or named pipe is
+    written through instead (never replaced); any other path that is not a regular file
+    is refused (OSError).
     """
+    global _partial
     p = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
-    except OSError as exc:
-        failed = OSError(f"cannot write {path} ({exc.strerror or exc}); the file was left as it was")
-        failed.errno = exc.errno
-        raise failed from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if p.exists():
-            os.chmod(tmp, p.stat().st_mode & 0o777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except BaseException as exc:
+        how = _special(mode) if (mode := _existing_mode(p)) is not None else None
+    except (OSError, ValueError) as exc:
+        raise _failed(path, OSError(str(exc)) if isinstance(exc, ValueError) else exc) from exc
+    if how == "through":
+        try:
+            with open(p, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise _failed(path, exc) from exc
+        WRITTEN.append(str(path))
+        return
+    if how is not None:
+        raise OSError(f"cannot write {path}: it is {how}, not a file; nothing was written")
+    with WRITING:
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
+        except OSError as exc:
+            raise _failed(path, exc) from exc
+        _partial = tmp
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode & 0o777)
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, p)
+            WRITTEN.append(str(path))
+        except BaseException as exc:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            if isinstance(exc, OSError):
+                raise _failed(path, exc) from exc
+            raise
+        finally:
+            _partial = None
+
+
+def discard_partial() -> None:
+    """Remove the temporary file of a write under way, if any (a process about to end
+    without unwinding, e.g. on Ctrl-C: the file it was to replace stays as it was)."""
+    tmp = _partial
+    if tmp is not None:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except OSError:
             pass
-        if isinstance(exc, OSError):
-            failed = OSError(f"cannot write {path} ({exc.strerror or exc}); the file was left as it was")
-            failed.errno = exc.errno
-            raise failed from exc
-        raise
+
+
+def interruption(path: str | os.PathLike | None) -> str:
+    """What an interrupted command kept, in words (no newline): the files this process wrote
+    (:data:`WRITTEN`), else whether ``path`` (its result file, None: none asked for) was left
+    as it was or not created."""
+    if WRITTEN:
+        return f"results written to {', '.join(dict.fromkeys(WRITTEN))} are kept"
+    if path is None:
+        return "no result file was asked for"
+    try:
+        exists = os.path.lexists(path)
+    except (OSError, ValueError):
+        exists = False
+    return (f"nothing was written: {path} was left as it was" if exists
+            else f"nothing was written ({path} was not created)")
 
 
 def _plain(obj):
