@@ -38,7 +38,8 @@ class LogP:
     """LogP parameters in seconds: latency ``L``, overhead ``o``, gap ``g``; ``P`` processors.
 
     ``o`` is the send overhead and, unless ``o_r`` is given, also the receive overhead
-    (the slides' assumption ``o_s = o_r``).  ``L`` and ``g`` may be 0, ``o`` must be > 0.
+    (the slides' assumption ``o_s = o_r``).  ``L``, ``o`` and ``g`` may be 0 (LogP allows
+    o = 0, as LogGOPSim does).
     ``combine`` (s per element, >= 0; default 0): the receiver's CPU time per element of
     a combining message (e.g. a measured c2), after the receive overhead.
     """
@@ -54,10 +55,10 @@ class LogP:
 
     def __post_init__(self):
         object.__setattr__(self, "L", positive("L", self.L, allow_zero=True))
-        object.__setattr__(self, "o", positive("o", self.o))
+        object.__setattr__(self, "o", positive("o", self.o, allow_zero=True))
         object.__setattr__(self, "g", positive("g", self.g, allow_zero=True))
         object.__setattr__(self, "P", positive_int("P", self.P))
-        o_r = self.o if self.o_r is None else positive("o_r", self.o_r)
+        o_r = self.o if self.o_r is None else positive("o_r", self.o_r, allow_zero=True)
         object.__setattr__(self, "o_r", o_r)
         object.__setattr__(self, "combine", positive("combine", self.combine, allow_zero=True))
 

@@ -4,10 +4,12 @@ LogGOPSim (Hoefler, Schneider & Lumsdaine, HPDC 2010) runs a GOAL schedule event
 event in global time order.  This module runs a kit schedule under the same rules, with
 the dependencies that :func:`netmodels.simulate.loggopsim.to_goal` writes (a rank's
 sends of step t in column order, each after the previous one; its receives of step t
-posted after its last send of t; its first send of the next step it takes part in after
-every receive of t is complete).  Per rank there is one CPU clock ``nexto`` and two NIC
-clocks, ``nextgs`` (sends) and ``nextgr`` (receives), all starting at the rank's entry
-time.  Events are taken in order of time, ties in order of creation:
+posted after its last send of t, or with its first send (``receives``); its first send
+of the next step it takes part in after every receive of t is complete).  Per rank there
+is one CPU clock ``nexto`` and two NIC clocks, ``nextgs`` (sends) and ``nextgr``
+(receives), all starting at the rank's entry time.  Events are taken in order of time,
+ties in order of creation (LogGOPSim's age stamp; operations released together are
+stamped sends first, then receives):
 
 * a **send** that is ready at t starts at ``t' = max(t, nexto, nextgs)``: the CPU is busy
   until ``t' + o_s``, the next send may start at ``t' + g + (m - 1) G``, and the message's
@@ -19,167 +21,161 @@ time.  Events are taken in order of time, ties in order of creation:
   receive is posted, before or after the rank's own sends by the time they reach the
   CPU: the CPU is busy until ``t + o_r + (m - 1) G`` (the bytes after the first, then
   the overhead; plus ``combine`` per element), the next message may be handled at
-  ``t + g + (m - 1) G``.
+  ``t + g + (m - 1) G``.  Messages that find the CPU or the gap busy wait, oldest first.
 
 A rank finishes when its CPU is last free (``nexto``), as LogGOPSim reports it.  The
 terms come from the model's :meth:`~netmodels.models.logp.LogP.message_terms` (LogP,
 LogGP with a topology's link loads, PLogP), so the LogP family's one cost rule is used.
 
-This is a discrete-event simulation with a heap (three events per message, a Python
-loop): exact, but slower than the step semantics, which work on whole steps at once.
+**Exact time.**  As in LogGOPSim, time is an integer: every term is rounded once to the
+nearest :data:`TICK` (one picosecond) and the simulation adds integers, so two events
+that happen at the same picosecond are simultaneous whatever unit the parameters were
+given in, and ties are broken by age, never by a rounding error of floating point.
+
+**Speed.**  The event loop is compiled with numba (a JIT that installs from wheels on
+Linux, macOS and Windows): a binary heap over integer arrays, about 30 bytes per message
+and no Python object per event.  The first call in a fresh environment compiles it (a
+few seconds; the result is cached beside this file or in numba's user cache).
 """
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
+
+#: the clock of the simulation (s): every term is rounded to a whole number of ticks
+TICK = 1e-12
+#: how a step's receives are posted: after the rank's last send of the step (what
+#: :func:`~netmodels.simulate.loggopsim.to_goal` writes by default, an MPI program that
+#: sends and then receives), or together with its first send (receives pre-posted)
+RECEIVES = ("after-sends", "with-sends")
+#: the largest time (ticks) a simulation may reach: int64 with room for one more term
+MAX_TICKS = 2**62
 
 _SEND, _RECV, _MSG, _WAKE = 1, 2, 4, 5    # (LogGOPSim's order of operation types when released together)
 
 
-def _columns(steps, terms_of, extras):
-    """Per message, in step and column order: src, dst, step, and the four times of the
-    rules (s): send busy, send gap, first-byte transit after the send busy, receive hold
-    (busy + wire) and receive gap (gap + wire)."""
-    cols = {k: [] for k in ("src", "dst", "t", "sbusy", "sgap", "first", "hold", "rgap")}
-    for t, (step, extra) in enumerate(zip(steps, extras)):
-        if step is None or step.src.size == 0:
-            continue
-        terms = terms_of(step)
+def ticks(seconds, signed: bool = False) -> np.ndarray:
+    """``seconds`` (scalar or array, s, finite, >= 0 unless ``signed``) as int64 ticks,
+    rounded to the nearest."""
+    x = np.rint(np.asarray(seconds, dtype=float) / TICK)
+    low = -MAX_TICKS if signed else 0
+    if x.size and not (np.all(np.isfinite(x)) and x.min() >= low and np.abs(x).max() < MAX_TICKS):
+        raise ValueError(f"times must be finite, {'' if signed else '>= 0 and '}below "
+                         f"{MAX_TICKS * TICK:.3g} s in size")
+    return x.astype(np.int64)
+
+
+class Messages:
+    """The messages of a schedule in step and column order, collected step by step: per
+    message its sender, receiver, step and the row of its five terms (ticks) in a table
+    of distinct rows (``send busy, send gap, first byte after the send busy, receive hold,
+    receive gap``), and its extra latency (ticks) if there is noise."""
+
+    def __init__(self, capacity: int):
+        self.n = 0
+        self.src = np.empty(capacity, np.int32)
+        self.dst = np.empty(capacity, np.int32)
+        self.step = np.empty(capacity, np.int32)
+        self.row = np.empty(capacity, np.int32)
+        self.extra = None
+        self._rows: list[np.ndarray] = []
+        self._nrows = 0
+        self._worst = 0          # the largest sum of one message's terms (ticks)
+
+    def add(self, t: int, step, terms, extra=None) -> None:
+        """Step ``t``'s messages (``step``: a :class:`~netmodels.models.step.Step`) with
+        the model's ``terms`` (:meth:`~netmodels.models.logp.LogP.message_terms`, s) and
+        their ``extra`` latency (s, one per message, or None)."""
         n = step.src.size
+        if n == 0:
+            return
         send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = terms
         full = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (n,))  # noqa: E731
-        first = full(transit) - full(recv_wire)
+        cols = np.stack([ticks(full(send_busy)), ticks(full(send_gap)),
+                         ticks(full(transit) - full(recv_wire), signed=True),
+                         ticks(full(recv_busy) + full(recv_wire)), ticks(full(recv_gap) + full(recv_wire))],
+                        axis=1)
+        rows, inverse = _distinct_rows(cols)
+        self._worst = max(self._worst, int(np.abs(rows).sum(axis=1).max()))
+        a, b = self.n, self.n + n
+        if b > self.src.size:
+            self._grow(b)
+        self.src[a:b], self.dst[a:b], self.step[a:b] = step.src, step.dst, t
+        self.row[a:b] = inverse.reshape(-1) + self._nrows
+        self._rows.append(rows)
+        self._nrows += rows.shape[0]
         if extra is not None:
-            first = first + extra
-        cols["src"].append(step.src)
-        cols["dst"].append(step.dst)
-        cols["t"].append(np.full(n, t, dtype=np.int64))
-        cols["sbusy"].append(full(send_busy))
-        cols["sgap"].append(full(send_gap))
-        cols["first"].append(first)
-        cols["hold"].append(full(recv_busy) + full(recv_wire))
-        cols["rgap"].append(full(recv_gap) + full(recv_wire))
-    return {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in cols.items()}
+            if self.extra is None:
+                self.extra = np.zeros(self.src.size, np.int64)
+            self.extra[a:b] = ticks(extra)
+        self.n = b
+
+    def _grow(self, need: int) -> None:
+        size = max(need, 2 * self.src.size)
+        for name in ("src", "dst", "step", "row", "extra"):
+            old = getattr(self, name)
+            if old is not None:
+                new = np.zeros(size, old.dtype)
+                new[:self.n] = old[:self.n]
+                setattr(self, name, new)
+
+    def arrays(self):
+        """``(src, dst, step, row, table, extra)`` trimmed to the messages held."""
+        n = self.n
+        table = np.concatenate(self._rows) if self._rows else np.zeros((0, 5), np.int64)
+        extra = self.extra[:n] if self.extra is not None else np.zeros(0, np.int64)
+        return self.src[:n], self.dst[:n], self.step[:n], self.row[:n], np.ascontiguousarray(table), extra
+
+    def bound(self, entry_ticks: np.ndarray) -> int:
+        """An upper bound of any time the simulation can reach (ticks): the latest entry
+        plus every message's terms and extra latency one after the other."""
+        extra = int(self.extra[:self.n].max(initial=0)) if self.extra is not None else 0
+        return int(entry_ticks.max(initial=0)) + self.n * (self._worst + extra)
 
 
-def run(nprocs: int, steps, terms_of, extras, entry: np.ndarray) -> np.ndarray:
-    """Finish time (s) of every rank.  ``steps``: per step a
-    :class:`~netmodels.models.step.Step` or None; ``terms_of(step)``: the model's message
-    terms of a step (:meth:`~netmodels.models.logp.LogP.message_terms`); ``extras``: per
-    step the messages' extra latency (s) or None; ``entry``: per rank its entry time (s)."""
-    c = _columns(steps, terms_of, extras)
-    n = c["src"].size
-    src, dst, tstep = c["src"].tolist(), c["dst"].tolist(), c["t"].tolist()
-    sbusy, sgap, first = c["sbusy"].tolist(), c["sgap"].tolist(), c["first"].tolist()
-    hold, rgap = c["hold"].tolist(), c["rgap"].tolist()
-    # per rank, its phases: (sends of a step in column order, receives of that step)
-    bucket: dict = {}
-    for i in range(n):
-        bucket.setdefault((src[i], tstep[i]), ([], []))[0].append(i)
-    for i in range(n):
-        bucket.setdefault((dst[i], tstep[i]), ([], []))[1].append(i)
-    phases = [[] for _ in range(nprocs)]
-    for rank, t in sorted(bucket):
-        phases[rank].append(bucket[(rank, t)])
-    nexto = entry.astype(float).tolist()
-    nextgs, nextgr = list(nexto), list(nexto)
-    phase = [0] * nprocs               # the phase a rank is in
-    sent = [0] * nprocs                # sends of the phase done
-    matched = [0] * nprocs             # receives of the phase matched
-    # matching key of a message and of its receive: (receiver, sender, step) as one integer
-    key_of = ((c["dst"].astype(np.int64) * nprocs + c["src"].astype(np.int64)) * (max(tstep, default=0) + 1)
-              + c["t"].astype(np.int64)).tolist() if n else []
-    uq: dict = {}                      # key -> messages handled, not yet matched
-    rq: dict = {}                      # key -> receives posted, not yet matched
-    heap: list = []
-    push, pop = heapq.heappush, heapq.heappop
-    ts = 0
+def _distinct_rows(cols: np.ndarray):
+    """``(rows, inverse)``: the distinct rows of ``cols`` (n x k int64) and, per row of
+    ``cols``, the index of its distinct row (one 1-D unique per varying column, then one
+    over their combined codes: much faster than a unique over rows)."""
+    varying = [j for j in range(cols.shape[1]) if cols[0, j] != cols[:, j].min() or cols[0, j] != cols[:, j].max()]
+    if not varying:
+        return cols[:1], np.zeros(cols.shape[0], np.int64)
+    code, span = np.zeros(cols.shape[0], np.int64), 1
+    for j in varying:
+        _, inv = np.unique(cols[:, j], return_inverse=True)
+        span *= int(inv.max()) + 1
+        if span >= 2**62:           # the codes would overflow: a unique over rows
+            rows, inverse = np.unique(cols, axis=0, return_inverse=True)
+            return rows, inverse.reshape(-1)
+        code = code * (int(inv.max()) + 1) + inv
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return cols[first], inverse
 
-    posted = [False] * nprocs          # the phase's receives are posted
-    # messages that found the CPU or the receive gap busy wait in ``blocked[h]`` (by age);
-    # one token per rank stands for them in the event heap, at the time the CPU and gap
-    # are next free and at the age of the oldest: LogGOPSim re-queues every waiting
-    # message each time, with the same outcome (only the oldest can be handled first)
-    blocked = [[] for _ in range(nprocs)]
-    token: list = [None] * nprocs
 
-    def advance(h: int):
-        """Release what rank h may do next after one of its operations completed."""
-        nonlocal ts
-        while phase[h] < len(phases[h]):
-            sends, recvs = phases[h][phase[h]]
-            if sent[h] < len(sends):
-                push(heap, (max(nexto[h], nextgs[h]), ts, _SEND, h, sends[sent[h]]))
-                ts += 1
-                return
-            if recvs and not posted[h]:
-                posted[h] = True
-                t0 = nexto[h]
-                for i in recvs:
-                    push(heap, (t0, ts, _RECV, h, i))
-                    ts += 1
-                return
-            if matched[h] < len(recvs):
-                return
-            phase[h] += 1
-            sent[h] = matched[h] = 0
-            posted[h] = False
+def run(nprocs: int, messages: Messages, entry: np.ndarray, receives: str = "after-sends") -> np.ndarray:
+    """Finish time (s) of every rank (see the module docstring).  ``messages``: the
+    schedule's messages and terms (:class:`Messages`); ``entry``: per rank its entry time
+    (s); ``receives``: one of :data:`RECEIVES`."""
+    if receives not in RECEIVES:
+        raise ValueError(f"receives must be one of {', '.join(RECEIVES)}; got {receives!r}")
+    start = ticks(entry)
+    if messages.bound(start) >= MAX_TICKS:
+        raise ValueError(f"the simulated time could pass {MAX_TICKS * TICK:.3g} s, the range of the "
+                         "loggopsim semantics' clock (int64 picoseconds): use semantics 'stepwise'")
+    src, dst, step, row, table, extra = messages.arrays()
+    core = _core()
+    finish = core.simulate(nprocs, src, dst, step, row, table, extra, start, receives == "with-sends")
+    return finish * TICK
 
-    for h in range(nprocs):
-        advance(h)
-    while heap:
-        time, order, kind, h, i = pop(heap)
-        if kind == _SEND:
-            busy = nexto[h] if nexto[h] > nextgs[h] else nextgs[h]
-            if busy > time:
-                push(heap, (busy, order, kind, h, i))
-                continue
-            nexto[h] = time + sbusy[i]
-            nextgs[h] = time + sgap[i]
-            push(heap, (time + sbusy[i] + first[i], ts, _MSG, dst[i], i))
-            ts += 1
-            sent[h] += 1
-            advance(h)
-        elif kind == _MSG or kind == _WAKE:
-            if kind == _WAKE:                   # the oldest waiting message of rank h retries
-                if token[h] != (time, order):
-                    continue                    # superseded by a later token
-                i = blocked[h][0][1]
-            busy = nexto[h] if nexto[h] > nextgr[h] else nextgr[h]
-            if busy > time:
-                if kind == _MSG:
-                    heapq.heappush(blocked[h], (order, i))
-                    if token[h] is not None and token[h][1] < order:
-                        continue                # an older message waits already
-                token[h] = (busy, order)
-                push(heap, (busy, order, _WAKE, h, -1))
-                continue
-            if kind == _WAKE:
-                heapq.heappop(blocked[h])
-                token[h] = None
-            nexto[h] = time + hold[i]
-            nextgr[h] = time + rgap[i]
-            if blocked[h]:                      # the others wait for the CPU and gap again
-                nxt = (nexto[h] if nexto[h] > nextgr[h] else nextgr[h], blocked[h][0][0])
-                token[h] = nxt
-                push(heap, (nxt[0], nxt[1], _WAKE, h, -1))
-            key = key_of[i]
-            waiting = rq.get(key, 0)
-            if waiting:
-                rq[key] = waiting - 1
-                matched[h] += 1
-                advance(h)
-            else:
-                uq[key] = uq.get(key, 0) + 1
-        else:                                   # a receive is posted
-            key = key_of[i]
-            handled = uq.get(key, 0)
-            if handled:
-                uq[key] = handled - 1
-                matched[h] += 1
-                advance(h)
-            else:
-                rq[key] = rq.get(key, 0) + 1
-    return np.array(nexto)
+
+_CORE = None
+
+
+def _core():
+    """The compiled event loop (:mod:`netmodels.simulate._events`), imported on first use:
+    numba's import and compilation are paid only by the *loggopsim* semantics."""
+    global _CORE
+    if _CORE is None:
+        from . import _events
+        _CORE = _events
+    return _CORE

@@ -123,32 +123,33 @@ def _sync_finish(a: ArraySchedule, entry, ends) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- walking the steps
 # ----------------------------------------------------------------------------- LogGOPSim's rules
-def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress) -> SimResult:
+def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives) -> SimResult:
     """The *loggopsim* semantics (:mod:`netmodels.simulate.arrival`): the LogP family only."""
-    from .arrival import run
+    from .arrival import Messages, run
 
     if not rule.clocked:
         raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, PLogP), "
                          f"got {type(model).__name__}")
-    steps_, extras = [], []
-    messages = nbytes_total = 0
-    for step in steps(a, elem_bytes, topology):
+    held = Messages(sum(len(s) for s in a.steps))
+    nbytes_total = 0
+    for t, step in enumerate(steps(a, elem_bytes, topology)):
         if progress is not None:
             progress(1)
-        steps_.append(step)
-        n = 0 if step is None else step.src.size
-        if step is not None:
-            messages += n
-            nbytes_total += int(step.count.sum()) * elem_bytes
-        extras.append(rng.exponential(noise, n) if rng is not None and noise > 0 and n else None)
-    finish = run(a.nprocs, steps_, model.message_terms, extras, entry)
-    return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
+        if step is None or step.src.size == 0:
+            continue
+        n = step.src.size
+        nbytes_total += int(step.count.sum()) * elem_bytes
+        extra = rng.exponential(noise, n) if rng is not None and noise > 0 else None
+        held.add(t, step, model.message_terms(step), extra)
+    finish = run(a.nprocs, held, entry, receives)
+    return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, held.n, nbytes_total,
                      None, "loggopsim", type(model).__name__)
 
 
 # ----------------------------------------------------------------------------- entry point
 def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=None, seed=None,
-             topology=None, elem_bytes: int = ELEM_BYTES, progress=None) -> SimResult:
+             topology=None, elem_bytes: int = ELEM_BYTES, progress=None,
+             receives: str = "after-sends") -> SimResult:
     """Time of ``schedule`` on ``model`` (see the module docstring for every rule).
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
@@ -159,7 +160,9 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     noise: mean extra latency per message (s, >= 0; exponential), drawn with
     ``numpy.random.default_rng(seed)``.  topology: see the module docstring.
     elem_bytes: bytes per vector element (default :data:`ELEM_BYTES`, 8: float64).  progress: called with 1 after every step (e.g. a
-    tqdm bar's ``update``).
+    tqdm bar's ``update``).  receives (*loggopsim* only): when a rank posts a step's
+    receives, "after-sends" (after its last send of the step, default) or "with-sends"
+    (with its first send: pre-posted), :data:`netmodels.simulate.arrival.RECEIVES`.
     """
     if not callable(getattr(model, "step_rule", None)):
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
@@ -181,7 +184,10 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
         rng = np.random.default_rng(seed)
     rule = model.step_rule(a)
     if semantics == "loggopsim":
-        return _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress)
+        return _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives)
+    if receives != "after-sends":
+        raise ValueError(f"receives={receives!r} is a choice of the loggopsim semantics; under {semantics!r} "
+                         "a rank's receives of a step always follow its sends")
     sync = semantics == "sync"
     clock = entry.copy()                    # stepwise: per-rank clock
     now = float(entry.max(initial=0.0))     # sync: the end of the previous step

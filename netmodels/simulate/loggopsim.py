@@ -142,11 +142,11 @@ def to_goal(schedule, elem_bytes: int = ELEM_BYTES) -> str:
     return "".join(parts)
 
 
-def compare(data: dict, semantics: str = "loggopsim", only=None) -> list[dict]:
+def compare(data: dict, semantics: str = "loggopsim", only=None, receives: str = "after-sends") -> list[dict]:
     """LogGOPSim's stored times (``data``: ``book/data/loggopsim_reference.json``) beside the
     kit's :func:`netmodels.simulate.simulate` of the same schedule with the same parameters
-    (``semantics``; o_s = o_r = o; times in picoseconds, exact integers in floating point):
-    rows with both times (s) and the relative difference.  ``only(case) -> bool`` picks cases."""
+    given in seconds (``semantics``, ``receives``; o_s = o_r = o): rows with both times
+    (s) and the relative difference.  ``only(case) -> bool`` picks cases."""
     from ..models.logp import LogGP
     from .engine import simulate
 
@@ -158,11 +158,12 @@ def compare(data: dict, semantics: str = "loggopsim", only=None) -> list[dict]:
         a = case_arrays(c)
         for name, t_ps in c["time_ps"].items():
             q = data["parameter_sets"][name]
-            model = LogGP(L=q["L"], o=q["o"], g=q["g"], P=a.nprocs, G=q["G"])
-            kit = simulate(a, model, semantics=semantics, elem_bytes=data["elem_bytes"]).time
+            model = LogGP(L=q["L"] * unit, o=q["o"] * unit, g=q["g"] * unit, P=a.nprocs, G=q["G"] * unit)
+            kit = simulate(a, model, semantics=semantics, elem_bytes=data["elem_bytes"], receives=receives).time
+            ref = t_ps * unit
             rows.append({"case": case_key(c), "parameters": name, "messages": c["messages"],
-                         "loggopsim_s": t_ps * unit, "kit_s": kit * unit,
-                         "relative": (kit - t_ps) / t_ps if t_ps else float(kit != 0)})
+                         "loggopsim_s": ref, "kit_s": kit,
+                         "relative": (kit - ref) / ref if t_ps else float(kit != 0)})
     return rows
 
 

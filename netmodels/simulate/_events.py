@@ -1,0 +1,309 @@
+"""The compiled event loop of the *loggopsim* semantics (rules: :mod:`.arrival`).
+
+Time is int64 ticks.  Every array is indexed by message (in step and column order), by
+rank, or by *phase*: a rank's part in one step (its sends of the step, in column order,
+then its receives).  The event queue is a binary heap in one int64 array, three words per entry
+(time, age, payload ``index << 3 | kind``); a rank's messages that wait for its CPU or receive gap
+are a pairing heap by age (nodes in a shared pool), stood for in the event heap by one
+token at the age of the oldest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+SEND, RECV, MSG, WAKE = 1, 2, 4, 5      # LogGOPSim's order of operation types
+
+
+@njit(cache=True)
+def layout(nprocs, src, dst):
+    """``(sbeg, sorder, rbeg, rorder)``: rank h's sends are ``sorder[sbeg[h]:sbeg[h + 1]]``
+    and its receives ``rorder[rbeg[h]:rbeg[h + 1]]`` (message indices in step and column
+    order)."""
+    n = src.size
+    sbeg = np.zeros(nprocs + 1, np.int64)
+    rbeg = np.zeros(nprocs + 1, np.int64)
+    for i in range(n):
+        sbeg[src[i] + 1] += 1
+        rbeg[dst[i] + 1] += 1
+    for h in range(nprocs):
+        sbeg[h + 1] += sbeg[h]
+        rbeg[h + 1] += rbeg[h]
+    sorder = np.empty(n, np.int32)
+    rorder = np.empty(n, np.int32)
+    sfill, rfill = sbeg[:nprocs].copy(), rbeg[:nprocs].copy()
+    for i in range(n):
+        s, d = src[i], dst[i]
+        sorder[sfill[s]] = i
+        sfill[s] += 1
+        rorder[rfill[d]] = i
+        rfill[d] += 1
+    return sbeg, sorder, rbeg, rorder
+
+
+@njit(cache=True)
+def groups(nprocs, src, step, rbeg, rorder):
+    """Per message, the matching key of its receive as a message index: the first message
+    of the same step from the same sender to the same receiver (a receive matches by
+    sender and step).  Empty if every key has one message (the key is the message)."""
+    grp = np.empty(src.size, np.int32)
+    seen = np.full(nprocs, -1, np.int64)     # the last phase in which a sender was met
+    first = np.empty(nprocs, np.int32)       # its first message in that phase
+    q, shared = 0, False
+    for h in range(nprocs):
+        t = -1
+        for x in range(rbeg[h], rbeg[h + 1]):
+            i = rorder[x]
+            if step[i] != t:
+                t = step[i]
+                q += 1
+            s = src[i]
+            if seen[s] != q:
+                seen[s] = q
+                first[s] = i
+            else:
+                shared = True
+            grp[i] = first[s]
+    if not shared:
+        return np.empty(0, np.int32)
+    return grp
+
+
+@njit(cache=True)
+def _push(heap, n, t, s, p):
+    """Put (t, s, p) on ``heap`` holding ``n`` entries (room checked by the caller): ``n + 1``."""
+    i = n
+    while i > 0:
+        up = (i - 1) >> 1
+        ut, us = heap[3 * up], heap[3 * up + 1]
+        if ut < t or (ut == t and us < s):
+            break
+        heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = ut, us, heap[3 * up + 2]
+        i = up
+    heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = t, s, p
+    return n + 1
+
+
+@njit(cache=True)
+def _pop(heap, n):
+    """Drop the top of ``heap`` holding ``n`` entries (read it first): ``n - 1``."""
+    n -= 1
+    t, s, p = heap[3 * n], heap[3 * n + 1], heap[3 * n + 2]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        ct, cs = heap[3 * c], heap[3 * c + 1]
+        if c + 1 < n:
+            dt, ds = heap[3 * c + 3], heap[3 * c + 4]
+            if dt < ct or (dt == ct and ds < cs):
+                c, ct, cs = c + 1, dt, ds
+        if t < ct or (t == ct and s < cs):
+            break
+        heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = ct, cs, heap[3 * c + 2]
+        i = c
+    if n > 0:
+        heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = t, s, p
+    return n
+
+
+@njit(cache=True)
+def _room(a, need):
+    """``a``, or a copy twice as large (at least ``need``) if it holds fewer than ``need``."""
+    if need <= a.size:
+        return a
+    b = np.empty(max(need, 2 * a.size), a.dtype)
+    b[:a.size] = a
+    return b
+
+
+@njit(cache=True)
+def _link(a, b, key, child, sib):
+    """The root of two pairing heaps (roots ``a``, ``b``): the older root, the other its first child."""
+    if key[b] < key[a]:
+        a, b = b, a
+    sib[b] = child[a]
+    child[a] = b
+    return a
+
+
+@njit(cache=True)
+def _drop_root(r, key, child, sib, scratch):
+    """The root of the pairing heap left when its root ``r`` is removed (two-pass pairing)."""
+    k = 0
+    c = child[r]
+    while c >= 0:
+        nxt = sib[c]
+        sib[c] = -1
+        scratch[k] = c
+        k += 1
+        c = nxt
+    m = 0
+    for j in range(0, k - 1, 2):
+        scratch[m] = _link(scratch[j], scratch[j + 1], key, child, sib)
+        m += 1
+    if k % 2 == 1:
+        scratch[m] = scratch[k - 1]
+        m += 1
+    if m == 0:
+        return -1
+    root = scratch[m - 1]
+    for j in range(m - 2, -1, -1):
+        root = _link(scratch[j], root, key, child, sib)
+    return root
+
+
+@njit(cache=True)
+def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
+    """Per rank, the tick its CPU is last free.  ``table[row[i]]``: message i's send busy,
+    send gap, first byte after the send busy, receive hold and receive gap (ticks);
+    ``extra``: per message its extra latency (ticks) or empty; ``entry``: per rank (ticks).
+    A rank's *phase* is its part in one step: its sends of the step, then its receives."""
+    sbeg, sorder, rbeg, rorder = layout(nprocs, src, dst)
+    grp = groups(nprocs, src, step, rbeg, rorder)
+    shared = grp.size > 0
+    nexto, nextgs, nextgr = entry.copy(), entry.copy(), entry.copy()
+    scur = sbeg[:nprocs].copy()            # rank h's next send (position in sorder)
+    rcur = rbeg[:nprocs].copy()            # the first receive of its phase (position in rorder)
+    rend = rbeg[:nprocs].copy()            # the end of its phase's receives
+    cstep = np.full(nprocs, -1, np.int64)  # the step of its phase, -1 between phases
+    matched = np.zeros(nprocs, np.int64)
+    pending = np.zeros(nprocs, np.bool_)   # it has a send in the heap
+    posted = np.zeros(nprocs, np.bool_)    # it has posted its phase's receives
+    balance = np.zeros(src.size, np.int32)  # per matching key: messages handled - receives posted, unmatched
+    token = np.zeros(nprocs, np.bool_)     # it has a token in the heap at (tok_t, tok_s)
+    tok_t = np.zeros(nprocs, np.int64)
+    tok_s = np.zeros(nprocs, np.int64)
+    head = np.full(nprocs, -1, np.int64)   # its waiting messages: a pairing heap by age
+    bl_s = np.empty(64, np.int64)          # pool of nodes: age, message, first child, next sibling
+    bl_i = np.empty(64, np.int64)
+    bl_child = np.empty(64, np.int64)
+    bl_sib = np.empty(64, np.int64)
+    scratch = np.empty(64, np.int64)
+    free, used = -1, 0
+    heap = np.empty(3 * max(64, 2 * nprocs), np.int64)
+    hn, ts = 0, 0
+    noisy = extra.size > 0
+    start = 0                              # ranks not yet started: each is advanced once first
+    while start < nprocs or hn > 0:
+        if 3 * (hn + 2) > heap.size:
+            heap = _room(heap, 3 * (hn + 2))
+        adv = -1
+        if start < nprocs:
+            adv = start
+            start += 1
+        else:
+            time, order, pay = heap[0], heap[1], heap[2]
+            hn = _pop(heap, hn)
+            kind, x = pay & 7, pay >> 3
+            if kind == SEND:
+                i = x
+                h = src[i]
+                busy = max(nexto[h], nextgs[h])
+                if busy > time:
+                    hn = _push(heap, hn, busy, order, pay)
+                    continue
+                r = row[i]
+                nexto[h] = time + table[r, 0]
+                nextgs[h] = time + table[r, 1]
+                arrive = time + table[r, 0] + table[r, 2]
+                if noisy:
+                    arrive += extra[i]
+                hn = _push(heap, hn, arrive, ts, (i << 3) | MSG)
+                ts += 1
+                scur[h] += 1
+                pending[h] = False
+                adv = h
+            elif kind == RECV:
+                i = x
+                h = dst[i]
+                g = grp[i] if shared else i
+                if balance[g] > 0:
+                    matched[h] += 1
+                    adv = h
+                balance[g] -= 1
+            else:                               # a message, or the token of rank x's oldest waiting one
+                if kind == WAKE:
+                    h = x
+                    if not token[h] or tok_t[h] != time or tok_s[h] != order:
+                        continue                # superseded by a later token
+                    i = bl_i[head[h]]
+                else:
+                    i = x
+                    h = dst[i]
+                busy = max(nexto[h], nextgr[h])
+                if busy > time:
+                    if kind == MSG:             # it waits, in the pairing heap by age
+                        if free >= 0:
+                            node, free = free, bl_sib[free]
+                        else:
+                            if used == bl_s.size:
+                                bl_s, bl_i = _room(bl_s, used + 1), _room(bl_i, used + 1)
+                                bl_child, bl_sib = _room(bl_child, used + 1), _room(bl_sib, used + 1)
+                                scratch = _room(scratch, used + 1)
+                            node, used = used, used + 1
+                        bl_s[node], bl_i[node], bl_child[node], bl_sib[node] = order, i, -1, -1
+                        head[h] = node if head[h] < 0 else _link(head[h], node, bl_s, bl_child, bl_sib)
+                        if token[h] and tok_s[h] < order:
+                            continue            # an older message waits already
+                    token[h], tok_t[h], tok_s[h] = True, busy, order
+                    hn = _push(heap, hn, busy, order, (np.int64(h) << 3) | WAKE)
+                    continue
+                if kind == WAKE:                # the oldest waiting message is handled
+                    node = head[h]
+                    head[h] = _drop_root(node, bl_s, bl_child, bl_sib, scratch)
+                    bl_sib[node], free = free, node
+                    token[h] = False
+                r = row[i]
+                nexto[h] = time + table[r, 3]
+                nextgr[h] = time + table[r, 4]
+                if head[h] >= 0:                # the others wait for the CPU and gap again
+                    token[h], tok_t[h], tok_s[h] = True, max(nexto[h], nextgr[h]), bl_s[head[h]]
+                    hn = _push(heap, hn, tok_t[h], tok_s[h], (np.int64(h) << 3) | WAKE)
+                g = grp[i] if shared else i
+                if balance[g] < 0:
+                    matched[h] += 1
+                    adv = h
+                balance[g] += 1
+        # release what rank adv may do next: its next send (one at a time), its phase's
+        # receives (after its last send, or with its first if recv_first), and the next
+        # phase once every send has started and every receive is matched
+        while adv >= 0:
+            h = adv
+            if cstep[h] < 0:                    # enter its next phase, if any
+                t = -1
+                if scur[h] < sbeg[h + 1]:
+                    t = step[sorder[scur[h]]]
+                if rcur[h] < rbeg[h + 1] and (t < 0 or step[rorder[rcur[h]]] < t):
+                    t = step[rorder[rcur[h]]]
+                if t < 0:
+                    break
+                cstep[h] = t
+                e = rcur[h]
+                while e < rbeg[h + 1] and step[rorder[e]] == t:
+                    e += 1
+                rend[h] = e
+            sending = scur[h] < sbeg[h + 1] and step[sorder[scur[h]]] == cstep[h]
+            nr = rend[h] - rcur[h]
+            if sending and not pending[h]:
+                if 3 * (hn + 1) > heap.size:
+                    heap = _room(heap, 3 * (hn + 1))
+                hn = _push(heap, hn, max(nexto[h], nextgs[h]), ts, (np.int64(sorder[scur[h]]) << 3) | SEND)
+                ts += 1
+                pending[h] = True
+            if not posted[h] and nr > 0 and (recv_first or not sending):
+                posted[h] = True
+                if 3 * (hn + nr) > heap.size:
+                    heap = _room(heap, 3 * (hn + nr))
+                for y in range(rcur[h], rend[h]):
+                    hn = _push(heap, hn, nexto[h], ts, (np.int64(rorder[y]) << 3) | RECV)
+                    ts += 1
+            if sending or matched[h] < nr:
+                break
+            rcur[h] = rend[h]                   # the phase is complete
+            matched[h] = 0
+            posted[h] = pending[h] = False
+            cstep[h] = -1
+    return nexto
