@@ -21,13 +21,20 @@ records the scores, runs outside it.  Where no sandbox can be made, grading stop
 ``empty notebook``, ``refused`` (a link or special file), ``autograde failed`` or ``stopped
 after N s``; anything but ``graded`` scores 0.
 ``data`` says whether each data file of the lab is the student's own, an unchanged copy
-of the released reference file, or missing.  Manually graded cells stay empty until an
-instructor grades them (``nbgrader formgrader``); ``score`` then includes them.
+of the released reference file, or missing.  Written answers stay empty (pending) until an
+instructor grades them (``nbgrader formgrader``); ``score`` then includes them.  An answer
+left as released is scored 0 by nbgrader itself and is not pending.
+
+Each graded submission is then run once more, in a fresh sandbox, with its hidden tests
+removed (``grading_preprocessors.run_for_feedback``): the feedback page (``make feedback``)
+shows that run's outputs, the student's own results and the messages of the visible tests,
+which the graded run cannot show once its kernel has seen hidden test code.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import hashlib
 import json
@@ -203,29 +210,72 @@ def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeou
     outside.  The process groups of every descendant seen while grading are killed at the
     end, so nothing a notebook started (a background process, a hung ``mpiexec``) outlives
     its grading.  The log goes to a file, not a pipe, which such a process could keep open
-    forever.
+    forever.  A graded submission is then run again for its feedback page (:func:`run_for_feedback`).
     """
     cmd = [*nbgrader_command(), "autograde", lab.name, "--student", student, "--force"]
     if cell_timeout:
         cmd.append(f"--Execute.timeout={int(cell_timeout)}")
-    env = dict(os.environ)
-    scratch = None
     if sandbox is not None:
-        scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))
+        cmd.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
+    with _environment(course, lab, student, sandbox) as env:
+        status = _run_watched(cmd, course, env, student_timeout, logfile)
+    if status == "graded":
+        run_for_feedback(course, lab, student, cell_timeout, student_timeout, logfile, sandbox)
+    return status
+
+
+def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, logfile: Path,
+                     sandbox: dict | None) -> None:
+    """Run each graded notebook again without its hidden tests, for the feedback page.
+
+    ``grading_preprocessors.run_for_feedback`` in a child process, watched and sandboxed as the
+    grading was (a fresh scratch copy of the submission), its log appended to ``logfile``.
+    Its outputs are what the feedback page shows; the scores stay those of the grading.  When
+    it fails, the page falls back to showing scores only after the first hidden test.
+    """
+    import grading_preprocessors
+
+    folder = course / "autograded" / student / lab.name
+    shutil.rmtree(grading_preprocessors.feedback_run_folder(folder), ignore_errors=True)
+    for name in lab.notebooks:
+        graded = folder / f"{name}.ipynb"
+        out = grading_preprocessors.feedback_run_path(graded)
+        if not graded.is_file():
+            continue
+        cmd = [sys.executable, str(HERE / "grading_preprocessors.py"), str(graded), str(out), "--course", str(course)]
+        if cell_timeout:
+            cmd += ["--timeout", str(int(cell_timeout))]
+        with open(logfile, "a", encoding="utf-8") as log:
+            log.write(f"\n--- {name}.ipynb run again without its hidden tests, for the feedback page\n")
+        with _environment(course, lab, student, sandbox) as env:
+            status = _run_watched(cmd, course, env, student_timeout, logfile, append=True)
+        if status != "graded":
+            with open(logfile, "a", encoding="utf-8") as log:
+                log.write(f"--- no run for the feedback page ({status}): it shows scores only after the "
+                          "first hidden test\n")
+            out.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _environment(course: Path, lab: Lab, student: str, sandbox: dict | None):
+    """The environment of a grading process; with ``sandbox``, a fresh scratch copy for its kernel."""
+    env = dict(os.environ)
+    if sandbox is None:
+        yield env
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))
+    try:
         work, run = scratch / "work", scratch / "run"
         run.mkdir()
         scratch_copy(course, lab, course / "submitted" / student / lab.name, work)
         env[grading_sandbox.ENV] = json.dumps({"work": str(work), "run": str(run), **sandbox})
-        cmd.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
-    try:
-        return _run_watched(cmd, course, env, student_timeout, logfile)
+        yield env
     finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run_watched(cmd, course: Path, env: dict, student_timeout, logfile: Path) -> str:
-    with open(logfile, "w", encoding="utf-8") as log:
+def _run_watched(cmd, course: Path, env: dict, student_timeout, logfile: Path, append: bool = False) -> str:
+    with open(logfile, "a" if append else "w", encoding="utf-8") as log:
         proc = subprocess.Popen(cmd, cwd=course, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         deadline, groups = time.monotonic() + student_timeout, {proc.pid}
@@ -279,11 +329,15 @@ def forget(course: Path, lab: Lab, student: str) -> None:
             gb.remove_submission(lab.name, student)
         except MissingEntry:
             pass
+    from grading_preprocessors import feedback_run_folder
+
+    shutil.rmtree(feedback_run_folder(course / "autograded" / student / lab.name), ignore_errors=True)
 
 
 # ---------------------------------------------------------------- gradebook
 def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> list[dict]:
     """One row per student and lab; scores from the gradebook for graded submissions."""
+    from grading_preprocessors import is_pending
     from nbgrader.api import Gradebook, MissingEntry
 
     out = []
@@ -302,7 +356,7 @@ def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> 
                             grade = gb.find_grade(gid, nb, lab.name, student)
                         except MissingEntry:
                             grade = None
-                        if grade is not None and manual and grade.manual_score is None:
+                        if grade is not None and manual and is_pending(grade):
                             value = ""  # waiting for the instructor
                         elif grade is not None:
                             value = float(grade.score)

@@ -49,20 +49,19 @@ c.Autograde.autograde_preprocessors = [
 c.LimitOutputSize.max_lines = 200
 c.LimitOutputSize.max_chars = 20_000
 
-# Feedback pages: the scores and the student's own cells, without the hidden tests nor any
-# output of a cell that ran after one (grading_preprocessors.HideHiddenTestsInFeedback).
+# Feedback pages: the scores, written answers not graded yet marked pending, the student's own
+# outputs and the visible tests' messages (from the run without hidden tests that grade.py
+# makes), never a hidden test, and MathJax inside the page (grading_preprocessors.py).
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
+    "grading_preprocessors.GetGradesMarkingPending",
     "grading_preprocessors.HideHiddenTestsInFeedback",
+    "grading_preprocessors.InlineMathJax",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
-# Feedback pages load MathJax from the course folder, never from a CDN: `make feedback` copies
-# it into feedback/_mathjax/ (book/_ext/offline_mathjax.py), two levels above every page
-# (feedback/<student>/<lab>/<lab>.html).
-c.HTMLExporter.mathjax_url = "../../_mathjax/tex-mml-chtml.js"
-# nbgrader's feedback template ignores mathjax_url: templates/kit_feedback extends it and swaps
-# the CDN for it (nbgrader's own template folder stays on the search path).
+# The page: nbgrader's feedback template (its folder stays on the search path), extended by
+# templates/kit_feedback: pending answers, the notes of the feedback run, MathJax from the page
+# itself instead of a CDN.  A page handed out alone loads nothing.
 import nbgrader  # noqa: E402
 
 c.HTMLExporter.template_name = "kit_feedback"            # its base template is nbgrader's "feedback"

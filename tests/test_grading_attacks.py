@@ -260,13 +260,14 @@ def test_feedback_for_everyone_and_never_a_hidden_test(attacked):
         assert not leaked, (student, leaked[:3])
         assert "HIDDEN TESTS" not in text or student == "marker_twice"
     page = html.unescape((course / "feedback" / "alice6" / LAB / f"{LAB}.html").read_text())
-    assert "Score: 9.0 / 11.0" in page and "Test passed: 2 of 2 points" in page
-    # offline: nothing is loaded from another host; MathJax comes from the course folder
+    assert "Score: 9.0 / 11.0" in page
+    # the student's own outputs, after the first hidden test too (from the run without hidden tests)
+    assert "best: ring" in page and "ring              contention-free: True" in page
+    # offline and alone: the page loads no file and no host (MathJax is inside it)
     raw = (course / "feedback" / "alice6" / LAB / f"{LAB}.html").read_text()
     loads = re.findall(r'<(?:script|link|img)\b[^>]*?(?:src|href)="([^"]+)"', raw)
-    assert not [u for u in loads if re.match(r"(https?:)?//", u)], loads
-    assert "../../_mathjax/tex-mml-chtml.js" in loads
-    assert (course / "feedback" / "_mathjax" / "tex-mml-chtml.js").is_file()
+    assert not [u for u in loads if not u.startswith("data:")], loads
+    assert 'id="kit-mathjax"' in raw and not (course / "feedback" / "_mathjax").exists()
 
 
 def test_grading_stops_without_a_sandbox_unless_unsafe(tmp_path):

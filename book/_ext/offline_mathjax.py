@@ -1,14 +1,12 @@
-"""MathJax 3 served from this machine, never from a CDN: the files the book and the
-instructor's feedback pages need, copied from the ``django-static-mathjax`` wheel
-(MathJax 3.2.2; only what the CHTML output of ``tex-mml-chtml.js`` loads).
-
-    python book/_ext/offline_mathjax.py DEST     # copy them into DEST (make feedback does)
+"""MathJax 3 served from the book's own site, never from a CDN: the files the book needs,
+copied from the ``django-static-mathjax`` wheel (MathJax 3.2.2; only what the CHTML output of
+``tex-mml-chtml.js`` loads).  (The labs' feedback pages carry their own MathJax inside each
+page: ``labs/grading_preprocessors.py``.)
 """
 
 from __future__ import annotations
 
 import shutil
-import sys
 from importlib import resources
 from pathlib import Path
 
@@ -47,8 +45,3 @@ def copy(dst: Path) -> Path:
             shutil.copy2(s, d)
     return dst / ENTRY
 
-
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python book/_ext/offline_mathjax.py DEST")
-    print(f"MathJax for offline pages: {copy(Path(sys.argv[1]))}")

@@ -1,0 +1,183 @@
+"""The feedback pages of ``make feedback`` teach: what a student sees of a graded lab.
+
+One temporary course, lab 1, graded by ``make grade`` and given feedback by ``make feedback``:
+
+- ``alice`` hands in the solved notebook; her written answers wait for the instructor;
+- ``units`` gives α in microseconds: the visible test ``test_fit_units`` fails with its
+  message ("alpha should be in seconds ..."), and a hidden test of ``test_fit_data`` fails;
+- ``scaled`` reads times 1.5 times too long: only a hidden test of ``test_load`` fails;
+- ``blank`` hands in the student version as released: nothing to grade by hand.
+
+Each page must show the student's own outputs (the printed fit, the plot), the message of a
+failed visible test, say that a hidden test failed without its message, never show hidden
+test code, mark written answers not graded yet as pending (and only those), and render its
+math alone: copied into an empty folder and opened in headless Chromium, it requests no other
+file, and MathJax typesets its formulas.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.labcourse import make, read_grades, released_course, require_sandbox, solved, source_nb
+from tests.test_grading import replace
+
+LAB = "lab1"
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+UNITS_MESSAGE = "AssertionError: alpha should be in seconds: between 10 ns and 10 ms"
+HIDDEN_FAILED = "A hidden test of this cell failed; its message is not shown."
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    """student -> (feedback page's text, grades.csv row); and the course."""
+    require_sandbox()
+    course = released_course(tmp_path_factory.mktemp("feedback") / "labs", labs=[LAB])
+    data = (course / "source" / LAB / "pingpong.json").read_bytes()
+    subs = {"alice": solved(course, LAB)}
+    nb = solved(course, LAB)
+    replace(nb, "fit", "alpha, beta = fit.alpha, fit.beta", "alpha, beta = fit.alpha * 1e6, fit.beta")
+    subs["units"] = nb
+    nb = solved(course, LAB)
+    replace(nb, "load", 'r["median_s"] for r', 'r["median_s"] * 1.5 for r')
+    subs["scaled"] = nb
+    subs["blank"] = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
+    for student, nb in subs.items():
+        folder = course / "submitted" / student / LAB
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{LAB}.ipynb")
+        (folder / "pingpong.json").write_bytes(data)
+    graded = make(course, "grade")
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    feedback = make(course, "feedback")
+    assert feedback.returncode == 0, feedback.stdout[-3000:] + feedback.stderr[-3000:]
+    rows = read_grades(course)
+    out = {}
+    for student in subs:
+        page = course / "feedback" / student / LAB / f"{LAB}.html"
+        out[student] = (page.read_text(encoding="utf-8"), rows[student, LAB])
+    return out, course
+
+
+def hidden_lines(nb) -> list[str]:
+    """Lines of the hidden tests that appear nowhere else in the source notebook (> 15 characters)."""
+    hidden, public = set(), set()
+    for cell in nb.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            s = line.strip()
+            if "BEGIN HIDDEN TESTS" in s or "END HIDDEN TESTS" in s:
+                inside = "BEGIN" in s
+            elif s:
+                (hidden if inside else public).add(s)
+    return sorted(s for s in hidden - public if len(s) > 15)
+
+
+def text(page: str) -> str:
+    """What the page says: no script or style, tags removed, entities decoded, blanks collapsed."""
+    page = re.sub(r"<script\b.*?</script>|<style\b.*?</style>", "", page, flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", page)).split())
+
+
+def test_scores_are_those_of_the_grading(pages):
+    out, _ = pages
+    for student, (page, row) in out.items():
+        assert f"Score: {float(row['score']):.1f} / {float(row['max_score']):.1f}" in text(page), student
+    assert [float(out[s][1]["auto_score"]) for s in ("alice", "units", "scaled")] == [13, 10, 12]
+
+
+def test_the_students_own_outputs_are_shown(pages):
+    out, _ = pages
+    for student in ("alice", "units", "scaled", "blank"):
+        page, _ = out[student]
+        assert "output not shown" not in page, student
+    said = text(out["units"][0])
+    # the fit cell's own print (α in "seconds" that are microseconds), from after the first hidden test
+    assert re.search(r"alpha = \d[\d.]* µs, 1/beta = ", said), said[:2000]
+    for student in ("alice", "units", "scaled"):
+        assert re.search(r'<img\b[^>]*src="data:image/png;base64,', out[student][0]), student   # the α-β plot
+
+
+def test_a_failed_visible_test_shows_its_message(pages):
+    out, _ = pages
+    units = text(out["units"][0])
+    assert UNITS_MESSAGE in units
+    assert UNITS_MESSAGE not in text(out["alice"][0])   # the message of a test that passed is not shown
+
+
+def test_a_failed_hidden_test_is_named_but_not_shown(pages):
+    out, _ = pages
+    hidden_messages = ["times are not the median times of pingpong.json",
+                       "your alpha and beta fit your data clearly worse"]
+    assert text(out["scaled"][0]).count(HIDDEN_FAILED) == 1     # test_load's hidden part
+    assert text(out["units"][0]).count(HIDDEN_FAILED) >= 1      # test_fit_data's
+    assert HIDDEN_FAILED not in text(out["alice"][0])
+    hidden = hidden_lines(source_nb(LAB))
+    assert len(hidden) >= 10
+    for student, (page, _) in out.items():
+        said = text(page)
+        assert "HIDDEN TESTS" not in said, student
+        for message in hidden_messages:
+            assert message not in said, (student, message)
+        leaked = [line for line in hidden if line in html.unescape(page)]
+        assert not leaked, (student, leaked[:3])
+
+
+def test_written_answers_not_graded_yet_are_pending(pages):
+    out, _ = pages
+    said = text(out["alice"][0])
+    assert "Written answers worth 6.0 points are pending" in said
+    assert said.count("pending: 2.0 points, not graded yet") == 2 * 3   # list of graded cells and headings
+    assert "Written response (Score: 0.0 / 2.0)" not in said
+    assert out["alice"][1]["manual_pending"] == "3"
+    # answers left as released are scored 0 by nbgrader: not pending, on the page as in grades.csv
+    blank = text(out["blank"][0])
+    assert "pending" not in blank and out["blank"][1]["manual_pending"] == "0"
+    assert "Written response (Score: 0.0 / 2.0)" in blank
+
+
+def test_a_page_renders_its_math_alone(pages, tmp_path):
+    out, _ = pages
+    page = out["units"][0]
+    loads = re.findall(r'<(?:script|link|img)\b[^>]*?(?:src|href)="([^"]+)"', page)
+    assert not [u for u in loads if not u.startswith("data:")], loads   # nothing outside the page
+    assert "mathjax" not in " ".join(loads).lower()
+    assert len(page) < 1_500_000, len(page)
+    from tests.cdp import Browser, find_chromium
+
+    exe = find_chromium()
+    if exe is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("chromium not found: required in CI")
+        pytest.skip("chromium not found (apt-get install chromium)")
+    alone = tmp_path / "handed-out"
+    alone.mkdir()
+    shutil.copy(next(pages[1].glob(f"feedback/units/{LAB}/{LAB}.html")), alone / "feedback.html")
+    with Browser(exe, tmp_path / "profile") as browser:
+        events = browser.load((alone / "feedback.html").as_uri(), quiet=1.0)
+        seen = len(browser.events)
+        requested = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+        assert [u for u in requested if not u.startswith("data:")] == [(alone / "feedback.html").as_uri()], requested
+        errors = [e for e in events if e["method"] == "Runtime.exceptionThrown"]
+        assert not errors, errors[:2]
+        deadline = time.monotonic() + 30
+        while browser.evaluate("document.querySelectorAll('mjx-container').length") < 10:
+            assert time.monotonic() < deadline, "MathJax typeset nothing"
+            time.sleep(0.5)
+        browser.pump(1.0)
+        left = browser.evaluate("Array.from(document.querySelectorAll('.text_cell_render'))"
+                                ".map(e => e.innerText).join('\\n').match(/\\$[^$\\n]+\\$/g) || []")
+        assert not left, f"math left as TeX: {left[:5]}"
+        assert browser.evaluate("document.querySelectorAll('mjx-merror').length") == 0
+        later = [e["params"]["request"]["url"] for e in browser.events[seen:]
+                 if e["method"] == "Network.requestWillBeSent"]
+        assert not later, later   # MathJax loaded nothing more
