@@ -65,12 +65,15 @@ notebooks: $(STAMP)
 	$(BIN)/python -m tests.notebook_outputs --strip book $(COURSE)/source
 
 # The build also releases every lab with nbgrader (book/_ext/student_labs.py): the lab pages
-# offer the student versions, zipped in _build/student-labs/ (no solutions, no hidden tests).
+# offer the student versions, zipped in _build/student-labs/ (no solutions, no hidden tests);
+# and it builds the kit's wheel into _build/kit/ (book/_ext/kit_wheel.py: the two packages
+# only), which the page "Install the kit" offers: what a student installs, without this repository.
 book: check-outputs
-	@echo "Building the book (chapters from their committed outputs, student versions of the labs) ..."
+	@echo "Building the book (chapters from their committed outputs, student versions of the labs, the kit's wheel) ..."
 	@start=$$(date +%s); \
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going || exit 1; \
-	echo "The book is at file://$(abspath _build/html/index.html) (built in $$(( $$(date +%s) - start )) s)"
+	echo "The book is at file://$(abspath _build/html/index.html) (built in $$(( $$(date +%s) - start )) s)"; \
+	echo "The kit's wheel: $$(ls $(abspath _build/kit)/*.whl)"
 
 # loadscope keeps a notebook's cells (and a class's tests) on one worker, in order; the
 # scopes go out in the order of tests/conftest.py (the long ones first), not by their number
