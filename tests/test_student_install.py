@@ -16,11 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
 import zipfile
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from packaging.requirements import Requirement
@@ -155,3 +157,21 @@ def test_the_wheel_installs_and_runs_a_lab_command_without_the_repository(tmp_pa
     assert exts.returncode == 0, exts.stderr
     shown = exts.stdout + exts.stderr
     assert "jupyterlab" in shown.lower() and "nbgrader" not in shown.lower(), shown
+
+
+def test_the_book_offers_the_wheel_and_every_lab_page_points_at_it(book_html):
+    """The built site: the Install page's download is the kit's wheel (the two packages, no
+    solution); each lab page links to the Install page."""
+    page = book_html / "book" / "install.html"
+    text = page.read_text(encoding="utf-8")
+    links = re.findall(r'<a class="reference download internal"[^>]*href="([^"]+)"', text)
+    wheels = [h for h in links if h.endswith(".whl")]
+    assert len(wheels) == 1 and wheels[0].endswith("/" + kit_wheel.wheel_name()), links
+    with zipfile.ZipFile((page.parent / unquote(wheels[0])).resolve()) as zf:
+        members = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+    assert {n.split("/", 1)[0] for n in members} >= {"netmodels", "mpi_exercises"}
+    _check_contents(members, _source_digests())
+    for lab in sorted(p.parent.name for p in (ROOT / "labs" / "source").glob("*/*.ipynb")):
+        html = (book_html / "book" / "labs" / f"{lab}.html").read_text(encoding="utf-8")
+        assert 'href="../install.html"' in html, f"{lab}'s page does not point at the Install page"
+        assert "results/" not in html, f"{lab}'s page still sends students to the repository's results/"
