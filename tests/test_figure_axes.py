@@ -59,6 +59,8 @@ def test_a_heatmap_shows_its_first_and_last_rows_whole_and_names_them():
     assert layout["yaxis"]["tickvals"] == [0, 1, 2, 3]
     assert layout["yaxis"]["ticktext"] == ["up, level 0", "up, level 1", "down, level 0", "down, level 1"]
     assert layout["yaxis"]["automargin"]
+    trace = topology_panel.topology_spec(k=4, n=2).static().spec["traces"][0]["style"]
+    assert trace["colorbar"]["dtick"] == 1                    # message counts: 0, 1, 2, not 0.5
     regime = nbl_plots.static_regime_map().spec["layout"]["yaxis"]["range"]
     P = np.log10([w * h for w, h in nbl_plots.MAP_MESHES])
     assert regime == pytest.approx([P[0] - (P[1] - P[0]) / 2, P[-1] + (P[-1] - P[-2]) / 2], abs=1e-5)

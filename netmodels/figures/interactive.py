@@ -476,9 +476,11 @@ def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_s
                              colorbar={"tickvals": list(range(n)), "ticktext": list(categories),
                                        "title": {"text": zlabel}})
             else:
+                style.update(colorscale="Viridis", colorbar={"title": {"text": zlabel}})
                 if zs:
                     style.update(zmin=min(zs), zmax=max(zs))
-                style.update(colorscale="Viridis", colorbar={"title": {"text": zlabel}})
+                    if all(float(v).is_integer() for v in zs):     # counts: whole ticks, no 0.5
+                        style["colorbar"]["dtick"] = max(1, math.ceil((max(zs) - min(zs)) / 8))
             style["x"], style["y"] = all_x, _round(ys, digits, y_scale)
         else:
             first = frames[0][i]
