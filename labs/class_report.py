@@ -17,10 +17,11 @@ lists), checks each one, fits it with the kit's own functions (those the lab use
 * ``<out>/<lab>.csv``: the same numbers (SI units), one row per student folder and one for the
   reference machine.
 
-A file that is missing, not JSON, truncated, of the wrong kind, a byte-for-byte copy of the
-reference file, or measured on a rank count the lab refuses is listed with the reason, never
-dropped silently; an oversubscribed run is drawn hollow and kept out of the class medians.
-Students appear under pseudonyms (an adjective and an animal drawn from a keyed hash of their
+A file that is missing, spoiled (not JSON, cut short, another command's result, without a field
+the lab reads: the labs' own loader, ``mpi_exercises.labdata``, says which), measured on a rank
+count the lab cannot use, or a byte-for-byte copy of the reference file is listed with the
+reason, never dropped silently; an oversubscribed run is drawn hollow and kept out of the class
+medians.  Students appear under pseudonyms (an adjective and an animal drawn from a keyed hash of their
 id: the same in every lab and every run; the key is ``<course>/autograded/.class-report-key``,
 made on first use, so the pseudonyms cannot be recomputed from a list of ids), or under their
 ids with ``--names``.  The default ``<out>`` is ``<course>/feedback/_class/``.
@@ -34,7 +35,6 @@ import datetime as _dt
 import hashlib
 import hmac
 import html
-import json
 import os
 import secrets
 import sys
@@ -51,26 +51,27 @@ KEY_FILE = Path("autograded") / ".class-report-key"
 
 
 # ---------------------------------------------------------------- reading a data file
-def read_data_file(path: Path):
-    """``(JSON, None)``, or ``(None, why)`` in one sentence: missing, empty, not text, not JSON
-    (where), truncated.  The report's only reading of a data file."""
-    if not path.is_file():
-        return None, "missing" if not path.exists() else "not a regular file"
-    raw = path.read_bytes()
-    if not raw.strip():
-        return None, "empty file"
+def read_data_file(path: Path, name: str):
+    """``(JSON, None)``, or ``(None, why)``: missing, or what the labs' loader
+    (:func:`mpi_exercises.labdata.load`) finds wrong with it (not JSON, cut short, another
+    command's result, a field the lab reads missing, measured on ranks the lab cannot use),
+    with the command that writes it again."""
+    from mpi_exercises import labdata
+
+    if not path.exists():
+        return None, again(name, "missing")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not JSON: not UTF-8 text (byte {exc.start})"
-    try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
-            return None, f"truncated: the JSON stops after {len(raw):,} bytes, before it is complete"
-        return None, f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-    except RecursionError:
-        return None, "not JSON: nested too deeply"
+        return labdata.load(path, views.KINDS[name]), None
+    except labdata.LabDataError as exc:       # the file's own name, not its path (which holds the student id)
+        return None, str(exc).removeprefix(f"{path}: ").replace(str(path), name).replace(str(path.parent),
+                                                                                          "the lab's folder")
+
+
+def again(name: str, why: str) -> str:
+    """``why``, then the command that writes the file (the labs' loader's wording)."""
+    from mpi_exercises import labdata
+
+    return labdata.message(name, views.KINDS[name], why).removeprefix(f"{name}: ")
 
 
 # ---------------------------------------------------------------- what a record says of its machine
@@ -244,19 +245,14 @@ class Machine:
 
 def check_file(course: Path, lab: str, folder: Path, name: str, reference: bool):
     """``(JSON, None)`` or ``(None, why)`` for one hand-in of one folder."""
-    data, why = read_data_file(folder / name)
+    data, why = read_data_file(folder / name, name)
     if why:
         return None, why
-    try:
-        views.check_kind(name, data)
-        if not reference:
-            state = grade.data_status(course, grade.Lab(lab, [], data_files=[name]), folder)
-            if state.endswith(": reference copy"):
-                raise views.Unusable("a copy of the reference file released with the lab, not a measurement "
+    if not reference:
+        state = grade.data_status(course, grade.Lab(lab, [], data_files=[name]), folder)
+        if state.endswith(": reference copy"):
+            return None, again(name, "a copy of the reference file released with the lab, not a measurement "
                                      "of this machine")
-        views.check_ranks(name, data)
-    except views.Unusable as exc:
-        return None, str(exc)
     return data, None
 
 
@@ -289,14 +285,18 @@ def build_machine(course: Path, view: views.LabView, files: list[str], folder: P
                 m.description["oversubscribed"] = m.description.get("oversubscribed") or over
                 m.caveats.append(f"{f} oversubscribed ({over}): its times include the scheduler; "
                                  "kept out of the class medians")
-    if readable:
+    while readable:     # a file the lab's computation refuses is left out, the others still shown
         try:
             values, caveats = view.extract({f: m.usable[f] for f in readable})
             m.values, m.caveats = values, m.caveats + caveats
+            break
         except views.Unusable as exc:
-            failed[next((f for f in readable if str(exc).startswith(f)), readable[0])] = str(exc)
+            bad = next((f for f in readable if str(exc).startswith(f"{f}: ")), readable[0])
+            failed[bad] = str(exc).removeprefix(f"{bad}: ")
         except Exception as exc:  # noqa: BLE001 (one student's odd file never stops the report)
-            failed[readable[0]] = f"could not be processed: {type(exc).__name__}: {exc}"
+            bad = readable[0]
+            failed[bad] = f"could not be processed: {type(exc).__name__}: {exc}"
+        readable.remove(bad)
     for fname, why in failed.items():
         if fname not in view.reads:
             effect = "checked only: machine shown"
@@ -368,7 +368,7 @@ def machines_table(view: views.LabView, machines: list[Machine]) -> str:
         if not m.drawn:
             continue
         d = m.description
-        run = _e(m.ranks) + (f' <span class="tag over">oversubscribed</span>' if m.oversubscribed else "")
+        run = _e(m.ranks) + (' <span class="tag over">oversubscribed</span>' if m.oversubscribed else "")
         name = _e(m.name) + (' <span class="tag ref">reference</span>' if m.reference else "")
         cells = "".join(f'<td class="num">{_e(c.page(m))}</td>' for c in cols)
         cls = " ".join(k for k, on in (("reference", m.reference), ("over", m.oversubscribed)) if on)
@@ -382,7 +382,8 @@ def machines_table(view: views.LabView, machines: list[Machine]) -> str:
 
 
 def problems_table(machines: list[Machine]) -> str:
-    rows = [f"<tr><td>{_e(m.name)}</td><td><code>{_e(p.file)}</code></td><td>{_e(p.reason)}</td><td>{_e(p.effect)}</td></tr>"
+    rows = [f"<tr><td>{_e(m.name)}</td><td><code>{_e(p.file)}</code></td><td>{_e(p.reason)}</td>"
+            f"<td>{_e(p.effect)}</td></tr>"
             for m in machines for p in m.problems]
     if not rows:
         return "<p>Every file handed in was read.</p>"
@@ -400,6 +401,10 @@ def page(view: views.LabView, machines: list[Machine], files: list[str], course:
     figs = "".join(f"<figure>{f.svg}<figcaption>{f.caption}</figcaption></figure>" for f in figures)
     checked = "".join(f"<li><code>{_e(f)}</code>: {view.notes[f]}</li>" for f in files if f in view.notes)
     who = "student ids (<code>--names</code>)" if names else "pseudonyms (a keyed hash of each student id)"
+    try:
+        course = course.relative_to(Path.cwd())
+    except ValueError:
+        pass
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -435,7 +440,8 @@ calibration was reliable. "not recorded": the file predates the record.</dd>
 <dt>MPI, OS</dt><dd>the MPI library and the operating system the file records.</dd>
 </dl>
 <footer>Made by <code>{_e(command)}</code> on {_dt.datetime.now().strftime("%Y-%m-%d %H:%M")}.
-A static page: nothing in it is loaded from anywhere. The numbers are in <code>{_e(view.name)}.csv</code> beside it.</footer>
+A static page: nothing in it is loaded from anywhere. The numbers are in <code>{_e(view.name)}.csv</code>
+beside it.</footer>
 </main>
 </body>
 </html>
@@ -481,7 +487,11 @@ def report(course: Path, lab: str, out: Path, names: bool = False, command: str 
     machines = [build_machine(course, view, files, course / "source" / lab, "", "reference", "ref", reference=True)]
     for i, s in enumerate(sorted(students, key=label.get)):
         machines.append(build_machine(course, view, files, submitted / s / lab, s, label[s], f"m{i}"))
-    figures = view.figures([m for m in machines if m.drawn])
+    try:
+        with views.figure_style():
+            figures = view.figures([m for m in machines if m.drawn])
+    except Exception as exc:  # noqa: BLE001 (the table and the list of hand-ins are still worth a page)
+        figures = [views.Figure("", f"The figures could not be drawn: {type(exc).__name__}: {html.escape(str(exc))}")]
     out.mkdir(parents=True, exist_ok=True)
     html_path, csv_path = out / f"{lab}.html", out / f"{lab}.csv"
     text = page(view, machines, files, course, command or f"python labs/class_report.py --lab {lab}", figures,

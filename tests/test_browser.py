@@ -245,3 +245,37 @@ def test_pages_with_figures_work_from_the_file_system(site, browser):
         if found:
             report[page] = found
     assert not report, "\n".join(f"{page}:\n  " + "\n  ".join(v) for page, v in report.items())
+
+
+REPORT_JS = """(() => {
+  const svgs = Array.from(document.querySelectorAll('figure svg')).map(s => s.getBoundingClientRect())
+    .map(r => ({w: r.width, h: r.height}));
+  return {svgs, tooltips: document.querySelectorAll('figure svg title').length,
+          machines: document.querySelectorAll('table.machines tr:not(.notes)').length - 1,
+          not_used: document.querySelectorAll('#not-used + div tr').length - 1,
+          width: document.documentElement.scrollWidth, view: window.innerWidth};
+})()"""
+
+
+def test_class_report_opens_offline(browser, tmp_path):
+    """The instructor's class report (labs/class_report.py) of a synthetic class, opened from disk:
+    nothing requested, no error, every figure drawn with its tooltips, the bad hand-ins listed."""
+    from tests.test_class_report import _module, make_course
+
+    course = make_course(tmp_path)
+    for lab in ("lab1", "lab3", "lab5"):
+        assert _module().main(["--lab", lab, "--course", str(course), "--out", str(tmp_path / "out")]) == 0
+        events = browser.load((tmp_path / "out" / f"{lab}.html").as_uri())
+        found = network_problems(events)
+        requested = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+        assert requested == [(tmp_path / "out" / f"{lab}.html").as_uri()], requested   # the page alone
+        state = browser.evaluate(REPORT_JS)
+        assert state["svgs"] and all(s["w"] > 300 and s["h"] > 100 for s in state["svgs"]), (lab, state)
+        shown = 9 if lab != "lab5" else 10                      # machines drawn, each point a tooltip
+        assert state["tooltips"] >= shown, (lab, state)
+        assert state["machines"] >= 9 and state["not_used"] >= 2, (lab, state)
+        assert state["width"] <= state["view"] + 1, f"{lab}: the page is wider than the window: {state}"
+        found += network_problems(browser.events[len(events):])
+        assert not found, f"{lab}: {found}"
+        if os.environ.get("BOOK_SCREENSHOTS"):
+            browser.screenshot(Path(os.environ["BOOK_SCREENSHOTS"]) / f"class-report-{lab}.png")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import html
 import json
 import re
 import shutil
@@ -68,13 +69,16 @@ def _write(path: Path, data) -> None:
     path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
 
 
-def make_course(root: Path, students=STUDENTS, seed: int = 7) -> Path:
-    """A course folder (``nbgrader_config.py``, ``source/`` of labs 1, 3, 5, ``submitted/``)."""
+def make_course(root: Path, students=STUDENTS, seed: int = 7, more: bool = False) -> Path:
+    """A course folder (``nbgrader_config.py``, ``source/`` of labs 1, 3, 5, ``submitted/``);
+    ``more``: labs 2 and 4 too (:func:`add_labs_2_and_4`)."""
     course = root / "course"
     course.mkdir(parents=True)
     shutil.copy(LABS / "nbgrader_config.py", course)
-    for lab in ("lab1", "lab3", "lab5"):
+    for lab in ("lab1", "lab3", "lab5") + (("lab2", "lab4") if more else ()):
         shutil.copytree(LABS / "source" / lab, course / "source" / lab, ignore=shutil.ignore_patterns("*.ipynb"))
+    if more:
+        add_labs_2_and_4(course, students, seed)
     ref = {name: json.loads((LABS / "source" / lab / name).read_text()) for lab, name in
            (("lab1", "pingpong.json"), ("lab3", "logp.json"), ("lab3", "barriers.json"), ("lab5", "predict.json"))}
     rng = np.random.default_rng(seed)
@@ -134,6 +138,32 @@ def make_course(root: Path, students=STUDENTS, seed: int = 7) -> Path:
     return course
 
 
+def add_labs_2_and_4(course: Path, students, seed: int) -> None:
+    """Labs 2 and 4 of every student: the reference files (measured oversubscribed) with every time
+    scaled, the f(L) jig's times of L links by a factor growing with L (so f differs), and the
+    ranks given as many cores (not oversubscribed)."""
+    rng = np.random.default_rng(seed + 1)
+    jig0 = json.loads((LABS / "source" / "lab2" / "testjig.json").read_text())
+    runs0 = json.loads((LABS / "source" / "lab2" / "allreduce.json").read_text())
+    lop0 = json.loads((LABS / "source" / "lab4" / "lop.json").read_text())
+    for student in students:
+        k, u = float(rng.uniform(0.5, 2.0)), float(rng.uniform(0.0, 0.4))
+        jig = _oversubscribe(copy.deepcopy(jig0), 4, 4)
+        jig["oversubscribed"] = False
+        factor = {L: k * (1 + u * (L - 1)) for L in (1, 2, 4, 6)}
+        for r in jig["results"]:
+            for key in ("min_s", "p25_s", "median_s", "p75_s", "max_s"):
+                r[key] *= factor[r["L"]]
+        jig["table"]["T_s"] = {L: [t * factor[int(L)] for t in ts] for L, ts in jig["table"]["T_s"].items()}
+        runs = {"runs": [{**_oversubscribe(_scale(r, k), 4, 4), "oversubscribed": False}
+                         for r in copy.deepcopy(runs0["runs"])]}
+        lop = _oversubscribe(_scale(copy.deepcopy(lop0), k), 8, 8)
+        lop["oversubscribed"] = False
+        _write(course / "submitted" / student / "lab2" / "testjig.json", jig)
+        _write(course / "submitted" / student / "lab2" / "allreduce.json", runs)
+        _write(course / "submitted" / student / "lab4" / "lop.json", lop)
+
+
 # ---------------------------------------------------------------- running it
 def _module():
     sys.path.insert(0, str(LABS))
@@ -183,20 +213,22 @@ def test_lab1_alpha_beta_are_the_relative_least_squares_of_each_file(course, rep
         assert float(row["beta_s_per_byte"]) == pytest.approx(b, rel=1e-6), s
         assert float(row["n_half_bytes"]) == pytest.approx(a / b, rel=1e-6), s
         assert float(row["alpha_ci_low_s"]) <= float(row["alpha_s"]) <= float(row["alpha_ci_high_s"]), s
-        assert float(row["beta_ci_low_s_per_byte"]) <= float(row["beta_s_per_byte"]) <= float(row["beta_ci_high_s_per_byte"]), s
+        assert (float(row["beta_ci_low_s_per_byte"]) <= float(row["beta_s_per_byte"])
+                <= float(row["beta_ci_high_s_per_byte"])), s
 
 
 def test_lab1_intervals_are_the_files_own_scaled(course, reports):
     """A file scaled by k keeps its own bootstrap interval, k times the reference's; a file whose
     recorded fit is no longer that of its data gets the interval recomputed from its samples."""
     rows, _ = reports["lab1"]
-    ref = json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())["fit"]["alpha_beta"]
+    source = json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())
+    ref = source["fit"]["alpha_beta"]
     for s, row in _used(rows).items():
         mine = _load(course, s, "lab1", "pingpong.json")
         if s == RECOMPUTED:
             assert row["interval"] == "recomputed"
             continue
-        k = mine["results"][0]["median_s"] / json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())["results"][0]["median_s"]
+        k = mine["results"][0]["median_s"] / source["results"][0]["median_s"]
         assert row["interval"] == "recorded", s
         assert float(row["alpha_ci_low_s"]) == pytest.approx(k * ref["alpha_ci_s"][0], rel=1e-9)
         assert float(row["beta_ci_high_s_per_byte"]) == pytest.approx(k * ref["beta_ci_s_per_byte"][1], rel=1e-9)
@@ -206,7 +238,7 @@ def test_lab1_intervals_are_the_files_own_scaled(course, reports):
 
 def test_lab1_bad_files_are_listed_with_their_reason(reports):
     rows, page = reports["lab1"]
-    why = {TRUNCATED: "truncated", WRONG_RANKS: "wrong rank count: measured on 4 ranks; the lab asks for exactly 2",
+    why = {TRUNCATED: "cut short", WRONG_RANKS: "measured with 4 ranks, but this lab needs exactly 2",
            COPY: "a copy of the reference file"}
     for s, text in why.items():
         assert rows[s]["status"] == "not used" and text in rows[s]["problems"], rows[s]
@@ -259,11 +291,15 @@ def test_lab3_logp_parameters_and_barrier_ranking(course, reports):
 
 def test_lab3_bad_files_are_listed_with_their_reason(reports):
     rows, page = reports["lab3"]
-    assert "barriers.json: wrong kind: the record of `logp-prtt`, not of `barrier-bench`" in rows[WRONG_KIND]["problems"]
+    assert ("barriers.json: holds the result of `logp`, not the result of `barrier-bench`. Write it again, from the "
+            "lab's folder, with: mpiexec -n <cores> python -m mpi_exercises barrier-bench --json barriers.json"
+            in rows[WRONG_KIND]["problems"])
     assert "logp.json: missing" in rows[MISSING]["problems"]
-    for s, f, text, effect in ((WRONG_KIND, "barriers.json", "wrong kind", "shown without barriers.json"),
+    for s, f, text, effect in ((WRONG_KIND, "barriers.json", "holds the result of `logp`",
+                                "shown without barriers.json"),
                                (MISSING, "logp.json", "missing", "shown without logp.json")):
-        assert re.search(rf"<td>{s}</td><td><code>{f}</code></td><td>{text}[^<]*</td><td>{effect}</td>", page), s
+        assert re.search(rf"<td>{s}</td><td><code>{f}</code></td><td>{re.escape(html.escape(text))}[^<]*</td>"
+                         rf"<td>{effect}</td>", page), s
     assert "barriers.json oversubscribed (4 ranks on 2 cores)" in rows[OVER3]["caveats"]
     assert rows[OVER3]["ranks"] == "logp.json: 2; barriers.json: 4"
 
@@ -293,6 +329,70 @@ def test_lab5_bad_files_are_listed_with_their_reason(reports):
     assert re.search(rf"<td>{NO_FOLDER}</td><td><code>lab5/</code></td><td>no lab5 folder", page)
 
 
+def test_files_the_fits_refuse_are_listed_and_the_rest_shown(tmp_path):
+    """Files that pass the loader but not the lab's computation: the page still comes out, each
+    listed with why, and the machine keeps whatever else it handed in."""
+    students = ["v101", "v102", "v103", "v104"]
+    course = make_course(tmp_path, students)
+
+    def edit(student, lab, name, change):
+        path = course / "submitted" / student / lab / name
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+
+    edit(students[0], "lab1", "pingpong.json", lambda d: d["results"][0].update(median_s="fast"))
+    edit(students[1], "lab1", "pingpong.json", lambda d: d.update(results=d["results"][:1]))
+    edit(students[0], "lab3", "logp.json", lambda d: d["parameters"].update(n=0))
+    edit(students[1], "lab3", "barriers.json", lambda d: d["results"][0].update(algorithm="no_such_barrier"))
+    edit(students[0], "lab5", "predict.json", lambda d: d["rows"][0].update(relative_error=5))
+    rows = {}
+    for lab in ("lab1", "lab3", "lab5"):
+        assert _module().main(["--lab", lab, "--course", str(course), "--out", str(tmp_path / "out"), "--names"]) == 0
+        with open(tmp_path / "out" / f"{lab}.csv", newline="", encoding="utf-8") as fh:
+            rows[lab] = {r["student"]: r for r in csv.DictReader(fh)}
+    lab1, lab5 = rows["lab1"][students[0]], rows["lab5"][students[0]]
+    assert lab1["status"] == "not used" and "malformed results" in lab1["problems"]
+    assert "cannot fit α and β" in rows["lab1"][students[1]]["problems"]
+    first = rows["lab3"][students[0]]
+    assert first["status"] == "partly used" and first["problems"].startswith("logp.json: cannot fit LogGP")
+    assert first["L_s"] == "" and first["fastest_measured"]          # its barriers are still ranked
+    assert "no schedule for the barrier 'no_such_barrier'" in rows["lab3"][students[1]]["caveats"]
+    assert lab5["status"] == "not used" and "malformed rows" in lab5["problems"]
+    assert all(rows[lab][s]["status"] == "used" for lab in rows for s in students[2:])
+
+
+# ---------------------------------------------------------------- labs 2 and 4
+def test_labs_2_and_4(tmp_path):
+    """f(L): the least-squares slope of each L's jig times over the L = 1 slope, from the file's
+    table; L(p) at p = 1 and the chosen n as the benchmark stored them; the fastest n measured."""
+    students = ["v201", "v202", "v203", "v204"]
+    course = make_course(tmp_path, students, more=True)
+    cr = _module()
+    for lab in ("lab2", "lab4"):
+        assert cr.main(["--lab", lab, "--course", str(course), "--out", str(tmp_path / "out"), "--names"]) == 0
+    with open(tmp_path / "out" / "lab2.csv", newline="", encoding="utf-8") as fh:
+        rows = {r["student"]: r for r in csv.DictReader(fh)}
+    for s in students:
+        table = _load(course, s, "lab2", "testjig.json")["table"]
+        S = np.array(table["S"], float)
+        slope = {int(L): np.polyfit(S, np.array(t), 1)[0] for L, t in table["T_s"].items()}
+        for L in (2, 4, 6):
+            assert float(rows[s][f"f{L}"]) == pytest.approx(slope[L] / slope[1], rel=1e-6), (s, L)
+        assert float(rows[s]["beta_s_per_elem"]) == pytest.approx(slope[1], rel=1e-6)
+        assert rows[s]["status"] == "used" and rows[s]["oversubscribed"] == "no" and rows[s]["allreduce_runs"] == "10"
+    assert rows[""]["oversubscribed"].startswith("yes: 4 ranks on 2 cores")       # the reference files
+    with open(tmp_path / "out" / "lab4.csv", newline="", encoding="utf-8") as fh:
+        rows = {r["student"]: r for r in csv.DictReader(fh)}
+    for s in students:
+        lop = _load(course, s, "lab4", "lop.json")
+        assert float(rows[s]["L1_s"]) == pytest.approx(lop["prediction"]["single"]["L_s"][0], rel=1e-9)
+        assert int(rows[s]["best_n_predicted"]) == lop["prediction"]["single"]["best_n"]
+        assert int(rows[s]["best_n_measured"]) == min(lop["barrier"], key=lambda r: r["min_s"])["options"]["n"]
+    page = (tmp_path / "out" / "lab4.html").read_text(encoding="utf-8")
+    assert page.count("<svg") == 1 and "<script" not in page
+
+
 # ---------------------------------------------------------------- the page
 @pytest.mark.parametrize("lab", ["lab1", "lab3", "lab5"])
 def test_the_page_is_self_contained(reports, lab):
@@ -319,6 +419,7 @@ def test_pseudonyms_hide_ids_and_are_stable(course, tmp_path):
     assert cr.pseudonyms(STUDENTS, b"another course's key") != cr.pseudonyms(STUDENTS, key)
 
 
+@pytest.mark.cli
 def test_command_line_and_make_target(course, tmp_path, capsys):
     run = subprocess.run([sys.executable, str(LABS / "class_report.py"), "--lab", "lab3", "--course", str(course),
                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
