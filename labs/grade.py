@@ -247,13 +247,16 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
             cmd += ["--timeout", str(int(cell_timeout))]
         with open(logfile, "a", encoding="utf-8") as log:
             log.write(f"\n--- {name}.ipynb run again without its hidden tests, for the feedback page\n")
+        t0 = time.monotonic()
         with _environment(course, lab, student, sandbox) as env:
             status = _run_watched(cmd, course, env, student_timeout, logfile, append=True)
-        if status != "graded":
-            with open(logfile, "a", encoding="utf-8") as log:
+        with open(logfile, "a", encoding="utf-8") as log:
+            if status == "graded":
+                log.write(f"--- run for the feedback page done in {time.monotonic() - t0:.0f} s\n")
+            else:
                 log.write(f"--- no run for the feedback page ({status}): it shows scores only after the "
                           "first hidden test\n")
-            out.unlink(missing_ok=True)
+                out.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
