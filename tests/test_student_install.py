@@ -79,6 +79,9 @@ def test_install_page_offers_the_wheel_the_build_makes():
     assert len(installs) >= 2 and all(name in line for line in installs), installs   # Linux/macOS and Windows
     for needed in ("python3 -m venv", "py -m venv", "mpiexec -n 2 python -m mpi_exercises pingpong"):
         assert needed in page, needed
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    wheels = set(re.findall(r"course_kit_netmodels-[\w.]+-py3-none-any\.whl", readme))
+    assert wheels == {name}, wheels   # the README's student commands name the same file
 
 
 def _source_digests() -> set[str]:
