@@ -4,13 +4,13 @@ Each command is ``module`` (which provides ``add_arguments(parser)`` and ``run(a
 or ``module:name`` (a :class:`mpi_exercises.bench.arguments.Command` of that module).  Importing
 them does not start MPI: ``--help`` never does, and an argument error starts it only under
 a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).
+Ctrl-C ends every rank with one line and exit status 130 (:mod:`mpi_exercises.interrupt`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import signal
 import sys
 import time
 import traceback
@@ -84,14 +84,10 @@ ABORT_GRACE_S = 0.3
 def run_guarded(run, args) -> int:
     """``run(args)`` such that one rank's failure ends the whole job, with a non-zero status.
 
-    Ctrl-C (SIGINT, which the launchers forward to every rank) ends a rank at once, even
-    inside an MPI call, and the launcher then ends the others: no rank is left spinning in a
-    wait for a partner that is gone, and no result file is written (results are written
-    atomically at the end, so an existing file stays whole).  An exception on one rank
-    prints its traceback and aborts every rank (``MPI_Abort``), instead of leaving the others
-    waiting for it.
+    An exception on one rank prints its traceback and aborts every rank (``MPI_Abort``),
+    instead of leaving the others waiting for it.  (Ctrl-C is :mod:`mpi_exercises.interrupt`'s:
+    no result file is written, and an existing one stays whole.)
     """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         return run(args)
     except Exception as exc:
@@ -156,10 +152,13 @@ def agreed(problem: str | None) -> str | None:
 
 
 def main(argv=None) -> int:
+    from . import interrupt
     from .bench.placement import launch_rank
 
-    signal.signal(signal.SIGINT, signal.SIG_DFL)     # from the start: see run_guarded
+    interrupt.install(speaks=launch_rank() == 0)     # from the start: Ctrl-C is one line, status 130
     args, problem = check(argv)
+    if args is not None:
+        interrupt.name(args.parser.prog, getattr(args, "json", None))
     problem = agreed(problem)
     if problem:  # before any measurement: nothing is lost, and every rank stops
         if launch_rank() == 0:

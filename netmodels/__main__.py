@@ -1,7 +1,8 @@
 """Command line: ``python -m netmodels COMMAND [options]`` (no MPI).
 
 Each command lives in its own module, which provides ``add_arguments(parser)`` and
-``run(args) -> int``.
+``run(args) -> int``.  Ctrl-C ends a command with one line saying what it kept, and exit
+status 130 (128 + SIGINT, as a shell reports it).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .commandline import OneLineParser
+from .commandline import INTERRUPTED, OneLineParser, interrupted
 from .outputs import output_problem
 
 #: command name -> (module, one-line help).  A new command is one line here.
@@ -30,16 +31,20 @@ def build_parser() -> OneLineParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    path = getattr(args, "json", None)          # checked before any work, so none is lost
-    problem = None if path is None else output_problem(path)
-    if problem:
-        args.parser.error(f"--json: {problem}")
+    prog, path = "python -m netmodels", None
     try:
+        args = build_parser().parse_args(argv)
+        prog, path = args.parser.prog, getattr(args, "json", None)
+        problem = None if path is None else output_problem(path)      # checked before any work
+        if problem:
+            args.parser.error(f"--json: {problem}")
         return importlib.import_module(args.module).run(args)
     except OSError as exc:                      # a result that could not be written (disk full, quota)
-        print(f"{args.parser.prog}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:                   # Ctrl-C: a result being written was left whole (outputs)
+        print(interrupted(prog, path), file=sys.stderr, flush=True)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

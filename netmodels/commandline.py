@@ -1,5 +1,6 @@
 """What both command lines (``python -m netmodels``, ``python -m mpi_exercises``) share:
-argument errors as one line, with exit status 2, and the memory a size is checked against."""
+argument errors as one line, with exit status 2, the memory a size is checked against, and
+the one line and exit status of a command ended by Ctrl-C."""
 
 from __future__ import annotations
 
@@ -32,3 +33,15 @@ def available_memory() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+#: exit status of a command ended by Ctrl-C: 128 + SIGINT, as a shell reports it
+INTERRUPTED = 130
+
+
+def interrupted(prog: str, path) -> str:
+    """The one line of a command ended by Ctrl-C: that it was interrupted, and what it kept
+    (:func:`netmodels.outputs.interruption`; ``path``: its result file, None if none)."""
+    from .outputs import interruption
+
+    return f"{prog}: interrupted (Ctrl-C); {interruption(path)}"

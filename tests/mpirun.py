@@ -64,6 +64,24 @@ def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
         time.sleep(0.05)
 
 
+def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: float = 20) -> None:
+    """Wait until ``nprocs`` processes under the launcher ``proc`` have ``marker`` in their
+    command line (its ranks have started), then one second more (they are past their start-up);
+    fail the test if they have not within ``timeout`` seconds (a loaded machine starts slowly)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            ranks = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                     if marker in " ".join(p.cmdline())]
+        except psutil.Error:
+            ranks = []
+        if len(ranks) >= nprocs:
+            time.sleep(1)
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{nprocs} ranks running {marker!r} did not start within {timeout} s")
+
+
 def _running(p: psutil.Process) -> bool:
     try:
         return p.status() != psutil.STATUS_ZOMBIE

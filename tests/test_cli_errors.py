@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from tests.mpirun import ROOT, kill_job, mpiexec_path, run_mpi
+from tests.mpirun import ROOT, kill_job, mpiexec_path, run_mpi, wait_for_ranks
 
 MISSING = "/nonexistent-folder/out.json"
 
@@ -390,17 +390,22 @@ def test_ctrl_c_ends_every_rank_within_10_s(tmp_path, command):
                              *quiet, "--json", str(out)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    time.sleep(2)
+    wait_for_ranks(proc, 2, "mpi_exercises")
+    time.sleep(1)
     assert proc.poll() is None, "the command ended before Ctrl-C: make it longer"
     proc.send_signal(signal.SIGINT)
     start = time.monotonic()
     try:
-        proc.communicate(timeout=10)
+        stdout, stderr = proc.communicate(timeout=10)
     except subprocess.TimeoutExpired:
         kill_job(proc)
         pytest.fail(f"{command[0]} still running 10 s after Ctrl-C")
     assert time.monotonic() - start < 10
-    assert proc.returncode != 0
+    assert proc.returncode == 130, stderr
+    said = [line for line in stderr.splitlines() if not line.startswith("WARNING")]   # a few ranks: warned at start
+    assert said == [f"python -m mpi_exercises {command[0]}: interrupted (Ctrl-C); nothing was written: "
+                    f"{out} was left as it was"], stderr
+    assert "BAD TERMINATION" not in stdout
     assert json.loads(out.read_text()) == {"a": "good result"}
     left = subprocess.run(["pgrep", "-f", f"mpi_exercises {command[0]}.*{out}"], capture_output=True, text=True)
     assert left.stdout.strip() == "", f"ranks left behind: {left.stdout}"

@@ -1,0 +1,64 @@
+"""Ctrl-C on ``python -m mpi_exercises``: one line saying what was kept, exit status 130.
+
+The launchers forward SIGINT to every rank (Hydra's ``mpiexec`` and ``srun`` alike).  A rank
+may then be anywhere, also inside a blocking MPI call that waits for a partner that has
+already stopped: Python runs its signal handlers only between bytecodes of the main thread,
+so a ``KeyboardInterrupt`` would never come, and the rank would wait for ever.  Dying by the
+signal itself does end it, but Hydra then prints an 11-line "BAD TERMINATION" banner.
+
+So :func:`install` makes SIGINT wake a thread of its own instead (``signal.set_wakeup_fd``:
+the C-level handler writes to a pipe at once, wherever the main thread is; mpi4py releases
+the GIL inside MPI calls, so the thread runs).  That thread waits for a result file being
+written to be complete (at most :data:`WRITE_GRACE_S`; :mod:`netmodels.outputs` writes
+atomically, so an existing file is never half-replaced), prints one line on the first rank
+(:func:`netmodels.commandline.interrupted`: what was kept) and ends the process with status
+130 at once, without MPI_Finalize.  A launcher ends the job quietly when its ranks exit so.
+Hydra's own two lines on receiving Ctrl-C ("Sending Ctrl-C to processes as requested") are
+the launcher's, not the kit's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+from netmodels import outputs
+from netmodels.commandline import INTERRUPTED, interrupted
+
+#: seconds a Ctrl-C waits for a result file being written to be complete
+WRITE_GRACE_S = 5.0
+
+
+#: what the line names: the command and its result file (:func:`install`, :func:`name`)
+_COMMAND = {"prog": "python -m mpi_exercises", "path": None}
+
+
+def install(speaks: bool) -> None:
+    """From now on, SIGINT ends this process with one line (if ``speaks``: the rank that
+    reports) and exit status :data:`~netmodels.commandline.INTERRUPTED`.  Main thread only."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    signal.signal(signal.SIGINT, lambda signum, frame: None)      # the thread below does the work
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    threading.Thread(target=_watch, args=(read, speaks), name="ctrl-c", daemon=True).start()
+
+
+def name(prog: str, path) -> None:
+    """The command the line names (``prog``) and its result file (``path``; None: none)."""
+    _COMMAND.update(prog=prog, path=path)
+
+
+def _watch(read: int, speaks: bool) -> None:
+    while os.read(read, 1) != bytes([signal.SIGINT]):
+        pass
+    if not outputs.WRITING.acquire(timeout=WRITE_GRACE_S):    # a write that hangs: drop it, keep the old file
+        outputs.discard_partial()
+    line = interrupted(_COMMAND["prog"], _COMMAND["path"])
+    if speaks:
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+    os._exit(INTERRUPTED)
