@@ -3,7 +3,9 @@
 Each command is ``module`` (which provides ``add_arguments(parser)`` and ``run(args) -> int``)
 or ``module:name`` (a :class:`mpi_exercises.bench.arguments.Command` of that module).  Importing
 them does not start MPI: ``--help`` never does, and an argument error starts it only under
-a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).
+a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).  A run whose
+estimated time or memory is beyond the limits is refused like an argument error
+(:mod:`mpi_exercises.bench.estimate`; ``--force`` runs it anyway).
 Ctrl-C ends every rank with one line and exit status 130 (:mod:`mpi_exercises.interrupt`).
 """
 
@@ -110,9 +112,11 @@ def run_guarded(run, args) -> int:
 def check(argv=None):
     """``(args, None)`` for a command line that may run, else ``(None, one-line error)``.
 
-    Every option is parsed and checked (sizes against int32 counts and this node's memory);
+    Every option is parsed and checked (sizes against int32 counts and this node's memory,
+    the run's estimated time and memory: :func:`mpi_exercises.bench.estimate.refusal`);
     output paths are checked on rank 0 only, the one that writes them (on a cluster, other
     nodes need not see its folder)."""
+    from .bench.estimate import refusal
     from .bench.placement import launch_rank
 
     try:
@@ -124,6 +128,9 @@ def check(argv=None):
             problem = None if path is None else output_problem(path)
             if problem:
                 args.parser.error(f"--{option}: {problem}")
+        refused = refusal(args)
+        if refused:
+            raise Refused(f"{args.parser.prog}: error: {refused}")
     except Refused as exc:
         return None, str(exc)
     return args, None

@@ -92,6 +92,7 @@ def size_list_of(unit_bytes: int = 1, buffers: int = 2, all_ranks: bool = False)
                     f"sizes must be comma-separated integers >= 0 (suffix k or M allowed), got {text!r}") from None
         return [check_count(v, unit_bytes=unit_bytes, buffers=buffers, all_ranks=all_ranks)
                 for v in sorted(set(out))]
+    parse.unit_bytes = unit_bytes       # what a count is worth, for the run's estimate (estimate.py)
     return parse
 
 
@@ -114,6 +115,7 @@ def count_of(unit_bytes: int, buffers: int, all_ranks: bool = False):
     """argparse type: one count >= 0 checked by :func:`check_count`."""
     def parse(text: str) -> int:
         return check_count(nonneg_int(text), unit_bytes=unit_bytes, buffers=buffers, all_ranks=all_ranks)
+    parse.unit_bytes = unit_bytes
     return parse
 
 
@@ -133,7 +135,9 @@ def add_options(p, *, warmup: tuple, iterations: tuple | None = None, repetition
                 progress: bool = True) -> None:
     """The options most commands share: ``--iterations`` or ``--repetitions`` and ``--warmup``
     (each ``(default, help)``), ``--budget-bytes`` (``budget``: what it caps, default 256 MiB),
-    ``--json FILE`` and ``--no-progress``."""
+    ``--json FILE``, ``--no-progress`` and ``--force`` (:mod:`.estimate`)."""
+    from .estimate import add_force_option
+
     for flag, spec in (("--iterations", iterations), ("--repetitions", repetitions)):
         if spec is not None:
             p.add_argument(flag, type=sample_count, default=spec[0], help=spec[1])
@@ -144,6 +148,7 @@ def add_options(p, *, warmup: tuple, iterations: tuple | None = None, repetition
     p.add_argument("--json", metavar="FILE", help=json)
     if progress:
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_force_option(p)
 
 
 def add_inner_option(p, default: int = DEFAULT_INNER) -> None:

@@ -62,6 +62,9 @@ def element_sizes(text: str) -> list[int]:
     return sizes
 
 
+element_sizes.unit_bytes = 8      #: the sizes count doubles (for the run's estimate)
+
+
 def add_arguments(p) -> None:
     p.add_argument("--sizes", type=element_sizes, default=DEFAULT_SIZES,
                    help="comma-separated block sizes in double-precision ELEMENTS, at least 2 "

@@ -6,7 +6,8 @@ one-way time of a round trip is half of it, timed round trip by round trip with
 another, as rank 1 does (one buffer for both would keep a large message in cache and
 flatter it).  The sizes are measured in interleaved rounds (:mod:`mpi_exercises.bench.measure`):
 each round visits every size once, in a random order drawn from a recorded seed, after
-``--warmup`` untimed round trips, so a burst of load from other jobs hits all sizes alike.
+``--warmup`` untimed round trips (fewer for large messages, ``--budget-bytes``, at least one),
+so a burst of load from other jobs hits all sizes alike.
 The first ``--rounds`` rounds take ``--iterations`` round trips per size in all (fewer for
 large messages, ``--budget-bytes``); then, while the 95 % confidence interval of some size's
 median is wider than ``--target`` of it and the ``--time-budget`` lasts, rounds double the
@@ -44,7 +45,8 @@ def add_arguments(p) -> None:
                         "(default: 0 and powers of two from 1 B to 4 MiB)")
     arguments.add_options(p, iterations=(1000, "round trips per size in the first rounds, for small messages "
                                           "(default 1000)"),
-                     warmup=(50, "untimed round trips before each size in each round (default 50)"))
+                     warmup=(50, "untimed round trips before each size in each round (default 50; capped "
+                                 "like the iterations by --budget-bytes, at least 1)"))
     p.add_argument("--budget-bytes", type=arguments.positive_int, default=256 * 2**20,
                    help="cap on iterations x size per size, so large messages take fewer "
                         "iterations (default 256 MiB; at least 20 iterations are always run)")
@@ -61,9 +63,15 @@ def buffers(nbytes: int, kind: str = "small") -> tuple[np.ndarray, np.ndarray]:
     written, so a send buffer never written reads the same cached page over and over, and
     large messages look faster than any real data could go.)"""
     send, recv = pages.allocate(nbytes, np.uint8, kind), pages.allocate(nbytes, np.uint8, kind)
-    send[:] = np.arange(nbytes) % 251
+    pattern = (np.arange(min(nbytes, PATTERN_BYTES)) % 251).astype(np.uint8)   # bytes 0, 1, ..., 250, 0, ...
+    for start in range(0, nbytes, PATTERN_BYTES):     # in pieces: no temporary as large as the buffer
+        send[start:start + PATTERN_BYTES] = pattern[:nbytes - start]
     recv[:] = 0xFF
     return send, recv
+
+
+#: the piece :func:`buffers` writes at a time, bytes: a multiple of 251 (about 1 MiB)
+PATTERN_BYTES = 251 * 4096
 
 
 def roundtrips(comm, send, recv, iters: int, warmup: int) -> np.ndarray:
@@ -110,8 +118,9 @@ def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, kind="sm
     warm_up(comm, send, recv, warmup)
 
     def run(size, reps):
-        if rank in (0, 1):
-            return roundtrips(comm, send[:size], recv[:size], reps, warmup)
+        if rank in (0, 1):   # warm-up round trips capped like the timed ones (at least one)
+            return roundtrips(comm, send[:size], recv[:size], reps,
+                              timing.capped_iterations(size, warmup, budget_bytes, at_least=1))
         return np.empty(0)
 
     samples, info = sampling.interleaved_rounds(
