@@ -3,9 +3,10 @@
 Each command is ``module`` (which provides ``add_arguments(parser)`` and ``run(args) -> int``)
 or ``module:name`` (a :class:`mpi_exercises.bench.arguments.Command` of that module).  Importing
 them does not start MPI: ``--help`` never does, and an argument error starts it only under
-a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).  A run whose
-estimated time or memory is beyond the limits is refused like an argument error
-(:mod:`mpi_exercises.bench.estimate`; ``--force`` runs it anyway).
+a launcher with several ranks, for the ranks to agree on it (:func:`agreed`).  Before a
+command runs, every rank has checked its arguments (:func:`check`: values, output path, the
+run's estimated time and memory, :mod:`mpi_exercises.bench.estimate`) and the ranks have
+compared them (:func:`agreed`): any refusal is one line, exit status 2, on every rank.
 Ctrl-C ends every rank with one line and exit status 130 (:mod:`mpi_exercises.interrupt`).
 """
 
@@ -109,16 +110,25 @@ def run_guarded(run, args) -> int:
         return 1
 
 
+#: options that may differ between ranks: they act on rank 0 alone (the result file, which
+#: only rank 0 checks and writes, and its progress bar)
+RANK_LOCAL = ("json", "no_progress")
+#: what argparse adds to the values of a command line, not options
+_NOT_OPTIONS = ("module", "parser", "command")
+
+
 def check(argv=None):
-    """``(args, None)`` for a command line that may run, else ``(None, one-line error)``.
+    """``(args, None)`` for a command line that may run, else ``(args or None, one-line error)``.
 
     Every option is parsed and checked (sizes against int32 counts and this node's memory,
     the run's estimated time and memory: :func:`mpi_exercises.bench.estimate.refusal`);
     output paths are checked on rank 0 only, the one that writes them (on a cluster, other
-    nodes need not see its folder)."""
+    nodes need not see its folder).  Whatever goes wrong while checking becomes the line,
+    never an exception: the ranks must still meet in :func:`agreed`."""
     from .bench.estimate import refusal
     from .bench.placement import launch_rank
 
+    args = None
     try:
         args, extra = build_parser().parse_known_args(argv)
         if extra:  # report it with the command's own usage line, not the top-level one
@@ -132,30 +142,68 @@ def check(argv=None):
         if refused:
             raise Refused(f"{args.parser.prog}: error: {refused}")
     except Refused as exc:
-        return None, str(exc)
+        return args, str(exc)
+    except Exception as exc:        # an unforeseen failure of a check: one line all the same
+        prog = args.parser.prog if args is not None else "python -m mpi_exercises"
+        return args, f"{prog}: error: {exc.__class__.__name__}: {exc}"
     return args, None
 
 
-def agreed(problem: str | None) -> str | None:
+def values(args) -> dict | None:
+    """The values of a parsed command line that every rank must share (repr of each, by
+    option; the command as ``COMMAND``), None if it was not parsed."""
+    if args is None:
+        return None
+    return {"COMMAND": repr(args.command), **{k: repr(v) for k, v in vars(args).items()
+                                               if k not in _NOT_OPTIONS + RANK_LOCAL}}
+
+
+def difference(everyone: list[dict], parser) -> str | None:
+    """The first value that differs between rank 0 and another rank (``everyone``: the
+    :func:`values` of each rank), named by its option in ``parser`` (rank 0's), or None."""
+    def name(dest):
+        if dest == "COMMAND":
+            return "the command"
+        action = next((a for a in parser._actions if a.dest == dest), None)
+        return action.option_strings[-1] if action is not None and action.option_strings else dest
+
+    def short(text):
+        return "(none)" if text is None else text if len(text) <= 60 else text[:57] + "..."
+
+    mine = everyone[0]
+    for r, theirs in enumerate(everyone[1:], 1):
+        for dest in dict.fromkeys([*mine, *theirs]):
+            if mine.get(dest) != theirs.get(dest):
+                return f"{name(dest)} is {short(mine.get(dest))} on rank 0 but {short(theirs.get(dest))} on rank {r}"
+    return None
+
+
+def agreed(problem: str | None, args=None) -> str | None:
     """The first rank's argument error, on every rank, or None if no rank has one.
 
     Under a launcher with several ranks (one collective call): a rank that left alone
     would leave the others waiting for it for ever, so they agree first.  Ranks may
     disagree when nodes differ (memory) or when the launcher gives them different
-    arguments; the message then names the rank that refused.  Without a launcher, or with
-    one rank, ``problem`` itself (MPI is not started)."""
+    arguments (an MPMD launch, ``mpiexec -n 1 A : -n 1 B``): the message then names the
+    rank that refused, or, if every rank accepted its own, the first option whose value
+    differs between ranks (:func:`difference`; :data:`RANK_LOCAL` options may).  Without
+    a launcher, or with one rank, ``problem`` itself (MPI is not started)."""
     from .bench.placement import ranks_in_job
 
     if ranks_in_job() <= 1:
         return problem
     from mpi4py import MPI
 
-    problems = MPI.COMM_WORLD.allgather(problem)
-    refusing = [r for r, p in enumerate(problems) if p]
-    if not refusing:
-        return None
-    first = problems[refusing[0]]
-    return first if problems[0] else first.replace(": error: ", f": error on rank {refusing[0]}: ", 1)
+    everyone = MPI.COMM_WORLD.allgather((problem, values(args)))
+    refusing = [r for r, (p, _) in enumerate(everyone) if p]
+    if refusing:
+        first = everyone[refusing[0]][0]
+        return first if everyone[0][0] else first.replace(": error: ", f": error on rank {refusing[0]}: ", 1)
+    differ = difference([v for _, v in everyone], args.parser)
+    if differ:
+        return (f"{args.parser.prog}: error: the ranks were given different arguments: {differ} "
+                "(every rank must run the same command line)")
+    return None
 
 
 def main(argv=None) -> int:
@@ -166,7 +214,7 @@ def main(argv=None) -> int:
     args, problem = check(argv)
     if args is not None:
         interrupt.name(args.parser.prog, getattr(args, "json", None))
-    problem = agreed(problem)
+    problem = agreed(problem, args)
     if problem:  # before any measurement: nothing is lost, and every rank stops
         if launch_rank() == 0:
             print(problem, file=sys.stderr, flush=True)
