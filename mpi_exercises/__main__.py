@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 import traceback
@@ -88,8 +89,11 @@ def run_guarded(run, args) -> int:
     """``run(args)`` such that one rank's failure ends the whole job, with a non-zero status.
 
     An exception on one rank prints its traceback and aborts every rank (``MPI_Abort``),
-    instead of leaving the others waiting for it.  (Ctrl-C is :mod:`mpi_exercises.interrupt`'s:
-    no result file is written, and an existing one stays whole.)
+    instead of leaving the others waiting for it; a result file that could not be written
+    (disk full, quota: an OSError) is one line instead of a traceback.  Either way the
+    failing rank's message is the last thing it prints (:func:`abort`).  (Ctrl-C is
+    :mod:`mpi_exercises.interrupt`'s: no result file is written, and an existing one
+    stays whole.)
     """
     try:
         return run(args)
@@ -105,9 +109,24 @@ def run_guarded(run, args) -> int:
         else:
             traceback.print_exc()
             print(f"rank {MPI.COMM_WORLD.Get_rank()} failed: aborting every rank", file=sys.stderr, flush=True)
-        time.sleep(ABORT_GRACE_S)
-        MPI.COMM_WORLD.Abort(1)
+        abort(MPI)
         return 1
+
+
+def abort(MPI) -> None:
+    """``MPI_Abort`` of every rank, this rank's message already printed: after
+    :data:`ABORT_GRACE_S`, with this rank's output silenced (the library prints lines of
+    its own on aborting, which would bury that message)."""
+    time.sleep(ABORT_GRACE_S)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    MPI.COMM_WORLD.Abort(1)
 
 
 #: options that may differ between ranks: they act on rank 0 alone (the result file, which
