@@ -51,6 +51,18 @@ the other ranks are not told and may wait forever, and arguments that differ
 between ranks are not detected (a hang or a wrong result).  Use it in time loops
 whose arguments have been checked by one earlier call with ``check=True``.
 
+One exception: the first call with ``check=False`` on a communicator (of any front
+door) still takes part in the agreement, once, with its word marked (its lowest bit
+flipped) and its failures told to every rank like a checked call's.  So a rank that
+passes ``check=False`` while another passes ``check=True`` (or the other way round) is
+found at that first call, and every rank raises a ValueError naming ``check``, instead of
+one rank waiting in the agreement while the other waits in the exchange.  After it, the
+unchecked calls on that communicator cost nothing: a rank that switches to
+``check=True`` alone, once every rank has made its first unchecked call, still waits.
+
+A ``comm`` that is no communicator (None, ``MPI.COMM_NULL``, a freed one) is a
+ValueError (:func:`not_a_communicator`), not MPI's error stack.
+
 Importing this module does not start MPI.
 """
 
@@ -86,6 +98,16 @@ def mpi():
 def word_of(key) -> int:
     """A 62-bit hash of ``repr(key)``, the same in every process (unlike ``hash``)."""
     return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little") >> 2
+
+
+def not_a_communicator(comm) -> ValueError:
+    """The error of a front door given a ``comm`` whose size MPI cannot tell (its callers
+    catch that failure, which costs nothing on the common path)."""
+    MPI = mpi()
+    if not isinstance(comm, MPI.Comm):
+        return ValueError(f"comm must be an MPI communicator (mpi4py's MPI.Comm), got {type(comm).__name__}")
+    return ValueError("comm is MPI.COMM_NULL (a null or freed communicator): pass a communicator this rank "
+                      "belongs to, e.g. MPI.COMM_WORLD")
 
 
 def choices(collective: str) -> tuple[str, ...]:
@@ -213,11 +235,11 @@ class FrontDoor:
             self._agree(comm, state, plan)
         return None if plan.build is None else state.executor(comm, plan)
 
-    def _agree(self, comm, state, plan: Plan) -> None:
-        w = plan.word
+    def _agree(self, comm, state, plan: Plan, checked: bool = True) -> None:
+        w = plan.word if checked else plan.word ^ 1          # an unchecked call's word is marked
         hi, neg_lo = state.allreduce_max(comm, w, -w)
         if hi != w or neg_lo != -w:
-            self._agree_failed(state, plan, hi)
+            self._agree_failed(state, plan, hi, checked)
 
     def array(self, comm, x, check: bool = True) -> np.ndarray:
         """``x`` as a numpy array of numbers; if it cannot be one (a ragged list, strings,
@@ -268,6 +290,9 @@ class FrontDoor:
             buf[0] = w
             buf[1] = -w
             req.Start()
+        elif not state.unchecked and not state.alone:   # the first unchecked call on comm: agreed, marked
+            state.unchecked = True
+            self._agree(comm, state, plan, checked=False)
         hit = None if plan.build is None else state.cache.get(plan.word)
         if out is None and out_shape is not None:
             out = np.empty(out_shape, dtype=x.dtype)
@@ -281,28 +306,31 @@ class FrontDoor:
         # a miss (building is collective: only once every rank agreed), or nothing to build
         return plan, None if plan.build is None else state.executor(comm, plan), out
 
-    def _agree_failed(self, state, plan: Plan, hi: int):
+    def _agree_failed(self, state, plan: Plan, hi: int, checked: bool = True):
         if hi == _ERROR:
-            self._failed_elsewhere(state)
-        self._differ(state, plan)
+            self._failed_elsewhere(state, checked)
+        self._differ(state, plan, checked)
 
     def fail(self, comm, error: ValueError, check: bool = True):
-        """This rank's arguments are invalid: tell the others (collective if ``check``), raise ``error``."""
-        if check:
-            state = state_of(comm)
+        """This rank's arguments are invalid: tell the others (collective if ``check``, or if
+        this is the first unchecked call on ``comm``: the others agree in it), raise ``error``."""
+        state = state_of(comm)
+        if check or (not state.unchecked and not state.alone):
             state.allreduce_max(comm, _ERROR, _ERROR)
-            state.dup.allgather(str(error))
+            _marked(state, state.dup.allgather((str(error), check)))
         raise error
 
-    def _failed_elsewhere(self, state):
-        messages = state.dup.allgather(None)
-        bad = [r for r, m in enumerate(messages) if m is not None]
-        raise ValueError(f"{self.name}: invalid arguments on {rank_list(bad)}: {messages[bad[0]]}")
+    def _failed_elsewhere(self, state, checked: bool):
+        everyone = _marked(state, state.dup.allgather((None, checked)))
+        bad = [r for r, (m, _) in enumerate(everyone) if m is not None]
+        raise ValueError(f"{self.name}: invalid arguments on {rank_list(bad)}: {everyone[bad[0]][0]}")
 
-    def _differ(self, state, plan: Plan):
-        everyone = state.dup.allgather(plan.args)
+    def _differ(self, state, plan: Plan, checked: bool = True):
+        mine = {**plan.args, "check": checked}
+        everyone = state.dup.allgather(mine)
+        _marked(state, [(None, args["check"]) for args in everyone])
         what = []
-        for name in plan.args:
+        for name in mine:
             values = {}
             for r, args in enumerate(everyone):
                 values.setdefault(repr(args.get(name)), []).append(r)
@@ -312,17 +340,28 @@ class FrontDoor:
                          + ("; ".join(what) or "they differ"))
 
 
+def _marked(state, everyone: list) -> list:
+    """After an agreement that failed, ``everyone``'s ``(message, check)``: if any rank made its
+    first unchecked call in it, every rank counts it made (the state stays the same on every
+    rank, whatever the flags were)."""
+    if not all(check for _, check in everyone):
+        state.unchecked = True
+    return everyone
+
+
 class _State:
     """What the front doors keep on one communicator: the executor cache and, once a
     call checked its arguments, a duplicate communicator with a persistent
     ``Allreduce(MAX)`` of two int64 words (``Allreduce_init``: the agreement costs one
     ``Start`` and one ``Wait``, no argument parsing)."""
 
-    __slots__ = ("cache", "dup", "request", "buf", "alone")
+    __slots__ = ("cache", "dup", "request", "buf", "alone", "unchecked")
 
     def __init__(self, size: int):
         #: a communicator of one rank: nobody to disagree with, the agreement is skipped
         self.alone = size == 1
+        #: this rank made its first unchecked call on the communicator (agreed, marked)
+        self.unchecked = False
         self.cache = OrderedDict()
         self.dup = self.request = None
         self.buf = array.array("q", (0, 0))

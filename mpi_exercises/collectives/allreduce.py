@@ -23,7 +23,7 @@ import numpy as np
 from netmodels._check import positive_int
 
 from ..executor import Executor
-from ._door import FrontDoor, Plan, mpi, resolve, schedule_of
+from ._door import FrontDoor, Plan, mpi, not_a_communicator, resolve, schedule_of
 from ._door import choices as _choices
 
 OPS = ("sum", "prod", "max", "min")
@@ -101,11 +101,15 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     hang or give wrong results; see :mod:`mpi_exercises.collectives._door`).
     ``x`` is never modified.  Collective.
     """
+    try:
+        size = comm.Get_size()
+    except Exception:
+        raise not_a_communicator(comm) from None
     if type(x) is not np.ndarray:
         x = _DOOR.array(comm, x, check)
     # the key of _key, built inline: this is every call's path
     plan, ex, out = _DOOR.enter(comm, (algorithm, block, None if op is None else getattr(op, "handle", op), mesh,
-                                       x.dtype, x.size, comm.Get_size(),
+                                       x.dtype, x.size, size,
                                        tuple(sorted(options.items())) if options else ()),
                                 _validate, check, x, out, x.shape)
     if ex is None:                                   # algorithm "mpi"

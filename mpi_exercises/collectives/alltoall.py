@@ -34,7 +34,7 @@ from netmodels.algorithms import alltoall as _layout
 from netmodels._check import positive
 
 from ..executor import Executor, busy_wait
-from ._door import FrontDoor, Plan, algorithm_of, mpi, resolve, schedule_of
+from ._door import FrontDoor, Plan, algorithm_of, mpi, not_a_communicator, resolve, schedule_of
 from ._door import choices as _choices
 
 _DOOR = FrontDoor("alltoall")
@@ -159,9 +159,13 @@ def alltoall(comm, x, algorithm: str = "multilevel", ppn=None, out=None, check: 
     ValueError on every rank; False skips it and leaves the arguments to the caller (see
     :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
+    try:
+        size = comm.Get_size()
+    except Exception:
+        raise not_a_communicator(comm) from None
     if type(x) is not np.ndarray:
         x = _DOOR.array(comm, x, check)
-    plan, ex, out = _DOOR.enter(comm, (algorithm, ppn, x.dtype, x.shape, comm.Get_size(), inter_delay),
+    plan, ex, out = _DOOR.enter(comm, (algorithm, ppn, x.dtype, x.shape, size, inter_delay),
                                 _validate, check, x, out, x.shape)
     if ex is None or ex.executor is None:
         if ex is not None and ex.delay:

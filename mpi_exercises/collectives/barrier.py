@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from ..executor import Executor, Resource
-from ._door import FrontDoor, Plan, algorithm_of, schedule_of, word_of
+from ._door import FrontDoor, Plan, algorithm_of, not_a_communicator, schedule_of, word_of
 from ._door import choices as _choices
 
 
@@ -110,8 +110,11 @@ def barrier(comm, algorithm: str = "dissemination", check: bool = True, **option
     ValueError on every rank.  ``check=False`` skips it: the arguments are then the
     caller's responsibility (see :mod:`mpi_exercises.collectives._door`).
     """
-    _, ex, _ = _DOOR.enter(comm, (algorithm, tuple(sorted(options.items())), comm.Get_size()),
-                           _validate, check)
+    try:
+        size = comm.Get_size()
+    except Exception:
+        raise not_a_communicator(comm) from None
+    _, ex, _ = _DOOR.enter(comm, (algorithm, tuple(sorted(options.items())), size), _validate, check)
     if ex is None:
         comm.Barrier()
     else:
