@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from mpi_exercises.bench import timing
+from mpi_exercises.bench import measure, records, timing
+from mpi_exercises.bench.pingpong import noise_of
 from mpi_exercises import pages
 from tests.mpirun import run_mpi_ok
 
@@ -20,6 +21,11 @@ def test_pingpong_two_ranks_writes_results_and_fit(tmp_path):
     assert [r["bytes"] for r in data["results"]] == [0, 1, 64, 1024, 8192, 65536, 262144]
     for r in data["results"]:
         assert 0 < r["min_s"] <= r["median_s"] <= r["max_s"]
+    # a size whose median's interval is wider than ±10 % makes the run unreliable: said in one line, recorded
+    wide = [r["bytes"] for r in data["results"] if (r["ci_relative_halfwidth"] or 0) > 0.10]
+    assert data["reliable"] is (not wide) and data["reliability"]["reliable"] is (not wide)
+    assert data["reliability"]["missed"] == [records.fmt_bytes(n) for n in wide]
+    assert sum(line.startswith("UNRELIABLE: ") for line in res.stdout.splitlines()) == (1 if wide else 0)
     fit = data["fit"]["alpha_beta"]
     assert fit["alpha_s"] > 0 and fit["beta_s_per_byte"] > 0
     assert data["environment"]["ranks"] == 2
@@ -111,3 +117,17 @@ def test_a_two_segment_fit_with_a_negative_alpha_is_called_unphysical():
     text = pingpong.report(results, fitted)
     assert "WARNING: the segment above the switch has alpha = " in text and "which no network has" in text
     assert "segment below" not in text
+
+
+def test_a_size_that_misses_its_precision_by_far_makes_the_run_unreliable():
+    """The rule of predict's calibrations (measure.NOISY: five times the default ±2 % target)."""
+    rows = [{"bytes": 0, "ci_relative_halfwidth": 0.01}, {"bytes": 1024, "ci_relative_halfwidth": 0.30},
+            {"bytes": 2**20, "ci_relative_halfwidth": None}, {"bytes": 8, "ci_relative_halfwidth": 0.11}]
+    noise = noise_of(rows)
+    assert noise == {"worst": 0.30, "at": "1.0 KiB", "limit": measure.NOISY, "reliable": False,
+                     "missed": ["1.0 KiB", "8 B"]}
+    assert measure.NOISY == 5 * measure.DEFAULT_TARGET
+    assert measure.noise_line(noise) == ("UNRELIABLE: the median of 1.0 KiB, 8 B is known only to ±30% at worst "
+                                         "(limit ±10%): the machine was busy; run again when it is quiet, or with "
+                                         "a longer --time-budget")
+    assert noise_of(rows[:1])["reliable"] and measure.noise_line(noise_of(rows[:1])) is None

@@ -133,7 +133,8 @@ def test_unphysical_fits_are_named():
 
 def test_noise_beyond_five_times_the_target_marks_the_calibration_unreliable():
     r = predict.reliability([(0.01, "ping-pong 8 B"), (0.3, "PRTT 1 KiB")])
-    assert r == {"worst": 0.3, "at": "PRTT 1 KiB", "limit": predict.NOISY, "reliable": False}
+    assert r == {"worst": 0.3, "at": "PRTT 1 KiB", "limit": predict.NOISY, "reliable": False,
+                 "missed": ["PRTT 1 KiB"]}
     assert predict.reliability([(0.05, "x")])["reliable"] and predict.NOISY == pytest.approx(0.10)
     assert "UNRELIABLE" in predict.reliability_line(r)
 

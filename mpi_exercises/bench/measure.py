@@ -37,6 +37,30 @@ DEFAULT_ROUNDS = 10
 MAX_GROWTH = 64
 
 
+#: a median is known too poorly to build on if its 95 % interval is wider than this fraction of
+#: it on either side: five times the default target (a run that missed its precision by far)
+NOISY = 5 * DEFAULT_TARGET
+
+
+def reliability(named_rows, limit: float = NOISY) -> dict:
+    """The widest median interval among ``named_rows`` ``[(relative half-width, case)]``, and
+    every case wider than ``limit``: ``{"worst": x, "at": case, "limit": limit, "reliable":
+    x <= limit, "missed": [cases]}``."""
+    worst, at = max(named_rows, key=lambda d: d[0], default=(0.0, None))
+    return {"worst": float(worst), "at": at, "limit": limit, "reliable": bool(worst <= limit),
+            "missed": [case for x, case in named_rows if x > limit]}
+
+
+def noise_line(r: dict) -> str | None:
+    """One line naming the cases whose median :func:`reliability` found too wide (``r``) to
+    build on, or None if every one is within the limit."""
+    if r["reliable"]:
+        return None
+    return (f"UNRELIABLE: the median of {', '.join(map(str, r['missed']))} is known only to ±{r['worst']:.0%} at "
+            f"worst (limit ±{r['limit']:.0%}): the machine was busy; run again when it is quiet, or with a "
+            "longer --time-budget")
+
+
 def round_orders(n_cases: int, rounds: int, seed: int) -> list[list[int]]:
     """The order of the cases 0 .. ``n_cases - 1`` in each of ``rounds`` rounds: a random
     permutation per round from ``numpy.random.default_rng(seed)``, so the same seed gives

@@ -15,7 +15,10 @@ repetitions of those sizes (rank 0 decides, the ranks follow).  Ranks other than
 wait.  α and β are fitted to the per-size medians with :func:`netmodels.fit_alpha_beta`
 (relative residuals), with confidence intervals from a seeded bootstrap over the rounds
 (:func:`mpi_exercises.bench.measure.bootstrap_fit`); a two-segment fit looks for the
-eager/rendezvous protocol switch.  The JSON keeps every sample (``times_s`` per size).
+eager/rendezvous protocol switch.  The JSON keeps every sample (``times_s`` per size).  A size
+whose median's 95 % interval is still wider than ``measure.NOISY`` (±10 %, five times the
+default target) at the end marks the run unreliable, by the rule ``predict`` applies to its
+calibrations: one line says so, and the JSON has ``"reliable": false`` and the sizes.
 
     mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json
 """
@@ -249,12 +252,23 @@ def run(args) -> int:
                             not args.no_progress, args.pages, **options)
     if comm.Get_rank() == 0:
         fitted = fit(results, ci=True)
+        noise = noise_of(results)
         print(sampling.header(METHOD, rounds))
         print(f"buffers: page-aligned, {args.pages} pages asked for "
               f"(transparent huge pages: {pages.transparent_huge_pages() or 'not reported'})")
         print(report(results, fitted), flush=True)
+        if not noise["reliable"]:
+            print(sampling.noise_line(noise), flush=True)
         records.save(comm, args.json, "pingpong", oversubscribed,
                   {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
                    "budget_bytes": args.budget_bytes, "pages": args.pages, **options},
-                  timing_method=METHOD, rounds=rounds, results=results, fit=fitted)
+                  timing_method=METHOD, rounds=rounds, reliable=noise["reliable"], reliability=noise,
+                  results=results, fit=fitted)
     return 0
+
+
+def noise_of(results: list[dict]) -> dict:
+    """How well the sweep pins its medians down (:func:`~mpi_exercises.bench.measure.reliability`:
+    unreliable if a size's 95 % interval is wider than ``measure.NOISY`` of its median)."""
+    return sampling.reliability([(r["ci_relative_halfwidth"] or 0.0, records.fmt_bytes(r["bytes"]))
+                                 for r in results])

@@ -57,8 +57,8 @@ CALIBRATION_SIZES = [0, 1, 8, 64, 512, 4096, 32768, 262144, 2097152]
 #: message sizes (bytes) of the PRTT calibration
 PRTT_SIZES = [0, 1, 8, 64, 1024, 4096, 16384]
 #: a calibration is unreliable if a median's 95 % interval is wider than this fraction of it on
-#: either side (five times the measurement core's default target)
-NOISY = 5 * sampling.DEFAULT_TARGET
+#: either side (the measurement core's rule: five times its default target)
+NOISY = sampling.NOISY
 
 
 # ---------------------------------------------------------------- calibration (no MPI)
@@ -189,11 +189,8 @@ def unphysical(models: dict) -> str | None:
     return None
 
 
-def reliability(named_rows, limit: float = NOISY) -> dict:
-    """The widest median interval among ``named_rows`` ``[(relative half-width, case)]``:
-    ``{"worst": x, "at": case, "limit": limit, "reliable": x <= limit}``."""
-    worst, at = max(named_rows, key=lambda d: d[0], default=(0.0, None))
-    return {"worst": float(worst), "at": at, "limit": limit, "reliable": bool(worst <= limit)}
+#: how noisy measurements were (the measurement core's rule, :func:`measure.reliability`)
+reliability = sampling.reliability
 
 
 # ---------------------------------------------------------------- prediction (no MPI)
