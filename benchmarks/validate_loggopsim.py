@@ -70,33 +70,48 @@ def parse_times(stdout: str) -> tuple[int, list[int] | None]:
     return int(m.group(1)), None
 
 
-def run_case(binaries, workdir: Path, case: dict) -> dict:
-    """LogGOPSim's finishing time (ps) of ``case`` under every parameter set, and the commands."""
+def run_case(binaries, workdir: Path, case: dict, sets: dict) -> tuple[dict, dict]:
+    """LogGOPSim's finishing time (ps) of ``case`` under every parameter set of ``sets``,
+    and every rank's where LogGOPSim prints them (P <= 16)."""
     sim, txt2bin = binaries
     goal, binary = workdir / "case.goal", workdir / "case.bin"
-    goal.write_text(loggopsim.to_goal(loggopsim.case_arrays(case), loggopsim.ELEM_BYTES))
+    goal.write_text(loggopsim.to_goal(loggopsim.case_arrays(case), loggopsim.ELEM_BYTES,
+                                      receives=case.get("receives", "after-sends")))
     subprocess.run([txt2bin, "-i", str(goal), "-o", str(binary)], check=True, capture_output=True)
     goal.unlink()
-    times = {}
-    for name, q in loggopsim.PARAMETER_SETS.items():
+    times, hosts = {}, {}
+    for name, q in sets.items():
         cmd = [sim, "-f", str(binary), "-L", str(q["L"]), "-o", str(q["o"]), "-g", str(q["g"]),
-               "-G", str(q["G"]), "-S", str(EAGER_LIMIT), "--batchmode"]
+               "-G", str(q["G"]), "-S", str(EAGER_LIMIT)]
+        if case["nprocs"] > 16:                  # LogGOPSim prints every rank's time up to 16
+            cmd.append("--batchmode")
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        times[name] = parse_times(out)[0]
+        times[name], per_rank = parse_times(out)
+        if per_rank is not None:
+            hosts[name] = per_rank
     binary.unlink()
-    return times
+    return times, hosts
 
 
 def main(argv=None) -> int:
     p = OneLineParser(prog="validate_loggopsim.py", description=__doc__.splitlines()[0])
     p.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (default: PATH)")
     p.add_argument("--commit", default="unknown", help="the LogGOPSim commit the binaries were built from")
-    p.add_argument("--json", metavar="FILE", default=str(ROOT / "book" / "data" / "loggopsim_reference.json"))
+    p.add_argument("--suite", choices=("reference", "exact"), default="reference",
+                   help="reference: cases() under PARAMETER_SETS (loggopsim_reference.json); exact: exact_cases() "
+                        "under PARAMETER_KINDS, both receive orders, every rank's time up to P = 16 "
+                        "(loggopsim_exact.json)")
+    p.add_argument("--json", metavar="FILE", default=None,
+                   help="default: book/data/loggopsim_reference.json or loggopsim_exact.json (--suite)")
     p.add_argument("--max-messages", type=int, default=None, help="skip cases with more messages")
     p.add_argument("--resume", action="store_true", help="keep the cases FILE holds and run the others")
     p.add_argument("--exclude", metavar="PREFIX", action="append", default=[],
                    help="skip the cases whose name (e.g. alltoall.direct/P=1000) starts with PREFIX")
     args = p.parse_args(argv)
+    exact = args.suite == "exact"
+    if args.json is None:
+        args.json = str(ROOT / "book" / "data" / ("loggopsim_exact.json" if exact else "loggopsim_reference.json"))
+    sets = loggopsim.PARAMETER_KINDS if exact else loggopsim.PARAMETER_SETS
     problem = output_problem(args.json)
     if problem:                                  # refused before any work, so none is lost
         p.error(f"--json: {problem}")
@@ -107,12 +122,12 @@ def main(argv=None) -> int:
     done = {}
     if args.resume and Path(args.json).exists():
         old = json.loads(Path(args.json).read_text())
-        if old["commit"] != args.commit or old["parameter_sets"] != loggopsim.PARAMETER_SETS:
+        if old["commit"] != args.commit or old["parameter_sets"] != sets:
             print(f"{args.json} was made with another LogGOPSim commit or other parameters: not resumed")
             return 1
         done = {loggopsim.case_key(c): c for c in old["cases"]}
     todo, not_run = [], []
-    for case in loggopsim.cases():
+    for case in (loggopsim.exact_cases() if exact else loggopsim.cases()):
         key = loggopsim.case_key(case)
         if key in done:
             continue
@@ -129,12 +144,14 @@ def main(argv=None) -> int:
         "commit": args.commit,
         "build": list(BUILD),
         "generated_by": "python benchmarks/validate_loggopsim.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "command": "LogGOPSim -f case.bin -L {L} -o {o} -g {g} -G {G} -S %d --batchmode" % EAGER_LIMIT,
+        "command": ("LogGOPSim -f case.bin -L {L} -o {o} -g {g} -G {G} -S %d, with --batchmode above P = 16"
+                    % EAGER_LIMIT),
         "time_unit_s": loggopsim.TIME_UNIT,
         "eager_limit_bytes": EAGER_LIMIT,
         "elem_bytes": loggopsim.ELEM_BYTES,
-        "goal": "netmodels.simulate.loggopsim.to_goal(case_arrays(case), 8), then txt2bin -i case.goal -o case.bin",
-        "parameter_sets": loggopsim.PARAMETER_SETS,
+        "goal": "netmodels.simulate.loggopsim.to_goal(case_arrays(case), 8, receives=case's receives), "
+                "then txt2bin -i case.goal -o case.bin",
+        "parameter_sets": sets,
         "cases": list(done.values()),
         "not_run": not_run,
         "not_run_reason": NOT_RUN_REASON if not_run else "",
@@ -144,8 +161,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for k, (n, case) in enumerate(todo):
             t0 = time.perf_counter()
-            times = run_case(binaries, Path(tmp), case)
-            doc["cases"].append({**case, "messages": n, "time_ps": times})
+            times, hosts = run_case(binaries, Path(tmp), case, sets)
+            doc["cases"].append({**case, "messages": n, "time_ps": times, **({"hosts_ps": hosts} if hosts else {})})
             print(f"{k + 1}/{len(todo)} {loggopsim.case_key(case):<40} {n:>8} messages "
                   f"({time.perf_counter() - t0:.1f} s)", flush=True)
             if time.perf_counter() - t0 > 1 or k % 50 == 0:

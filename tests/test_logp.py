@@ -282,7 +282,7 @@ def test_plogp_and_loggp_agree_with_their_definitions():
 
 
 @pytest.mark.parametrize("call", [
-    lambda: logp.LogP(-1, 1, 1, 2), lambda: logp.LogP(1, 0, 1, 2), lambda: logp.LogP(1, 1, -1, 2),
+    lambda: logp.LogP(-1, 1, 1, 2), lambda: logp.LogP(1, -1e-9, 1, 2), lambda: logp.LogP(1, 1, -1, 2),
     lambda: logp.LogP(1, 1, 1, 0), lambda: logp.LogP(1, 1, 1, 2.5), lambda: logp.LogP(math.nan, 1, 1, 2),
     lambda: logp.LogGP(1, 1, 1, 2, G=-1),
     lambda: logp.barrier_time("bogus", logp.LogP(1, 1, 1, 2)),
@@ -300,8 +300,9 @@ def test_bad_parameters_raise_valueerror(call):
 
 
 def test_valueerror_names_the_parameter_and_range():
-    with pytest.raises(ValueError, match=r"o must be a finite real number > 0"):
-        logp.LogP(1e-6, 0, 0, 4)
+    with pytest.raises(ValueError, match=r"o must be a finite real number >= 0"):
+        logp.LogP(1e-6, -1e-6, 0, 4)
+    assert logp.LogP(1e-6, 0, 0, 4).o == 0          # o = 0 is LogP's (and LogGOPSim's) too
     with pytest.raises(ValueError, match=r"P must be an integer >= 1"):
         logp.LogP(1e-6, 1e-6, 0, 0)
 

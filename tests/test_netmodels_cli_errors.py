@@ -58,7 +58,12 @@ CASES = [
     ([*SIM, "allreduce.ring", "-P", "4", "--model", "alpha-beta", "--param", "alpha=fast"], ">= 0", 2),
     ([*SIM, "allreduce.ring", "-P", "4", "--model", "alpha-beta", "--param", "alpha"], "NAME=VALUE", 2),
     ([*RING, "-N", "-3"], "integer >= 0", 2),
-    ([*RING, "-N", "10^6"], "-N/--elements", 2),
+    ([*RING, "-N", "10^x"], "a power such as 2^20", 2),
+    ([*RING, "-N", "2^63"], "N = 2^63 is above 1152921504606846975 = (2^63 - 1) / 8", 2),      # bytes overflow int64
+    ([*RING, "-N", "1234567890123456789012345678901"], "the most elements whose bytes", 2),
+    ([*SIM, "alltoall.direct", "-P", "4", "--model", "logp", "-N", "2^60"], "(2^63 - 1) / 8", 2),
+    ([*RING, "--receives", "with-sends"], "a choice of the loggopsim semantics", 2),
+    ([*SIM, "snake", "-P", "4", "-N", "10^8", "--option", "block=1", "--model", "nbl"], "N = 100000000 would take", 2),
     ([*RING, "--option", "bogus=1"], "an option of no algorithm", 2),
     ([*SIM, "broadcast.binomial", "-P", "4", "--model", "logp", "--option", "root=4"], "root", 2),
     ([*SIM, "dissemination", "-P", "4", "--model", "logp", "-N", "5"], "nelems must be 0", 2),

@@ -35,11 +35,13 @@ from dataclasses import dataclass, field
 
 
 def check_size(nprocs: int, nelems: int) -> None:
-    """ValueError unless a schedule's ``nprocs >= 1`` and ``nelems >= 0``."""
+    """ValueError unless a schedule's ``nprocs >= 1`` and ``0 <= nelems < 2^63``."""
     if nprocs < 1:
         raise ValueError(f"nprocs must be >= 1, got {nprocs}")
     if nelems < 0:
         raise ValueError(f"nelems must be >= 0, got {nelems}")
+    if nelems > 2**63 - 1:
+        raise ValueError(f"nelems must be below 2^63 (blocks are int64 elements), got {nelems}")
 
 
 @dataclass(frozen=True)

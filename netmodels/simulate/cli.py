@@ -25,36 +25,40 @@ from ..commandline import available_memory
 from ..models import table
 from ..outputs import write_json
 from . import budget
-from .engine import SEMANTICS, simulate
+from .arrival import RECEIVES
+from .engine import ELEM_BYTES, MAX_ELEMENTS, SEMANTICS, simulate
 
 #: the models the command line offers: the table's, where every parameter is a number
 MODELS = table.names(numeric=True)
 
 
-def _ranks(text: str) -> int:
-    """argparse type: ranks >= 1, as an integer or a power (``2^20``, ``10^6``).  A power
-    far beyond int32 is refused here, before it is computed (``2^99999999`` would not end)."""
+def _power(text: str, minimum: int, what: str, limit: int, too_big: str) -> int:
+    """argparse helper: an integer >= ``minimum``, written out or as a power (``2^20``,
+    ``10^6``), refused above ``limit`` with ``too_big`` before it is computed (``2^99999999``
+    would not end)."""
     base, caret, power = text.strip().partition("^")
     try:
         b, k = int(base), int(power) if caret else 1
     except ValueError:
         b = k = -1
-    if b < 1 or k < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 (or a power such as 2^20), got {text!r}")
-    if b > 1 and k * math.log2(b) > 62:
-        raise argparse.ArgumentTypeError(f"P = {text.strip()} is far above 2^31 - 1 = {budget.MAX_RANKS}, "
-                                         "the most ranks a schedule holds (int32)")
+    if b < minimum or k < 0 or (b == 0 and caret):
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum} (or a power such as 2^20), got {text!r}")
+    if (b > 1 and k * math.log2(b) > 64) or b**k > limit:
+        raise argparse.ArgumentTypeError(f"{what} = {text.strip()} is {too_big}")
     return b**k
 
 
+def _ranks(text: str) -> int:
+    """argparse type: ranks >= 1, as an integer or a power (``2^20``, ``10^6``)."""
+    return _power(text, 1, "P", 2**62, f"far above 2^31 - 1 = {budget.MAX_RANKS}, the most ranks a schedule "
+                  "holds (int32)")
+
+
 def _elements(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+    """argparse type: elements >= 0 whose bytes fit in 64 bits (``N * 8 < 2^63``)."""
+    limit = MAX_ELEMENTS
+    return _power(text, 0, "N", limit, f"above {limit} = (2^63 - 1) / {ELEM_BYTES}, the most elements whose "
+                  "bytes a signed 64-bit integer holds")
 
 
 def _pair(text: str) -> tuple[str, str]:
@@ -102,6 +106,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantics", choices=SEMANTICS, default=None,
                    help="step semantics (default: the model's own, listed below)")
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
+    p.add_argument("--receives", choices=RECEIVES, default="after-sends",
+                   help="loggopsim semantics: a step's receives posted after the rank's last send of the step "
+                        "(default) or with its first send (pre-posted)")
     p.add_argument("--force", action="store_true",
                    help="simulate even when the estimate says the run would take more than "
                         f"{budget.MAX_SECONDS:.0f} s or more memory than is available")
@@ -199,9 +206,12 @@ def run(args) -> int:
         model = entry.build(**values)
         semantics = args.semantics or entry.semantics
         n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
+        if args.receives != "after-sends" and semantics != "loggopsim":
+            raise ValueError(f"--receives {args.receives} is a choice of the loggopsim semantics; under "
+                             f"{semantics} a rank's receives of a step always follow its sends")
         options = {k: _option(v) for k, v in args.option}
         refused = budget.refusal(lambda p, m: algorithm.build(p, m, **options), args.ranks, n,
-                                 available_memory(), force=args.force)
+                                 available_memory(), force=args.force, semantics=semantics)
         if refused:
             print(f"python -m netmodels simulate: error: {refused}", file=sys.stderr)
             return 2
@@ -213,12 +223,13 @@ def run(args) -> int:
         print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
         return 2
     print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model}, {semantics} semantics"
-          + (" (the model's own)" if args.semantics is None else ""))
+          + (" (the model's own)" if args.semantics is None else "")
+          + (f", receives {args.receives}" if semantics == "loggopsim" else ""))
     print("\n".join(describe_parameters(args.model, values, args.param)), flush=True)
     try:
         with tqdm(total=schedule.nsteps, unit="step", desc="simulating", file=sys.stderr, delay=2,
                   disable=not sys.stderr.isatty(), leave=False) as bar:
-            result = simulate(schedule, model, semantics=semantics, progress=bar.update)
+            result = simulate(schedule, model, semantics=semantics, progress=bar.update, receives=args.receives)
     except (ValueError, TypeError) as exc:       # a model that lacks a value the schedule needs
         print(f"python -m netmodels simulate: error: {exc}", file=sys.stderr)
         return 2
@@ -233,7 +244,8 @@ def run(args) -> int:
                   "machine": entry.default().name, "machine_description": entry.source(),
                   "parameters": values, "parameter_units": {par.name: par.unit for par in entry.parameters
                                                             if par.name in values},
-                  "semantics": semantics, "time_s": result.time, "steps": result.steps,
+                  "semantics": semantics, **({"receives": args.receives} if semantics == "loggopsim" else {}),
+                  "time_s": result.time, "steps": result.steps,
                   "messages": result.messages, "bytes": result.bytes,
                   "build_wall_s": t1 - t0, "simulate_wall_s": t2 - t1}
         write_json(args.json, record)

@@ -68,6 +68,8 @@ from ..models.step import steps
 SEMANTICS = ("sync", "stepwise", "loggopsim")
 #: bytes per vector element unless told otherwise (float64): every caller's default
 ELEM_BYTES = 8
+#: the most elements of ELEM_BYTES whose bytes a signed 64-bit integer holds
+MAX_ELEMENTS = (2**63 - 1) // ELEM_BYTES
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,6 +175,9 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {semantics!r}")
     elem_bytes = positive_int("elem_bytes", elem_bytes)
+    if a.nelems * elem_bytes > 2**63 - 1:
+        raise ValueError(f"N = {a.nelems} elements of {elem_bytes} B is {a.nelems * elem_bytes} bytes, "
+                         "more than a signed 64-bit integer holds")
     p = a.nprocs
     if topology is not None and getattr(topology, "nprocs", None) != p:
         raise ValueError(f"topology has {getattr(topology, 'nprocs', None)} nodes, "

@@ -9,9 +9,10 @@ kit schedule in that form with the step semantics of the kit's LogP simulation
 
 * a rank's sends of step t go in column order (each requires the previous one);
 * its first send of step t requires everything it did in its last step before t
-  (the receives of that step, or its last send if it only sent);
+  (the receives of that step and its last send);
 * its receives of step t require its last send of step t (receives come after the
-  sends), or, if it sends nothing, what its first send would have required;
+  sends, ``receives="after-sends"``, the default), or, if it sends nothing or with
+  ``receives="with-sends"`` (receives pre-posted), what its first send requires;
 * the tag of a message is its step index, so a receive matches its own step's message.
 
 A transfer of ``count`` elements is a message of ``max(count * elem_bytes, 1)`` bytes:
@@ -37,6 +38,7 @@ from ..algorithms import registry
 from ..algorithms.arrays import ArraySchedule, ArrayStep, as_transfers
 from ..algorithms.schedule import Schedule
 from .._check import positive_int
+from .arrival import RECEIVES
 from .engine import ELEM_BYTES
 
 #: LogGOPSim's time unit used here (s): parameters and results are integers of it
@@ -56,6 +58,41 @@ PARAMETER_SETS = {
 }
 
 
+#: the second comparison, of exactness (:func:`exact_cases`): every registered builder at
+#: these P (none a power of two but 16) and sizes (bytes), under every kind of
+#: :data:`PARAMETER_KINDS`, with both receive orders (:data:`~netmodels.simulate.arrival.RECEIVES`)
+EXACT_NPROCS = (5, 16, 63, 129)
+EXACT_SIZES = (8, 1000, 307200)
+#: and these builders at P = 1000 (the rules that differed at large P in an earlier comparison)
+EXACT_LARGE = ("allreduce.rabenseifner", "barrier.butterfly", "barrier.dissemination", "allreduce.ring")
+#: LogGP parameter kinds of the exactness comparison, in picoseconds (o_s = o_r = o).  Given
+#: in seconds (``ps * 1e-12``), none of 0.3, 0.7, 2.1 µs ... is a binary fraction, so sums
+#: that tie in picoseconds need not tie in floating-point seconds
+PARAMETER_KINDS = {
+    "o=0": {"L": 2_100_000, "o": 0, "g": 700_000, "G": 300},
+    "o=1ps": {"L": 2_100_000, "o": 1, "g": 700_000, "G": 300},
+    "g=o": {"L": 1_300_000, "o": 700_000, "g": 700_000, "G": 100},
+    "g=0": {"L": 1_300_000, "o": 700_000, "g": 0, "G": 100},
+    "G=0": {"L": 1_700_000, "o": 300_000, "g": 900_000, "G": 0},
+    "large G, small L": {"L": 100_000, "o": 300_000, "g": 600_000, "G": 30_000},
+    "L=0": {"L": 0, "o": 300_000, "g": 900_000, "G": 100},
+}
+
+
+def exact_cases():
+    """The cases of the exactness comparison (:data:`EXACT_NPROCS`, :data:`EXACT_SIZES`,
+    :data:`EXACT_LARGE`), as :func:`cases` gives them, each once per receive order
+    (``"receives"``)."""
+    out = []
+    for name in registry.names():
+        barrier = registry.get(name).collective == "barrier"
+        for p in EXACT_NPROCS + ((1000,) if name in EXACT_LARGE else ()):
+            for size in ((0,) if barrier else EXACT_SIZES if p < 1000 else (EXACT_SIZES[1],)):
+                for receives in RECEIVES:
+                    out.append({"algorithm": name, "nprocs": p, "bytes": size, "receives": receives})
+    return out
+
+
 def cases():
     """Every case of the comparison as a JSON-able dict: ``{"algorithm", "nprocs", "bytes"}``
     for a registered builder, ``{"random": seed}`` for a random schedule."""
@@ -73,7 +110,8 @@ def case_key(case: dict) -> str:
     """A short name of a case (``alltoall.direct/P=37/4096B`` or ``random/7``)."""
     if "random" in case:
         return f"random/{case['random']}"
-    return f"{case['algorithm']}/P={case['nprocs']}/{case['bytes']}B"
+    tail = f"/{case['receives']}" if "receives" in case else ""
+    return f"{case['algorithm']}/P={case['nprocs']}/{case['bytes']}B{tail}"
 
 
 def case_arrays(case: dict) -> ArraySchedule:
@@ -101,8 +139,11 @@ def random_schedule(seed: int) -> ArraySchedule:
     return ArraySchedule(f"random{seed}", p, nelems, steps)
 
 
-def to_goal(schedule, elem_bytes: int = ELEM_BYTES) -> str:
-    """``schedule`` (per-transfer or columnar) as GOAL text (see the module docstring)."""
+def to_goal(schedule, elem_bytes: int = ELEM_BYTES, receives: str = "after-sends") -> str:
+    """``schedule`` (per-transfer or columnar) as GOAL text (see the module docstring),
+    with its receives posted as ``simulate(..., receives=receives)`` simulates them."""
+    if receives not in RECEIVES:
+        raise ValueError(f"receives must be one of {', '.join(RECEIVES)}; got {receives!r}")
     sched = as_transfers(schedule)
     elem_bytes = positive_int("elem_bytes", elem_bytes)
     p = sched.nprocs
@@ -127,13 +168,15 @@ def to_goal(schedule, elem_bytes: int = ELEM_BYTES) -> str:
                     out.append(f"{label} requires {dep}")
                 last = label
             labels = []
+            posted_after = [last] if last and receives == "after-sends" else before[r]
             for j, (src, nbytes) in enumerate(recvs[r]):
                 label = f"r{t}_{j}"
                 out.append(f"{label}: recv {nbytes}b from {src} tag {t}")
-                for dep in ([last] if last else before[r]):
+                for dep in posted_after:
                     out.append(f"{label} requires {dep}")
                 labels.append(label)
-            before[r] = labels or [last]
+            # the next step waits for every receive and (pre-posted receives) the last send
+            before[r] = (labels or [last]) if receives == "after-sends" else labels + ([last] if last else [])
     parts = [f"num_ranks {p}\n"]
     for r in range(p):
         parts.append(f"\nrank {r} {{\n")
@@ -143,10 +186,11 @@ def to_goal(schedule, elem_bytes: int = ELEM_BYTES) -> str:
 
 
 def compare(data: dict, semantics: str = "loggopsim", only=None, receives: str = "after-sends") -> list[dict]:
-    """LogGOPSim's stored times (``data``: ``book/data/loggopsim_reference.json``) beside the
-    kit's :func:`netmodels.simulate.simulate` of the same schedule with the same parameters
-    given in seconds (``semantics``, ``receives``; o_s = o_r = o): rows with both times
-    (s) and the relative difference.  ``only(case) -> bool`` picks cases."""
+    """LogGOPSim's stored times (``data``: ``book/data/loggopsim_reference.json`` or
+    ``loggopsim_exact.json``) beside the kit's :func:`netmodels.simulate.simulate` of the
+    same schedule with the same parameters given in seconds (``semantics``; o_s = o_r = o;
+    the case's receive order, else ``receives``): rows with both times (s) and the
+    relative difference.  ``only(case) -> bool`` picks cases."""
     from ..models.logp import LogGP
     from .engine import simulate
 
@@ -159,7 +203,8 @@ def compare(data: dict, semantics: str = "loggopsim", only=None, receives: str =
         for name, t_ps in c["time_ps"].items():
             q = data["parameter_sets"][name]
             model = LogGP(L=q["L"] * unit, o=q["o"] * unit, g=q["g"] * unit, P=a.nprocs, G=q["G"] * unit)
-            kit = simulate(a, model, semantics=semantics, elem_bytes=data["elem_bytes"], receives=receives).time
+            kit = simulate(a, model, semantics=semantics, elem_bytes=data["elem_bytes"],
+                           receives=c.get("receives", receives)).time
             ref = t_ps * unit
             rows.append({"case": case_key(c), "parameters": name, "messages": c["messages"],
                          "loggopsim_s": ref, "kit_s": kit,
