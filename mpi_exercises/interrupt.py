@@ -12,7 +12,8 @@ the GIL inside MPI calls, so the thread runs).  That thread waits for a result f
 written to be complete (at most :data:`WRITE_GRACE_S`; :mod:`netmodels.outputs` writes
 atomically, so an existing file is never half-replaced), prints one line on the first rank
 (:func:`netmodels.commandline.interrupted`: what was kept) and ends the process with status
-130 at once, without MPI_Finalize.  A launcher ends the job quietly when its ranks exit so.
+130, without MPI_Finalize, :data:`TOGETHER_S` after the signal on every rank: a launcher ends
+the job quietly when its ranks exit so together.
 Hydra's own two lines on receiving Ctrl-C ("Sending Ctrl-C to processes as requested") are
 the launcher's, not the kit's.
 """
@@ -23,12 +24,18 @@ import os
 import signal
 import sys
 import threading
+import time
 
 from netmodels import outputs
 from netmodels.commandline import INTERRUPTED, interrupted
 
 #: seconds a Ctrl-C waits for a result file being written to be complete
 WRITE_GRACE_S = 5.0
+#: seconds after its Ctrl-C every rank ends (the launcher forwards it to all at once): they
+#: end together, after the first rank has spoken.  Hydra ends the job when one rank ends: a
+#: rank that ended early cut the first rank's line off, one that ended late was killed, with
+#: Hydra's banner
+TOGETHER_S = 0.25
 
 
 #: what the line names: the command and its result file (:func:`install`, :func:`name`)
@@ -53,6 +60,7 @@ def name(prog: str, path) -> None:
 def _watch(read: int, speaks: bool) -> None:
     while os.read(read, 1) != bytes([signal.SIGINT]):
         pass
+    end = time.monotonic() + TOGETHER_S
     if not outputs.WRITING.acquire(timeout=WRITE_GRACE_S):    # a write that hangs: drop it, keep the old file
         outputs.discard_partial()
     line = interrupted(_COMMAND["prog"], _COMMAND["path"])
@@ -61,4 +69,5 @@ def _watch(read: int, speaks: bool) -> None:
             print(line, file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass
+    time.sleep(max(0.0, end - time.monotonic()))
     os._exit(INTERRUPTED)
