@@ -9,6 +9,8 @@ one full marks and each broken one exactly what it did not break.
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 import uuid
@@ -60,8 +62,8 @@ def test_release_contains_no_solution_and_no_hidden_test(course, lab):
     assert len(secret) > 20  # the check below has something to find
     release = nbformat.read(course / "release" / lab / f"{lab}.ipynb", as_version=4)
     text = "\n".join(c.source for c in release.cells)
-    for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Reference answer"):
-        assert marker not in text
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Reference answer", "glue", "myst_nb"):
+        assert marker not in text  # glue lives in solutions and reference answers only
     lines = {line.strip() for line in text.splitlines()}
     leaked = sorted(secret & lines)
     assert not leaked, f"solution or hidden-test lines in the student version: {leaked}"
@@ -70,6 +72,39 @@ def test_release_contains_no_solution_and_no_hidden_test(course, lab):
             assert cell.outputs == [] and cell.execution_count is None  # outputs would leak values
     shipped = sorted(p.name for p in (course / "release" / lab).iterdir())
     assert shipped == sorted(p.name for p in (LABS / "source" / lab).iterdir())  # notebook + data, nothing else
+
+
+GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`")
+
+
+def regions(cell) -> tuple[str, str]:
+    """(text inside solution regions, text outside them) of a cell."""
+    inside, outside, solution = [], [], False
+    for line in cell.source.splitlines():
+        s = line.strip()
+        if s in ("### BEGIN SOLUTION", "### END SOLUTION"):
+            solution = s == "### BEGIN SOLUTION"
+        else:
+            (inside if solution else outside).append(line)
+    return "\n".join(inside), "\n".join(outside)
+
+
+@pytest.mark.parametrize("lab", ALL_LABS)
+def test_glue_only_in_solutions_and_reference_answers(lab):
+    """Numbers of the reference answers come from cells through myst-nb glue; both the glue calls
+    and the roles sit in solution regions, which the release removes, so the student version holds
+    neither an answer nor a role without its value."""
+    nb = source_nb(lab)
+    for cell in nb.cells:
+        inside, outside = regions(cell)
+        assert "glue" not in outside, (lab, cell.get("id"), "glue outside a solution region")
+        if GLUE_ROLE.search(inside):
+            assert cell.cell_type == "markdown" and grade_meta(cell).get("solution"), (lab, cell.get("id"))
+    glued = {o.metadata["scrapbook"]["name"] for c in nb.cells for o in c.get("outputs", [])
+             if "scrapbook" in o.get("metadata", {})}
+    used = {m.group(1) for c in nb.cells if c.cell_type == "markdown"
+            for m in re.finditer(r"\{glue(?::\w+)?\}`([^`:]+)", c.source)}
+    assert used == glued, (lab, sorted(used ^ glued))
 
 
 # ---------------------------------------------------------------- submissions
@@ -88,10 +123,10 @@ def submissions(course: Path, marker: str) -> dict:
     data = (course / "source" / LAB / "pingpong.json").read_bytes()
     subs = {}
 
-    def add(name, nb, failing=(), with_data=True):
+    def add(name, nb, failing=(), with_data=True, own=None):
         files = {f"{LAB}.ipynb": nbformat.writes(nb) if not isinstance(nb, (str, type(None))) else nb}
         if with_data:
-            files["pingpong.json"] = data
+            files["pingpong.json"] = data if own is None else json.dumps(own).encode()
         subs[name] = (files, failing if failing == "all" else set(failing))
 
     add("alice", solved(course, LAB))
@@ -131,8 +166,16 @@ def submissions(course: Path, marker: str) -> dict:
         f"subprocess.run([mpiexec, '-n', '2', sys.executable, '-c', 'import time; time.sleep(600)  # {marker}'])")
     add("hung_mpiexec", nb)
 
-    add("no_data", solved(course, LAB), {"test_load", "test_fit_units", "test_fit_data", "test_n_half",
-                                    "test_switch", "test_predict"}, with_data=False)
+    needs_data = {"test_load", "test_fit_units", "test_fit_data", "test_n_half", "test_switch", "test_predict"}
+    add("no_data", solved(course, LAB), needs_data, with_data=False)
+    three = json.loads(data)   # measured with a third rank that only waited: refused by the loader
+    three["environment"]["ranks"] = 3
+    add("three_ranks", solved(course, LAB), needs_data, own=three)
+    disturbed = json.loads(data)   # the sizes below 8 KiB slowed by a burst: the lower segment's beta < 0
+    small = [r for r in disturbed["results"] if r["bytes"] < 8192]
+    for k, r in enumerate(small):
+        r["median_s"] = 3.0e-6 - 1.7e-6 * k / (len(small) - 1)
+    add("disturbed", solved(course, LAB), {"test_switch"}, own=disturbed)
     add("empty", nbformat.v4.new_notebook(), "all")
     add("not_json", '{"cells": [', "all")
     add("no_notebook", None, "all")
@@ -185,6 +228,7 @@ def test_statuses_and_data_column(graded):
     assert table["no_notebook"]["status"] == "no notebook"
     assert table["empty"]["status"].startswith("empty notebook")
     assert table["alice"]["data"] == "pingpong.json: reference copy"
+    assert table["three_ranks"]["data"] == table["disturbed"]["data"] == "pingpong.json: own"
     assert table["no_data"]["data"] == "pingpong.json: missing"
 
 
@@ -228,10 +272,10 @@ def lab4_submissions(course: Path) -> dict:
     own = (course / "source" / LAB4 / "lop.json").read_text() + "\n"   # a student's own file
     subs = {}
 
-    def add(name, nb, failing, with_data=True):
+    def add(name, nb, failing, with_data=True, data=None):
         files = {f"{LAB4}.ipynb": nbformat.writes(nb)}
         if with_data:
-            files["lop.json"] = own
+            files["lop.json"] = own if data is None else json.dumps(data)
         subs[name] = (files, set(failing))
 
     add("alice", solved(course, LAB4), set())
@@ -248,8 +292,11 @@ def lab4_submissions(course: Path) -> dict:
     replace(nb, "lop_latency", "L_points = rtt / 2 - (o_s + o_s[0])", "L_points = rtt / 2 - o_s")
     add("poor_fit", nb, {"test_lop_fit", "test_lop_latency"})
 
-    add("no_data", solved(course, LAB4),
-        {"test_lop_load", "test_lop_fit", "test_lop_latency", "test_lop_choose"}, with_data=False)
+    needs_data = {"test_lop_load", "test_lop_fit", "test_lop_latency", "test_lop_choose"}
+    add("no_data", solved(course, LAB4), needs_data, with_data=False)
+    four = json.loads(own)     # 3 peer counts cannot be fitted: refused by the loader
+    four["environment"]["ranks"] = 4
+    add("four_ranks", solved(course, LAB4), needs_data, data=four)
     return subs
 
 
@@ -268,7 +315,7 @@ def graded_lab4(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("student", ["alice", "fit_raises", "poor_fit", "no_data"])
+@pytest.mark.parametrize("student", ["alice", "fit_raises", "poor_fit", "no_data", "four_ranks"])
 def test_lab4_submission_loses_exactly_what_it_broke(graded_lab4, student):
     subs, table, log = graded_lab4
     pts = points(source_nb(LAB4))
