@@ -2,7 +2,7 @@
 
 Time is int64 ticks.  Every array is indexed by message (in step and column order), by
 rank, or by *phase*: a rank's part in one step (its sends of the step, in column order,
-then its receives).  The event queue is a binary heap in one int64 array, three words per entry
+then its receives).  The event queue is a 4-ary heap in one int64 array, three words per entry
 (time, age, payload ``index << 3 | kind``); a rank's messages that wait for its CPU or receive gap
 are a pairing heap by age (nodes in a shared pool), stood for in the event heap by one
 token at the age of the oldest.
@@ -75,7 +75,7 @@ def _push(heap, n, t, s, p):
     """Put (t, s, p) on ``heap`` holding ``n`` entries (room checked by the caller): ``n + 1``."""
     i = n
     while i > 0:
-        up = (i - 1) >> 1
+        up = (i - 1) >> 2
         ut, us = heap[3 * up], heap[3 * up + 1]
         if ut < t or (ut == t and us < s):
             break
@@ -92,14 +92,14 @@ def _pop(heap, n):
     t, s, p = heap[3 * n], heap[3 * n + 1], heap[3 * n + 2]
     i = 0
     while True:
-        c = 2 * i + 1
+        c = 4 * i + 1
         if c >= n:
             break
         ct, cs = heap[3 * c], heap[3 * c + 1]
-        if c + 1 < n:
-            dt, ds = heap[3 * c + 3], heap[3 * c + 4]
+        for d in range(c + 1, min(c + 4, n)):
+            dt, ds = heap[3 * d], heap[3 * d + 1]
             if dt < ct or (dt == ct and ds < cs):
-                c, ct, cs = c + 1, dt, ds
+                c, ct, cs = d, dt, ds
         if t < ct or (t == ct and s < cs):
             break
         heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = ct, cs, heap[3 * c + 2]

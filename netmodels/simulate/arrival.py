@@ -90,18 +90,21 @@ class Messages:
         if n == 0:
             return
         send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = terms
-        full = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (n,))  # noqa: E731
-        cols = np.stack([ticks(full(send_busy)), ticks(full(send_gap)),
-                         ticks(full(transit) - full(recv_wire), signed=True),
-                         ticks(full(recv_busy) + full(recv_wire)), ticks(full(recv_gap) + full(recv_wire))],
-                        axis=1)
-        rows, inverse = _distinct_rows(cols)
+        cols = [send_busy, send_gap, np.subtract(transit, recv_wire), np.add(recv_busy, recv_wire),
+                np.add(recv_gap, recv_wire)]
+        if all(np.ndim(c) == 0 or c.min() == c.max() for c in cols):        # one row (the usual step)
+            rows = np.array([[float(np.ravel(c)[0]) for c in cols]])
+            inverse = 0
+        else:
+            rows, inverse = _distinct_rows(np.stack([np.broadcast_to(np.asarray(c, dtype=float), (n,))
+                                                     for c in cols], axis=1))
+        rows = np.concatenate([ticks(rows[:, :2]), ticks(rows[:, 2:3], signed=True), ticks(rows[:, 3:])], axis=1)
         self._worst = max(self._worst, int(np.abs(rows).sum(axis=1).max()))
         a, b = self.n, self.n + n
         if b > self.src.size:
             self._grow(b)
         self.src[a:b], self.dst[a:b], self.step[a:b] = step.src, step.dst, t
-        self.row[a:b] = inverse.reshape(-1) + self._nrows
+        self.row[a:b] = inverse + self._nrows
         self._rows.append(rows)
         self._nrows += rows.shape[0]
         if extra is not None:
@@ -134,7 +137,7 @@ class Messages:
 
 
 def _distinct_rows(cols: np.ndarray):
-    """``(rows, inverse)``: the distinct rows of ``cols`` (n x k int64) and, per row of
+    """``(rows, inverse)``: the distinct rows of ``cols`` (n x k) and, per row of
     ``cols``, the index of its distinct row (one 1-D unique per varying column, then one
     over their combined codes: much faster than a unique over rows)."""
     varying = [j for j in range(cols.shape[1]) if cols[0, j] != cols[:, j].min() or cols[0, j] != cols[:, j].max()]
