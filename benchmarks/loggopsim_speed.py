@@ -1,22 +1,25 @@
-"""Transfers per second: the kit's simulator beside LogGOPSim, on this machine, in one run.
+"""The kit's exact simulator beside LogGOPSim, end to end, on this machine, in one run.
 
-    python benchmarks/loggopsim_speed.py --loggopsim path/to/src/LogGOPSim [--P 65536 131072 262144]
+    python benchmarks/loggopsim_speed.py --loggopsim path/to/src/LogGOPSim [--json FILE] [--only NAME ...]
 
-For the dissemination barrier at each P (log2 P rounds of P messages), LogGOPSim (built as
-in ``benchmarks/validate_loggopsim.py``) runs the GOAL schedule of ``to_goal`` (converted by
-``txt2bin`` beforehand, not timed) with the "g>o" parameters of the comparison; the kit
-simulates the same schedule under each of its semantics, each case in a fresh process
-(its peak resident memory its own; building the schedule not timed).  Also the two size
-goals: 2^20-rank dissemination and 4096-rank ring allreduce (N = 4096 elements).
-Prints a Markdown table with the load average before and after.
+For each case of :data:`CASES` the schedule is written as GOAL by ``to_goal`` and converted
+by ``txt2bin`` beforehand (not timed); then, one after the other in the same run:
+``LogGOPSim -f case.bin`` with the "g>o" parameters of the comparison, and the kit's
+command line ``python -m netmodels simulate ... --semantics loggopsim`` (and
+``--semantics stepwise``) in a fresh process, each timed end to end (wall clock, from
+start to exit: imports, building the schedule, the simulation) with its own peak resident
+memory (``os.wait4`` in a small launcher process: a child's peak counts its parent's
+at the moment it was started, so it is not started from this one; peaks below the
+launcher's own, about 10 MB, read as 10).  The two finishing times must be equal to
+the picosecond.  Prints
+a Markdown table with the load average before and after; ``--json`` also writes the rows.
+(LogGOPSim built as ``benchmarks/validate_loggopsim.py`` says.)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -27,101 +30,112 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.outputs import output_problem, write_json  # noqa: E402
 from netmodels.simulate.loggopsim import find_binaries  # noqa: E402
 
-SEMANTICS = ("sync", "stepwise", "loggopsim")
+#: (label, algorithm, P, N elements): the sizes of the comparison
+CASES = (
+    ("dissemination, P = 2^14", "barrier.dissemination", 2**14, 0),
+    ("dissemination, P = 2^16", "barrier.dissemination", 2**16, 0),
+    ("recursive doubling, P = 2^16", "allreduce.recursive_doubling", 2**16, 1),
+    ("ring allreduce, P = 1024", "allreduce.ring", 1024, 1024),
+    ("dissemination, P = 2^18", "barrier.dissemination", 2**18, 0),
+    ("ring allreduce, P = 2896", "allreduce.ring", 2896, 2896),
+    ("dissemination, P = 2^20", "barrier.dissemination", 2**20, 0),
+)
+UNIT = 1e-12
 
 
-def one_case(name: str, p: int, n: int, semantics: str) -> dict:
-    from netmodels.algorithms import registry
-    from netmodels.models.logp import LogGP
-    from netmodels.simulate import loggopsim, simulate
-
-    q = loggopsim.PARAMETER_SETS["g>o"]
-    model = LogGP(L=q["L"] * 1e-12, o=q["o"] * 1e-12, g=q["g"] * 1e-12, P=p, G=q["G"] * 1e-12)
-    a = registry.build(name, p, n)
-    t0 = time.perf_counter()
-    r = simulate(a, model, semantics=semantics, elem_bytes=loggopsim.ELEM_BYTES)
-    dt = time.perf_counter() - t0
-    return {"transfers": r.messages, "seconds": dt, "time_s": r.time, "peak_rss_MB": peak_rss_mb()}
+#: started as ``python -c LAUNCHER cmd...``: runs cmd, prints "wall_s peak_MB" on its last stderr line
+LAUNCHER = """
+import os, sys, time
+t0 = time.perf_counter()
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+print(time.perf_counter() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), file=sys.stderr)
+"""
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident memory (MB): VmHWM, which a fresh process starts anew
-    (``ru_maxrss`` keeps the parent's peak across fork and exec)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def timed(cmd: list[str], env=None) -> tuple[float, float, str]:
+    """``(wall s, peak RSS MB, stdout)`` of ``cmd`` run to its end."""
+    res = subprocess.run([sys.executable, "-c", LAUNCHER, *cmd], capture_output=True, text=True, env=env)
+    wall, peak, status = res.stderr.strip().splitlines()[-1].split()
+    if int(status) or res.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({status}): {res.stderr[-2000:]}")
+    return float(wall), float(peak), res.stdout
 
 
-def kit(name: str, p: int, n: int, semantics: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--case", name, str(p), str(n), semantics],
-                         check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    return json.loads(out.stdout)
+def kit(name: str, p: int, n: int, q: dict, semantics: str, tmp: Path) -> dict:
+    params = [f"L={q['L'] * UNIT!r}", f"o_s={q['o'] * UNIT!r}", f"o_r={q['o'] * UNIT!r}",
+              f"g={q['g'] * UNIT!r}", f"G={q['G'] * UNIT!r}"]
+    out = tmp / "kit.json"
+    cmd = [sys.executable, "-m", "netmodels", "simulate", name, "-P", str(p), "-N", str(n), "--model", "loggp",
+           "--semantics", semantics, "--force", "--json", str(out)]
+    for par in params:
+        cmd += ["--param", par]
+    wall, rss, _ = timed(cmd, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    rec = json.loads(out.read_text())
+    return {"seconds": wall, "peak_MB": rss, "time_s": rec["time_s"], "messages": rec["messages"]}
 
 
-def loggopsim_run(where: str, p: int) -> dict:
-    from netmodels.algorithms import registry
-    from netmodels.simulate import loggopsim
-
-    q = loggopsim.PARAMETER_SETS["g>o"]
-    with tempfile.TemporaryDirectory() as tmp:
-        goal, binary = Path(tmp) / "d.goal", Path(tmp) / "d.bin"
-        goal.write_text(loggopsim.to_goal(registry.build("barrier.dissemination", p, 0), loggopsim.ELEM_BYTES))
-        subprocess.run([str(Path(where) / "txt2bin"), "-i", str(goal), "-o", str(binary)], check=True,
-                       capture_output=True)
-        goal.unlink()
-        cmd = [str(Path(where) / "LogGOPSim"), "-f", str(binary), "-L", str(q["L"]), "-o", str(q["o"]),
-               "-g", str(q["g"]), "-G", str(q["G"]), "--batchmode"]
-        t0 = time.perf_counter()
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        dt = time.perf_counter() - t0
+def loggopsim_run(binaries, binary: Path, q: dict) -> dict:
+    sim, _ = binaries
+    cmd = [sim, "-f", str(binary), "-L", str(q["L"]), "-o", str(q["o"]), "-g", str(q["g"]), "-G", str(q["G"]),
+           "-S", str(2**31 - 1), "--batchmode"]
+    wall, rss, out = timed(cmd)
     t_ps = int(out.split("Maximum finishing time at host")[1].split(":")[1].split()[0])
-    return {"seconds": dt, "time_s": t_ps * 1e-12}
+    return {"seconds": wall, "peak_MB": rss, "time_s": t_ps * UNIT}
 
 
 def main(argv=None) -> int:
     ap = OneLineParser(prog="loggopsim_speed.py", description=__doc__.splitlines()[0])
-    ap.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (needed but with --size-goals-only)")
-    ap.add_argument("--P", type=int, nargs="+", default=[2**16, 2**17, 2**18],
-                    help="the ranks of the dissemination barriers timed in both simulators")
-    ap.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
-    ap.add_argument("--size-goals-only", action="store_true", help="only the 2^20 and 4096-rank goals")
+    ap.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (default: PATH)")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    ap.add_argument("--only", nargs="+", metavar="LABEL", help="only the cases whose label starts with one of these")
     args = ap.parse_args(argv)
-    if args.case:
-        name, p, n, sem = args.case
-        print(json.dumps(one_case(name, int(p), int(n), sem)))
-        return 0
-    if not args.size_goals_only and find_binaries(args.loggopsim) is None:
+    binaries = find_binaries(args.loggopsim)
+    if binaries is None:
         ap.error(f"--loggopsim: LogGOPSim and txt2bin not found in {args.loggopsim or 'PATH'} "
-                 "(build them as benchmarks/validate_loggopsim.py says, or give --size-goals-only)")
-    if any(p < 2 for p in args.P):
-        ap.error(f"--P: every P must be >= 2, got {args.P}")
+                 "(build them as benchmarks/validate_loggopsim.py says)")
+    if args.json and output_problem(args.json):
+        ap.error(f"--json: {output_problem(args.json)}")
+    from netmodels.algorithms import registry
+    from netmodels.simulate import loggopsim
+
+    q = loggopsim.PARAMETER_SETS["g>o"]
     load0 = os.getloadavg()
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} ({os.cpu_count()} cores)")
-    print("\n| case | transfers | LogGOPSim s | " + " | ".join(f"{s} s" for s in SEMANTICS)
-          + " | " + " | ".join(f"{s} / LogGOPSim rate" for s in SEMANTICS) + " |")
-    print("|---|---:|---:|" + "---:|" * (2 * len(SEMANTICS)))
-    for p in ([] if args.size_goals_only else args.P):
-        ref = loggopsim_run(args.loggopsim, p)
-        runs = {s: kit("barrier.dissemination", p, 0, s) for s in SEMANTICS}
-        for s, r in runs.items():
-            assert abs(r["time_s"] - ref["time_s"]) <= 1e-9 * ref["time_s"] or s != "loggopsim", (p, s)
-        n = runs["sync"]["transfers"]
-        print(f"| dissemination P=2^{p.bit_length() - 1} | {n:.2e} | {ref['seconds']:.2f} | "
-              + " | ".join(f"{runs[s]['seconds']:.2f}" for s in SEMANTICS) + " | "
-              + " | ".join(f"{ref['seconds'] / runs[s]['seconds']:.2g}x" for s in SEMANTICS) + " |", flush=True)
-    print("\n| size goal | semantics | transfers | s | peak RSS MB |")
-    print("|---|---|---:|---:|---:|")
-    for name, p, n in (("barrier.dissemination", 2**20, 0), ("allreduce.ring", 4096, 4096)):
-        for s in ("sync", "stepwise"):
-            r = kit(name, p, n, s)
-            print(f"| {name} P={p} | {s} | {r['transfers']:.2e} | {r['seconds']:.2f} | {r['peak_rss_MB']:.0f} |",
-                  flush=True)
+    print("\n| schedule | messages | LogGOPSim s / peak MB | kit loggopsim s / peak MB | kit stepwise s / peak MB "
+          "| LogGOPSim / kit loggopsim time |")
+    print("|---|---:|---:|---:|---:|---:|")
+    rows = []
+    for label, name, p, n in CASES:
+        if args.only and not any(label.startswith(x) for x in args.only):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            goal, binary = tmp / "case.goal", tmp / "case.bin"
+            goal.write_text(loggopsim.to_goal(registry.build(name, p, n), loggopsim.ELEM_BYTES))
+            subprocess.run([binaries[1], "-i", str(goal), "-o", str(binary)], check=True, capture_output=True)
+            goal.unlink()
+            ref = loggopsim_run(binaries, binary, q)
+            exact = kit(name, p, n, q, "loggopsim", tmp)
+            fast = kit(name, p, n, q, "stepwise", tmp)
+        equal = round(exact["time_s"] / UNIT) == round(ref["time_s"] / UNIT)
+        row = {"case": label, "algorithm": name, "P": p, "N": n, "messages": exact["messages"],
+               "loggopsim": ref, "kit_loggopsim": exact, "kit_stepwise": fast, "equal": equal}
+        rows.append(row)
+        print(f"| {label} | {exact['messages']:.3g} | {ref['seconds']:.1f} / {ref['peak_MB']:.0f} | "
+              f"{exact['seconds']:.1f} / {exact['peak_MB']:.0f} | {fast['seconds']:.1f} / {fast['peak_MB']:.0f} | "
+              f"{ref['seconds'] / exact['seconds']:.2g}x{'' if equal else ' (TIMES DIFFER)'} |", flush=True)
     load1 = os.getloadavg()
     print(f"\nload average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
-    return 0
+    if args.json:
+        write_json(args.json, {"generated_by": "python benchmarks/loggopsim_speed.py "
+                               + " ".join(argv if argv is not None else sys.argv[1:]),
+                               "load_before": load0, "load_after": load1, "cores": os.cpu_count(),
+                               "parameters_ps": q, "rows": rows})
+    return 0 if all(r["equal"] for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ CASES = [
     *[(["benchmarks/" + s, "--bogus"], "unrecognized arguments: --bogus", 2) for s in SCRIPTS],
     (["benchmarks/run_pingpong_c.py"], "required: binary", 2),
     (["benchmarks/loggopsim_speed.py", "--loggopsim", "{DIR}"], "LogGOPSim and txt2bin not found in", 2),
-    (["benchmarks/loggopsim_speed.py", "--size-goals-only", "--P", "1"], "every P must be >= 2", 2),
+    (["benchmarks/loggopsim_speed.py", "--only"], "expected at least one argument", 2),
     (["benchmarks/loggopsim_speed.py", "--bogus"], "unrecognized arguments: --bogus", 2),
     (["benchmarks/pingpong_agreement.py"], "required: JSON", 2),
     (["benchmarks/predict_sensitivity.py"], "required: report", 2),

@@ -22,8 +22,10 @@ only inside its matching receive (no progress thread, rendezvous-like).  *loggop
 is handled as soon as it has arrived and the CPU and the receive gap allow, oldest
 first, even before its receive is posted and before the rank's own later sends; this is
 an MPI library that progresses eager messages on arrival.  The *loggopsim* semantics
-equals LogGOPSim on the comparison of ``book/data/loggopsim_reference.json``; it runs
-event by event in Python and is the slowest of the three.
+equals LogGOPSim to the picosecond on the comparisons of ``book/data/loggopsim_reference.json``
+and ``loggopsim_exact.json``; it runs event by event (a compiled loop, time in integer
+picoseconds) and is the slowest of the three.  ``receives`` says when its ranks post a
+step's receives: after their last send of the step, or with their first.
 
 **Models.**  The engine knows no model: it asks ``model.step_rule(schedule)`` for the
 model's step rule (:mod:`netmodels.models.step`) and hands it every step.  A
