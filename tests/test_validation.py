@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from netmodels.algorithms.arrays import ArraySchedule, ArrayStep

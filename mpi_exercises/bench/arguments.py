@@ -8,6 +8,7 @@ import argparse
 from typing import Callable, NamedTuple
 
 from netmodels.commandline import available_memory
+from netmodels.simulate.budget import MAX_SECONDS
 
 from .placement import ranks_in_job, ranks_on_this_node
 from .records import fmt_bytes
@@ -136,7 +137,6 @@ def add_options(p, *, warmup: tuple, iterations: tuple | None = None, repetition
     """The options most commands share: ``--iterations`` or ``--repetitions`` and ``--warmup``
     (each ``(default, help)``), ``--budget-bytes`` (``budget``: what it caps, default 256 MiB),
     ``--json FILE``, ``--no-progress`` and ``--force`` (:mod:`.estimate`)."""
-    from .estimate import add_force_option
 
     for flag, spec in (("--iterations", iterations), ("--repetitions", repetitions)):
         if spec is not None:
@@ -173,3 +173,11 @@ def add_once_options(p, default_n: int, n_help: str, all_ranks: bool = False) ->
 #: the numpy dtypes of the one-algorithm commands
 DTYPES = ("float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint8",
           "complex128", "complex64")
+
+
+def add_force_option(p) -> None:
+    """``--force``: run even when :func:`~mpi_exercises.bench.estimate.refusal` says the run is too
+    long or too large."""
+    p.add_argument("--force", action="store_true",
+                   help="run even when the estimate (from the options, before anything runs) says the run "
+                        f"would take more than {MAX_SECONDS:.0f} s or more memory than this node has available")

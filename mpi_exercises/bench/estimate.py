@@ -163,10 +163,3 @@ def refusal(args) -> str | None:
     if not over:
         return None
     return f"this run would take {' and '.join(over)}; --force runs it anyway"
-
-
-def add_force_option(p) -> None:
-    """``--force``: run even when :func:`refusal` says the run is too long or too large."""
-    p.add_argument("--force", action="store_true",
-                   help="run even when the estimate (from the options, before anything runs) says the run "
-                        f"would take more than {MAX_SECONDS:.0f} s or more memory than this node has available")

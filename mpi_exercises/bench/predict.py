@@ -46,7 +46,7 @@ from .. import pages
 from ..software import SoftwareCost
 from netmodels.outputs import write_json
 
-from . import arguments, estimate, placement, statistics, timing, measure as sampling
+from . import arguments, placement, statistics, timing, measure as sampling
 #: the network models a prediction report compares, by their names in the table of models
 MODELS = ("alpha-beta", "nbl", "loggp")
 ELEM_BYTES = 8                       #: the vectors are float64
@@ -357,7 +357,7 @@ def add_arguments(p) -> None:
                    help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
     p.add_argument("--json", metavar="FILE", help="write calibration, rows and errors to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    estimate.add_force_option(p)
+    arguments.add_force_option(p)
 
 
 def measure_software(comm, reps: int, progress: bool):

@@ -28,7 +28,7 @@ from .. import pages
 from ..software import SoftwareCost
 from netmodels.outputs import write_json
 
-from . import arguments, estimate, placement, records, statistics, timing
+from . import arguments, placement, records, statistics, timing
 STEPS = [1, 4, 16]
 #: the lengths (elements) at which copies and combines are timed: powers of 8 from 1 to
 #: 256 Ki; predict's default lengths lie between them
@@ -61,7 +61,7 @@ def add_arguments(p) -> None:
     arguments.add_inner_option(p)
     p.add_argument("--json", metavar="FILE", help="write the samples and the fitted term to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    estimate.add_force_option(p)
+    arguments.add_force_option(p)
 
 
 def local_schedule(steps: int, nelems: int, blocks: int = 1, combine: bool = False):

@@ -36,7 +36,6 @@ import numpy as np
 
 from ..algorithms import registry
 from ..algorithms.arrays import ArraySchedule, ArrayStep, as_transfers
-from ..algorithms.schedule import Schedule
 from .._check import positive_int
 from .arrival import RECEIVES
 from .engine import ELEM_BYTES
