@@ -201,7 +201,7 @@ def scratch_copy(course: Path, lab: Lab, folder: Path, work: Path) -> None:
 
 
 def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, logfile: Path,
-              sandbox: dict | None) -> str:
+              sandbox: dict | None, feedback_run: bool = True) -> str:
     """Run ``nbgrader autograde`` for one submission in its own session, log to ``logfile``.
 
     ``sandbox`` (None: unconfined): the kernel runs in ``grading_sandbox``, with a scratch
@@ -210,7 +210,8 @@ def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeou
     outside.  The process groups of every descendant seen while grading are killed at the
     end, so nothing a notebook started (a background process, a hung ``mpiexec``) outlives
     its grading.  The log goes to a file, not a pipe, which such a process could keep open
-    forever.  A graded submission is then run again for its feedback page (:func:`run_for_feedback`).
+    forever.  A graded submission is then run again for its feedback page (:func:`run_for_feedback`),
+    unless ``feedback_run`` is False.
     """
     cmd = [*nbgrader_command(), "autograde", lab.name, "--student", student, "--force"]
     if cell_timeout:
@@ -219,7 +220,7 @@ def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeou
         cmd.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
     with _environment(course, lab, student, sandbox) as env:
         status = _run_watched(cmd, course, env, student_timeout, logfile)
-    if status == "graded":
+    if status == "graded" and feedback_run:
         run_for_feedback(course, lab, student, cell_timeout, student_timeout, logfile, sandbox)
     return status
 
@@ -414,6 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="address space per process of a submission, GiB (default: %(default)s)")
     p.add_argument("--cpu-limit", type=positive, default=600, metavar="SECONDS",
                    help="CPU seconds per process of a submission (default: %(default)s)")
+    p.add_argument("--scores-only", action="store_true",
+                   help="grade without the second run for the feedback page (about half the time); "
+                        "feedback pages then show outputs only up to the first hidden test")
     return p
 
 
@@ -459,7 +463,7 @@ def main(argv=None) -> int:
                 logfile.write_text(status + "\n", encoding="utf-8")
             else:
                 status = autograde(course, lab, student, args.cell_timeout, args.student_timeout, logfile,
-                                   sandbox)
+                                   sandbox, feedback_run=not args.scores_only)
             if status != "graded":
                 forget(course, lab, student)
             outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, folder),
