@@ -518,9 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    course = args.course.resolve()
-    if not (course / "nbgrader_config.py").is_file() or not (course / "source").is_dir():
-        parser.error(f"{course} is not a course folder (nbgrader_config.py and source/ expected)")
+    course = grade.course_folder(parser, args.course)
     t0 = time.monotonic()
     command = "python labs/class_report.py " + " ".join(argv if argv is not None else sys.argv[1:])
     done = report(course, args.lab, args.out or course / "feedback" / "_class", args.names, command)

@@ -79,6 +79,14 @@ class Lab:
 
 
 # ---------------------------------------------------------------- course layout
+def course_folder(parser: argparse.ArgumentParser, path: Path) -> Path:
+    """``path`` resolved, or the parser's one-line error if it is not a course folder."""
+    course = path.resolve()
+    if not (course / "nbgrader_config.py").is_file() or not (course / "source").is_dir():
+        parser.error(f"{course} is not a course folder (nbgrader_config.py and source/ expected)")
+    return course
+
+
 def nbgrader_command() -> list[str]:
     exe = Path(sys.executable).with_name("nbgrader")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "nbgrader"]
@@ -424,9 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    course = args.course.resolve()
-    if not (course / "nbgrader_config.py").is_file() or not (course / "source").is_dir():
-        parser.error(f"{course} is not a course folder (nbgrader_config.py and source/ expected)")
+    course = course_folder(parser, args.course)
     labs = [lab for lab in find_labs(course) if not args.lab or lab.name in args.lab]
     if not labs:
         parser.error("no lab to grade")

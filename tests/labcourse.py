@@ -82,6 +82,21 @@ def source_nb(lab):
     return nbformat.read(LABS / "source" / lab / f"{lab}.ipynb", as_version=4)
 
 
+def hidden_lines(nb) -> list[str]:
+    """Lines of the hidden tests of ``nb`` (a source notebook) that appear nowhere else in it
+    (over 15 characters): what no student version or feedback page may show."""
+    hidden, public = set(), set()
+    for cell in nb.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            s = line.strip()
+            if "BEGIN HIDDEN TESTS" in s or "END HIDDEN TESTS" in s:
+                inside = "BEGIN" in s
+            elif s:
+                (hidden if inside else public).add(s)
+    return sorted(s for s in hidden - public if len(s) > 15)
+
+
 def points(nb) -> dict:
     """grade_id -> points of every graded cell."""
     return {grade_meta(c)["grade_id"]: float(grade_meta(c)["points"]) for c in nb.cells

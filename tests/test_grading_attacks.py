@@ -23,8 +23,8 @@ import nbformat
 import psutil
 import pytest
 
-from tests.labcourse import (LABS, automatic_points, cell_by_id, make, read_grades, released_course,
-                             require_sandbox, solved, source_nb)
+from tests.labcourse import (LABS, automatic_points, cell_by_id, hidden_lines, make, read_grades,
+                             released_course, require_sandbox, solved, source_nb)
 from tests.mpirun import ROOT
 
 LAB = "lab6"
@@ -226,25 +226,11 @@ def test_no_daemon_outlives_grading_and_grades_csv_stays(attacked):
     assert attacked["rows"]["daemon", LAB]["score"] == "0"
 
 
-def hidden_lines() -> list[str]:
-    """Lines of the hidden tests of the lab that appear nowhere else in its source notebook."""
-    hidden, public = set(), set()
-    for cell in source_nb(LAB).cells:
-        inside = False
-        for line in cell.source.splitlines():
-            s = line.strip()
-            if "BEGIN HIDDEN TESTS" in s or "END HIDDEN TESTS" in s:
-                inside = "BEGIN" in s
-            elif s:
-                (hidden if inside else public).add(s)
-    return sorted(s for s in hidden - public if len(s) > 15)
-
-
 def test_feedback_for_everyone_and_never_a_hidden_test(attacked):
     course, fb = attacked["course"], attacked["feedback"]
     # the ghost's lab 1 fails, is reported, and lab 6 still gets its feedback
     assert fb.returncode != 0 and "feedback incomplete for: lab1" in fb.stderr, fb.stderr[-2000:]
-    secret = hidden_lines()
+    secret = hidden_lines(source_nb(LAB))
     assert len(secret) >= 5
     # the printing attack did get hidden tests into its graded notebook's outputs ...
     graded = (course / "autograded" / "prints_hidden" / LAB / f"{LAB}.ipynb").read_text()

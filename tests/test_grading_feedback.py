@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.labcourse import make, read_grades, released_course, require_sandbox, solved, source_nb
+from tests.labcourse import hidden_lines, make, read_grades, released_course, require_sandbox, solved, source_nb
 from tests.test_grading import replace
 
 LAB = "lab1"
@@ -66,20 +66,6 @@ def pages(tmp_path_factory):
         page = course / "feedback" / student / LAB / f"{LAB}.html"
         out[student] = (page.read_text(encoding="utf-8"), rows[student, LAB])
     return out, course
-
-
-def hidden_lines(nb) -> list[str]:
-    """Lines of the hidden tests that appear nowhere else in the source notebook (> 15 characters)."""
-    hidden, public = set(), set()
-    for cell in nb.cells:
-        inside = False
-        for line in cell.source.splitlines():
-            s = line.strip()
-            if "BEGIN HIDDEN TESTS" in s or "END HIDDEN TESTS" in s:
-                inside = "BEGIN" in s
-            elif s:
-                (hidden if inside else public).add(s)
-    return sorted(s for s in hidden - public if len(s) > 15)
 
 
 def text(page: str) -> str:
