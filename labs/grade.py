@@ -221,13 +221,13 @@ def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeou
     forever.  A graded submission is then run again for its feedback page (:func:`run_for_feedback`),
     unless ``feedback_run`` is False.
     """
-    cmd = [*nbgrader_command(), "autograde", lab.name, "--student", student, "--force"]
+    argv = ["autograde", lab.name, "--student", student, "--force"]
     if cell_timeout:
-        cmd.append(f"--Execute.timeout={int(cell_timeout)}")
+        argv.append(f"--Execute.timeout={int(cell_timeout)}")
     if sandbox is not None:
-        cmd.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
+        argv.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
     with _environment(course, lab, student, sandbox) as env:
-        status = _run_watched(cmd, course, env, student_timeout, logfile)
+        status = _run_watched(_nbgrader, (argv,), course, env, student_timeout, logfile)
     if status == "graded" and feedback_run:
         run_for_feedback(course, lab, student, cell_timeout, student_timeout, logfile, sandbox)
     return status
@@ -240,7 +240,9 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
     ``grading_preprocessors.run_for_feedback`` in a child process, watched and sandboxed as the
     grading was (a fresh scratch copy of the submission), its log appended to ``logfile``.
     Its outputs are what the feedback page shows; the scores stay those of the grading.  When
-    it fails, the page falls back to showing scores only after the first hidden test.
+    it fails, the page falls back to showing scores only after the first hidden test.  A
+    notebook that reached the cell time limit while graded is not run again (it would wait for
+    the limit once more): its page shows the graded outputs up to the first hidden test.
     """
     import grading_preprocessors
 
@@ -251,14 +253,18 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
         out = grading_preprocessors.feedback_run_path(graded)
         if not graded.is_file():
             continue
-        cmd = [sys.executable, str(HERE / "grading_preprocessors.py"), str(graded), str(out), "--course", str(course)]
-        if cell_timeout:
-            cmd += ["--timeout", str(int(cell_timeout))]
+        if _timed_out(graded):
+            with open(logfile, "a", encoding="utf-8") as log:
+                log.write(f"\n--- {name}.ipynb is not run again for the feedback page: a cell reached the "
+                          "time limit while graded; the page shows outputs up to the first hidden test\n")
+            continue
+        args = (graded, out, course, int(cell_timeout) if cell_timeout else None)
         with open(logfile, "a", encoding="utf-8") as log:
             log.write(f"\n--- {name}.ipynb run again without its hidden tests, for the feedback page\n")
         t0 = time.monotonic()
         with _environment(course, lab, student, sandbox) as env:
-            status = _run_watched(cmd, course, env, student_timeout, logfile, append=True)
+            status = _run_watched(grading_preprocessors.run_for_feedback, args, course, env, student_timeout,
+                                  logfile, append=True)
         with open(logfile, "a", encoding="utf-8") as log:
             if status == "graded":
                 log.write(f"--- run for the feedback page done in {time.monotonic() - t0:.0f} s\n")
@@ -266,6 +272,16 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
                 log.write(f"--- no run for the feedback page ({status}): it shows scores only after the "
                           "first hidden test\n")
                 out.unlink(missing_ok=True)
+
+
+def _timed_out(graded: Path) -> bool:
+    """Whether a cell of the graded notebook ``graded`` was stopped at the cell time limit."""
+    try:
+        nb = nbformat.read(graded, as_version=4)
+    except Exception:  # noqa: BLE001 (then it is run again, and that run says what is wrong)
+        return False
+    return any(out.get("output_type") == "error" and out.get("ename") == "CellTimeoutError"
+               for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
 
 
 @contextlib.contextmanager
@@ -286,24 +302,63 @@ def _environment(course: Path, lab: Lab, student: str, sandbox: dict | None):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run_watched(cmd, course: Path, env: dict, student_timeout, logfile: Path, append: bool = False) -> str:
-    with open(logfile, "a" if append else "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, cwd=course, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        deadline, groups = time.monotonic() + student_timeout, {proc.pid}
-        while True:
-            try:
-                proc.wait(timeout=0.5)
-                status = "graded" if proc.returncode == 0 else "autograde failed"
-                break
-            except subprocess.TimeoutExpired:
-                groups |= _process_groups(proc.pid)
-                if time.monotonic() > deadline:
-                    _kill_groups(groups | _process_groups(proc.pid))
-                    proc.wait()
-                    status = f"stopped after {student_timeout:.0f} s"
-                    break
-        _kill_groups(groups)
+def _nbgrader(argv: list[str]) -> None:
+    """``nbgrader ARGV``, in this process."""
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+
+    NbGraderApp.launch_instance(argv=argv)
+
+
+def _child(target, args, course: Path, env: dict, logfile: Path, append: bool) -> None:
+    """Body of a grading process: its own session, the course as working folder, ``env`` as
+    environment, stdout and stderr to ``logfile``; then ``target(*args)``."""
+    if hasattr(os, "setsid"):
+        os.setsid()
+    os.chdir(course)
+    os.environ.clear()
+    os.environ.update(env)
+    fd = os.open(logfile, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    target(*args)
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def _processes():
+    """How grading processes are made: forked from this one where it can (Linux), so that
+    nbgrader and nbconvert, imported once here, are not imported again for every submission
+    (about 1.5 s each); else started afresh (spawn)."""
+    import multiprocessing
+
+    if sys.platform == "linux":
+        import grading_preprocessors  # noqa: F401 (imported before the forks: see above)
+        import nbgrader.apps.nbgraderapp  # noqa: F401
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _run_watched(target, args, course: Path, env: dict, student_timeout, logfile: Path,
+                 append: bool = False) -> str:
+    """Run ``target(*args)`` in a grading process (:func:`_child`), under the wall-clock
+    limit ``student_timeout``; 'graded' if it ended with exit status 0."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    proc = _processes().Process(target=_child, args=(target, args, course, env, logfile, append))
+    proc.start()
+    deadline, groups = time.monotonic() + student_timeout, {proc.pid}
+    while True:
+        proc.join(timeout=0.5)
+        if proc.exitcode is not None:
+            status = "graded" if proc.exitcode == 0 else "autograde failed"
+            break
+        groups |= _process_groups(proc.pid)
+        if time.monotonic() > deadline:
+            _kill_groups(groups | _process_groups(proc.pid))
+            proc.join()
+            status = f"stopped after {student_timeout:.0f} s"
+            break
+    _kill_groups(groups)
     return status
 
 

@@ -252,6 +252,12 @@ def test_feedback_shows_scores_but_not_hidden_tests(graded, course):
         assert f"Score: {float(row['auto_score']):.1f} / {float(row['max_score']):.1f}" in html
         assert "HIDDEN TESTS" not in html  # the graded notebook has them; the students' page not
     assert not (course / "feedback" / "not_json").exists()
+    # a notebook that reached the cell time limit is not run a second time for its page
+    logs = {s: (course / "autograded" / s / f"{LAB}.log").read_text() for s in ("alice", "loops", "hung_mpiexec")}
+    assert "run for the feedback page done" in logs["alice"]
+    for student in ("loops", "hung_mpiexec"):
+        assert "not run again for the feedback page: a cell reached the time limit" in logs[student], student
+        assert "run for the feedback page done" not in logs[student], student
 
 
 def test_grade_rejects_bad_arguments(tmp_path):
@@ -301,8 +307,7 @@ def lab4_submissions(course: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded_lab4(tmp_path_factory):
-    course = released_course(tmp_path_factory.mktemp("course4") / "labs")
+def graded_lab4(course):
     subs = lab4_submissions(course)
     for student, (files, _) in subs.items():
         folder = course / "submitted" / student / LAB4
@@ -364,8 +369,7 @@ def lab5_submissions(course: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_lab5_submissions_lose_exactly_what_they_broke(tmp_path_factory):
-    course = released_course(tmp_path_factory.mktemp("course5") / "labs")
+def test_lab5_submissions_lose_exactly_what_they_broke(course):
     data = {name: (course / "source" / LAB5 / name).read_text() for name in LAB5_DATA}
     subs = lab5_submissions(course)
     for student, (nb, with_data, _) in subs.items():
