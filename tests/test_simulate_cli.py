@@ -150,17 +150,26 @@ def test_every_json_parameter_key_is_a_param_name(model, tmp_path):
     assert data["machine"] == want.name
 
 
-def test_a_run_longer_than_2_s_shows_its_progress_on_a_terminal_only():
-    """Ring allreduce on 2^16 ranks (131,070 steps, several seconds each to build and to
-    simulate): on a terminal (120 columns) stderr shows the build's elapsed time and the
-    simulation's step counter; into a pipe, nothing."""
+#: ``python -m netmodels ARGS`` with the progress delay (2 s) shortened to 0.1 s, so that a run of
+#: about a second stands for a long one
+QUICK_PROGRESS = ("import sys; import netmodels.simulate.cli as cli; cli.PROGRESS_AFTER = 0.1; "
+                  "from netmodels.__main__ import main; sys.exit(main(sys.argv[1:]))")
+
+
+def test_a_run_longer_than_the_delay_shows_its_progress_on_a_terminal_only():
+    """Ring allreduce on 2^14 ranks (32,766 steps, about a second each to build and to
+    simulate), progress after 0.1 s instead of 2 s: on a terminal (120 columns) stderr shows
+    the build's elapsed time and the simulation's step counter; into a pipe, nothing."""
     import fcntl
     import os
     import pty
     import struct
     import termios
 
-    argv = [sys.executable, "-m", "netmodels", "simulate", "allreduce.ring", "-P", "2^16", "--model", "logp"]
+    from netmodels.simulate import cli
+
+    assert cli.PROGRESS_AFTER == 2.0   # what the README says
+    argv = [sys.executable, "-c", QUICK_PROGRESS, "simulate", "allreduce.ring", "-P", "2^14", "--model", "logp"]
     main_fd, child_fd = pty.openpty()
     fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=child_fd, text=True)
@@ -178,10 +187,10 @@ def test_a_run_longer_than_2_s_shows_its_progress_on_a_terminal_only():
     os.close(main_fd)
     assert proc.returncode == 0 and "predicted time" in out
     walls = [float(w.split()[0]) for w in out.split("wall time       build ")[1].split(", simulation ")]
-    if walls[0] > 2.5:
-        assert b"building the schedule of allreduce.ring on 65536 ranks: 00:02" in shown
-    if walls[1] > 2.5:
-        assert b"simulating: " in shown and b"/131070 [" in shown
-    assert max(walls) > 2.5, "the run was too fast to show progress: make it larger"
-    piped = run("allreduce.ring", "-P", "2^16", "--model", "logp")
-    assert piped.returncode == 0 and piped.stderr == ""
+    if walls[0] > 0.8:                           # the delay, then one tick (0.5 s) of the elapsed line
+        assert b"building the schedule of allreduce.ring on 16384 ranks: 00:0" in shown
+    if walls[1] > 0.3:
+        assert b"simulating: " in shown and b"/32766 [" in shown
+    assert max(walls) > 0.8, "the run was too fast to show progress: make it larger"
+    piped = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and "predicted time" in piped.stdout and piped.stderr == ""

@@ -173,16 +173,20 @@ def describe_parameters(model: str, values: dict, overrides) -> list[str]:
     return lines
 
 
+#: a build or a simulation that has run this long (s) shows its progress on a terminal
+PROGRESS_AFTER = 2.0
+
+
 @contextmanager
 def _elapsed(desc: str):
-    """On a terminal, after 2 s, a line ``desc: elapsed`` on stderr, kept ticking until the
-    block ends (a schedule's build reports no steps of its own)."""
-    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed}", file=sys.stderr, leave=False, delay=2,
+    """On a terminal, after :data:`PROGRESS_AFTER`, a line ``desc: elapsed`` on stderr, kept
+    ticking until the block ends (a schedule's build reports no steps of its own)."""
+    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed}", file=sys.stderr, leave=False, delay=PROGRESS_AFTER,
                disable=not sys.stderr.isatty())
     done = threading.Event()
 
     def tick():
-        if done.wait(2.0):
+        if done.wait(PROGRESS_AFTER):
             return
         while not done.wait(0.5):
             bar.refresh()
@@ -227,7 +231,7 @@ def run(args) -> int:
           + (f", receives {args.receives}" if semantics == "loggopsim" else ""))
     print("\n".join(describe_parameters(args.model, values, args.param)), flush=True)
     try:
-        with tqdm(total=schedule.nsteps, unit="step", desc="simulating", file=sys.stderr, delay=2,
+        with tqdm(total=schedule.nsteps, unit="step", desc="simulating", file=sys.stderr, delay=PROGRESS_AFTER,
                   disable=not sys.stderr.isatty(), leave=False) as bar:
             result = simulate(schedule, model, semantics=semantics, progress=bar.update, receives=args.receives)
     except (ValueError, TypeError) as exc:       # a model that lacks a value the schedule needs
