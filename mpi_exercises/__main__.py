@@ -93,8 +93,11 @@ def run_guarded(run, args) -> int:
     (disk full, quota: an OSError) is one line instead of a traceback.  Either way the
     failing rank's message is the last thing it prints (:func:`abort`).  (Ctrl-C is
     :mod:`mpi_exercises.interrupt`'s: no result file is written, and an existing one
-    stays whole.)
+    stays whole.  An MPI call that fails after this rank's Ctrl-C, because its partner has
+    already ended on its own, is left to that module: one line, status 130, no traceback.)
     """
+    from . import interrupt
+
     try:
         return run(args)
     except Exception as exc:
@@ -106,6 +109,8 @@ def run_guarded(run, args) -> int:
                 return 1
         elif alone:
             raise
+        elif interrupt.received(within=ABORT_GRACE_S):   # a partner ended on its Ctrl-C first
+            interrupt.end_here()
         else:
             traceback.print_exc()
             print(f"rank {MPI.COMM_WORLD.Get_rank()} failed: aborting every rank", file=sys.stderr, flush=True)

@@ -38,6 +38,9 @@ WRITE_GRACE_S = 5.0
 TOGETHER_S = 0.25
 
 
+#: set when this rank has received its Ctrl-C (its watcher thread then ends the process)
+RECEIVED = threading.Event()
+
 #: what the line names: the command and its result file (:func:`install`, :func:`name`)
 _COMMAND = {"prog": "python -m mpi_exercises", "path": None}
 
@@ -57,9 +60,23 @@ def name(prog: str, path) -> None:
     _COMMAND.update(prog=prog, path=path)
 
 
+def received(within: float) -> bool:
+    """Whether this rank has received a Ctrl-C, waiting up to ``within`` s for it.  An MPI
+    call that failed because its partner already ended on its own Ctrl-C is not a failure:
+    the caller leaves the ending to this module (:func:`end_here`)."""
+    return RECEIVED.wait(within)
+
+
+def end_here() -> None:
+    """Wait for the watcher thread to end the process (after a Ctrl-C: :func:`received`)."""
+    time.sleep(WRITE_GRACE_S + TOGETHER_S + 5.0)
+    os._exit(INTERRUPTED)
+
+
 def _watch(read: int, speaks: bool) -> None:
     while os.read(read, 1) != bytes([signal.SIGINT]):
         pass
+    RECEIVED.set()
     end = time.monotonic() + TOGETHER_S
     if not outputs.WRITING.acquire(timeout=WRITE_GRACE_S):    # a write that hangs: drop it, keep the old file
         outputs.discard_partial()
