@@ -115,7 +115,7 @@ def test_a_two_segment_fit_with_a_negative_alpha_is_called_unphysical():
     above = fitted["piecewise"]["above"]
     assert above["alpha_s"] < 0
     text = pingpong.report(results, fitted)
-    assert "WARNING: the segment above the switch has alpha = " in text and "which no network has" in text
+    assert "WARNING: the segment above the switch: alpha = -" in text and "which no network has" in text
     assert "segment below" not in text
 
 

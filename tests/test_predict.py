@@ -125,10 +125,14 @@ def test_unphysical_fits_are_named():
     m = models()
     assert predict.unphysical(m) is None
     m["alpha-beta"]["alpha"] = -685e-6
-    assert "alpha-beta fit gave alpha = -0.000685" in predict.unphysical(m)
+    assert "the alpha-beta fit: alpha = -685 µs <= 0, which no network has" in predict.unphysical(m)
     m = models()
+    m["loggp"]["g"] = 0.0                                   # not identified: allowed
+    assert predict.unphysical(m) is None
     m["loggp"]["g"] = -1e-7
-    assert "loggp fit gave g" in predict.unphysical(m)
+    assert "the loggp fit: g = -0.1 µs < 0, which no network has" in predict.unphysical(m)
+    m["loggp"]["o_s"] = 0.0                                 # an overhead of 0: refused
+    assert "o_s = 0 µs <= 0, g = -0.1 µs < 0" in predict.unphysical(m)
 
 
 def test_noise_beyond_five_times_the_target_marks_the_calibration_unreliable():

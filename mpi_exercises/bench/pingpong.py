@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from netmodels.models.fit import unphysical
+
 from .. import pages
 from . import arguments, placement, records, statistics, timing
 from . import measure as sampling
@@ -224,10 +226,9 @@ def report(results: list[dict], fitted: dict) -> str:
         if len(results) < 3:
             lines.append("  WARNING: 2 sizes determine alpha and beta exactly: no error estimate; "
                          "measure more sizes")
-        if f["alpha_s"] <= 0 or f["beta_s_per_byte"] <= 0:
-            lines.append("  WARNING: a fitted parameter is <= 0, which no network has: the sizes are "
-                         "too few or too close, or the timings too noisy (oversubscribed?); measure a "
-                         "wider range of sizes with more iterations")
+        why = unphysical("the alpha-beta fit", alpha=f["alpha_s"], beta=f["beta_s_per_byte"])
+        if why:
+            lines.append(f"  WARNING: {why}")
     if "piecewise" in fitted:
         p = fitted["piecewise"]
         lines += [f"Two-segment fit: switch at {records.fmt_bytes(p['switch_bytes'])}; "
@@ -236,10 +237,10 @@ def report(results: list[dict], fitted: dict) -> str:
                   f"above alpha = {p['above']['alpha_s'] * 1e6:.2f} µs, "
                   f"1/beta = {1e-6 / p['above']['beta_s_per_byte']:.0f} MB/s"]
         for side in ("below", "above"):
-            if p[side]["alpha_s"] < 0 or p[side]["beta_s_per_byte"] <= 0:
-                lines.append(f"  WARNING: the segment {side} the switch has alpha = {p[side]['alpha_s'] * 1e6:.2f} µs "
-                             f"and beta = {p[side]['beta_s_per_byte'] * 1e9:.4f} ns/B, which no network has: its "
-                             "sizes were disturbed (a busy machine?); measure again when the machine is quiet")
+            why = unphysical(f"the segment {side} the switch", alpha=p[side]["alpha_s"],
+                             beta=p[side]["beta_s_per_byte"])
+            if why:
+                lines.append(f"  WARNING: {why}")
     return "\n".join(lines)
 
 

@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from netmodels.models import table
+from netmodels.models.fit import unphysical as fit_unphysical
 
 from .. import pages
 from ..software import SoftwareCost
@@ -177,16 +178,19 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
 
 
 def unphysical(models: dict) -> str | None:
-    """Why fitted parameters cannot be a machine (a time or a time per byte below 0, a
-    latency or overhead of 0), or None."""
-    checks = {"alpha-beta": ("alpha", "beta"), "nbl": ("alpha",), "loggp": ("L", "o_s", "o_r", "g", "G")}
-    strict = {"alpha", "o_s", "o_r"}
-    for name, keys in checks.items():
-        for k in keys:
-            v = models.get(name, {}).get(k)
-            if v is not None and (v < 0 or (k in strict and v == 0)):
-                return f"the {name} fit gave {k} = {v:.4g} ({'<= 0' if k in strict else '< 0'}), which no machine has"
+    """Why fitted parameters cannot be a machine (:func:`netmodels.models.fit.unphysical`:
+    a time or a time per byte below 0, a latency or overhead of 0), or None."""
+    for name, (keys, may_be_zero) in UNPHYSICAL_CHECKS.items():
+        given = {k: models[name][k] for k in keys if models.get(name, {}).get(k) is not None}
+        why = fit_unphysical(f"the {name} fit", may_be_zero, **given) if given else None
+        if why:
+            return why
     return None
+
+
+#: model -> (parameters checked, those of them that may be 0: not identified, or clipped)
+UNPHYSICAL_CHECKS = {"alpha-beta": (("alpha", "beta"), ()), "nbl": (("alpha",), ()),
+                     "loggp": (("L", "o_s", "o_r", "g", "G"), ("L", "g", "G"))}
 
 
 #: how noisy measurements were (the measurement core's rule, :func:`measure.reliability`)

@@ -50,20 +50,26 @@ MEASURE_AGAIN = ("the timings were disturbed (other programs, or more ranks than
                  "programs and measure again")
 
 
-def unphysical(what: str, **params) -> str | None:
+#: parameters given per byte (printed in ns/B; the others are times, printed in µs)
+PER_BYTE = ("beta", "G")
+
+
+def unphysical(what: str, may_be_zero=(), **params) -> str | None:
     """None if every fitted parameter in ``params`` (a number, or an array such as L(p) at
-    every p) is > 0, as a latency, an overhead or a time per byte of a real network is; else
-    one line: ``what``, the parameters that are not (the smallest value of an array), that no
-    network has them, and what to do (:data:`MEASURE_AGAIN`).  Values in seconds (``beta*``:
-    seconds per byte), printed in µs (ns/B)."""
+    every p) is > 0, as a latency, an overhead or a time per byte of a real network is (>= 0
+    for the names in ``may_be_zero``: a LogGP latency clipped at 0, a gap or G that a fit
+    did not identify); else one line: ``what``, the parameters that are not (the smallest
+    value of an array), that no network has them, and what to do (:data:`MEASURE_AGAIN`).
+    Values in seconds (``beta*`` and ``G``: seconds per byte), printed in µs (ns/B)."""
     bad = []
     for name, value in params.items():
         v = float(np.min(value))
-        if not v > 0:
-            bad.append(f"{name} = {v * 1e9:.4g} ns/B" if name.startswith("beta") else f"{name} = {v * 1e6:.4g} µs")
+        if not (v >= 0 if name in may_be_zero else v > 0):
+            shown = f"{v * 1e9:.4g} ns/B" if name.startswith(PER_BYTE) else f"{v * 1e6:.4g} µs"
+            bad.append(f"{name} = {shown} {'< 0' if name in may_be_zero else '<= 0'}")
     if not bad:
         return None
-    return f"{what}: {', '.join(bad)} <= 0, which no network has: {MEASURE_AGAIN}"
+    return f"{what}: {', '.join(bad)}, which no network has: {MEASURE_AGAIN}"
 
 
 def _data(nbytes, seconds):
