@@ -44,7 +44,6 @@ import functools
 import gzip
 import html
 import os
-import sys
 from pathlib import Path
 
 import nbformat

@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import time
-from pathlib import Path
 
 import nbformat
 import pytest

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from netmodels.commandline import available_memory
-from netmodels.simulate.budget import MAX_SECONDS, _human
+from netmodels.simulate.budget import MAX_SECONDS, human
 
 from .arguments import sample_count
 from .placement import ranks_in_job, ranks_on_this_node
@@ -157,7 +157,7 @@ def refusal(args) -> str | None:
             what.append(f"{e.rounds} rounds")
         if e.delay_s:
             what.append(f"{e.delay_s:g} s of --inter-delay per call")
-        over.append(f"at least {_human(e.seconds)} ({', '.join(what)}; the limit is {MAX_SECONDS:.3g} s)")
+        over.append(f"at least {human(e.seconds)} ({', '.join(what)}; the limit is {MAX_SECONDS:.3g} s)")
     if memory is not None and e.node_bytes > memory:
         over.append(f"at least {fmt_bytes(e.node_bytes)} of memory on this node ({fmt_bytes(memory)} available)")
     if not over:

@@ -24,7 +24,7 @@ from .._check import positive_int
 from ..models import bsp, logp, table
 from ..models.alphabeta import AlphaBeta
 from ..models.nbl import NBLModel
-from ..simulate.engine import ELEM_BYTES, simulate
+from ..simulate.engine import ELEM_BYTES, simulate  # noqa: F401 (ELEM_BYTES: named in the docstring)
 from .panel import Control, PanelSpec, draw
 
 US = 1e-6

@@ -72,6 +72,7 @@ class Messages:
     receive gap``), and its extra latency (ticks) if there is noise."""
 
     def __init__(self, capacity: int):
+        """``capacity``: the most messages :meth:`add` will be given (the schedule's transfers)."""
         self.n = 0
         self.src = np.empty(capacity, np.int32)
         self.dst = np.empty(capacity, np.int32)
@@ -102,7 +103,7 @@ class Messages:
         self._worst = max(self._worst, int(np.abs(rows).sum(axis=1).max()))
         a, b = self.n, self.n + n
         if b > self.src.size:
-            self._grow(b)
+            raise ValueError(f"more messages than the capacity {self.src.size} given")
         self.src[a:b], self.dst[a:b], self.step[a:b] = step.src, step.dst, t
         self.row[a:b] = inverse + self._nrows
         self._rows.append(rows)
@@ -112,15 +113,6 @@ class Messages:
                 self.extra = np.zeros(self.src.size, np.int64)
             self.extra[a:b] = ticks(extra)
         self.n = b
-
-    def _grow(self, need: int) -> None:
-        size = max(need, 2 * self.src.size)
-        for name in ("src", "dst", "step", "row", "extra"):
-            old = getattr(self, name)
-            if old is not None:
-                new = np.zeros(size, old.dtype)
-                new[:self.n] = old[:self.n]
-                setattr(self, name, new)
 
     def arrays(self):
         """``(src, dst, step, row, table, extra)`` trimmed to the messages held."""
@@ -166,19 +158,8 @@ def run(nprocs: int, messages: Messages, entry: np.ndarray, receives: str = "aft
         raise ValueError(f"the simulated time could pass {MAX_TICKS * TICK:.3g} s, the range of the "
                          "loggopsim semantics' clock (int64 picoseconds): use semantics 'stepwise'")
     src, dst, step, row, table, extra = messages.arrays()
-    core = _core()
-    finish = core.simulate(nprocs, src, dst, step, row, table, extra, start, receives == "with-sends")
+    from . import _events   # here: numba's import and compilation are paid by this semantics only
+
+    finish = _events.simulate(nprocs, src, dst, step, row, table, extra, start, receives == "with-sends")
     return finish * TICK
 
-
-_CORE = None
-
-
-def _core():
-    """The compiled event loop (:mod:`netmodels.simulate._events`), imported on first use:
-    numba's import and compilation are paid only by the *loggopsim* semantics."""
-    global _CORE
-    if _CORE is None:
-        from . import _events
-        _CORE = _events
-    return _CORE

@@ -182,7 +182,7 @@ def refusal(build, nprocs: int, nelems: int, memory: float | None, force: bool =
     over = []
     if seconds > MAX_SECONDS:
         walked = f", {candidates:.2g} candidates" if candidates > 2 * transfers else ""
-        over.append(f"about {_human(seconds)} ({transfers:.2g} transfers in {_count(steps)} steps{walked}"
+        over.append(f"about {human(seconds)} ({transfers:.2g} transfers in {_count(steps)} steps{walked}"
                     f"{' under loggopsim' if semantics == 'loggopsim' else ''}; the limit is {MAX_SECONDS:.3g} s)")
     if memory is not None and peak > memory:
         over.append(f"about {peak / 2**30:.3g} GiB of memory ({memory / 2**30:.3g} GiB are available)")
@@ -212,7 +212,8 @@ def _count(x: float) -> str:
     return f"{math.ceil(x):,}" if x < 1e6 else f"{x:.2g}"
 
 
-def _human(seconds: float) -> str:
+def human(seconds: float) -> str:
+    """``seconds`` in the largest unit that fits (years, days, hours, minutes, s), 3 digits."""
     for unit, size in (("years", 3.15e7), ("days", 86400), ("hours", 3600), ("minutes", 60)):
         if seconds >= size:
             return f"{seconds / size:.3g} {unit}"
