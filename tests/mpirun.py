@@ -82,6 +82,34 @@ def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: fl
     raise AssertionError(f"{nprocs} ranks running {marker!r} did not start within {timeout} s")
 
 
+def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
+                  group: bool = True) -> tuple[subprocess.CompletedProcess, float]:
+    """Start ``cmd`` in a session of its own and send it SIGINT ``after_s`` seconds after it
+    started (after its ``ranks`` started, if ``cmd`` is a launcher): to its whole process
+    group (``group``: what a terminal does on Ctrl-C), else to the launcher alone (which
+    forwards it to the ranks).  The finished process and how long it took to end; a test
+    failure if it still runs 10 s after the signal."""
+    import pytest
+
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if ranks:
+        wait_for_ranks(proc, ranks, "mpi_exercises")
+    time.sleep(after_s)
+    assert proc.poll() is None, f"{cmd} ended before Ctrl-C: make it longer"
+    if group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    try:
+        stdout, stderr = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        kill_job(proc)
+        pytest.fail(f"still running 10 s after Ctrl-C: {cmd}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), time.monotonic() - start
+
+
 def _running(p: psutil.Process) -> bool:
     try:
         return p.status() != psutil.STATUS_ZOMBIE

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.mpirun import ROOT, kill_job, mpiexec_path, run_mpi, wait_for_ranks
+from tests.mpirun import ROOT, interrupt_job, mpiexec_path, run_mpi
 
 MISSING = "/nonexistent-folder/out.json"
 
@@ -387,22 +386,11 @@ def test_ctrl_c_ends_every_rank_within_10_s(tmp_path, command):
     out = tmp_path / "result.json"
     out.write_text(json.dumps({"a": "good result"}))
     quiet = [] if command[0] in ("allreduce", "allgather", "alltoall") else ["--no-progress"]
-    proc = subprocess.Popen([mpiexec_path(), "-n", "2", sys.executable, "-m", "mpi_exercises", *command,
-                             *quiet, "--json", str(out)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    wait_for_ranks(proc, 2, "mpi_exercises")
-    time.sleep(1)
-    assert proc.poll() is None, "the command ended before Ctrl-C: make it longer"
-    proc.send_signal(signal.SIGINT)
-    start = time.monotonic()
-    try:
-        stdout, stderr = proc.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        kill_job(proc)
-        pytest.fail(f"{command[0]} still running 10 s after Ctrl-C")
-    assert time.monotonic() - start < 10
-    assert proc.returncode == 130, stderr
+    res, took = interrupt_job([mpiexec_path(), "-n", "2", sys.executable, "-m", "mpi_exercises", *command, *quiet,
+                               "--json", str(out)], 1.0, ranks=2, group=False)   # the launcher forwards it
+    stdout, stderr = res.stdout, res.stderr
+    assert took < 10
+    assert res.returncode == 130, stderr
     said = [line for line in stderr.splitlines() if not line.startswith("WARNING")]   # a few ranks: warned at start
     assert said == [f"python -m mpi_exercises {command[0]}: interrupted (Ctrl-C); nothing was written: "
                     f"{out} was left as it was"], stderr
