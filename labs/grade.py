@@ -320,6 +320,7 @@ def _child(target, args, course: Path, env: dict, logfile: Path, append: bool) -
     fd = os.open(logfile, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    os.close(fd)
     target(*args)
     sys.stdout.flush()
     sys.stderr.flush()
