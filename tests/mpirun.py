@@ -91,8 +91,18 @@ def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
     failure if it still runs 10 s after the signal."""
     import pytest
 
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    # a suite started in the background by a script (``pytest ... &``) ignores SIGINT, and its
+    # children would inherit that: start the command as a terminal starts a foreground job, with
+    # SIGINT at its default (a Python handler is reset to the default in the child; SIG_IGN is not)
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     if ranks:
         wait_for_ranks(proc, ranks, "mpi_exercises")
     time.sleep(after_s)

@@ -61,11 +61,19 @@ def test_four_ranks_prediction_is_the_tabulated_model(tmp_path):
 def test_fit_runs_on_the_json_of_six_ranks(tmp_path):
     _, data = _run(6, tmp_path, "--n-max", "2")
     p, rtt, os_ = lop_bench.curves(data["results"], "single")
-    rf = lop_fit.fit_rtt(p, rtt, saturation=False)
-    of = lop_fit.fit_overhead(p, os_)
-    assert data["fit"]["single"]["rtt"]["lambdas"] == pytest.approx(list(rf.lambdas), rel=1e-6)
-    assert data["fit"]["single"]["overhead"]["lambdas"] == pytest.approx(list(of.lambdas), rel=1e-6)
-    assert lop.best_n(6, rf, of, n_max=2)[0] in (1, 2)
+    fits = {}
+    for key, fit in (("rtt", lambda: lop_fit.fit_rtt(p, rtt, saturation=False)),
+                     ("overhead", lambda: lop_fit.fit_overhead(p, os_))):
+        stored = data["fit"]["single"][key]
+        if "error" in stored:        # six ranks on two cores can measure curves no model fits:
+            with pytest.raises(lop_fit.FitError) as exc:   # the file says why, as the fit does here
+                fit()
+            assert str(exc.value) == stored["error"]
+            continue
+        fits[key] = fit()
+        assert stored["lambdas"] == pytest.approx(list(fits[key].lambdas), rel=1e-6)
+    if len(fits) == 2:
+        assert lop.best_n(6, fits["rtt"], fits["overhead"], n_max=2)[0] in (1, 2)
 
 
 def test_tabulated_curve_refuses_extrapolation():
