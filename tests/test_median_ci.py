@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mpi_exercises.bench.statistics import median_ci
+from mpi_exercises.bench.statistics import half_binomial_cdf, median_ci
 
 
 @pytest.mark.parametrize("n, j, k", [(6, 1, 6), (10, 2, 9), (20, 6, 15), (100, 40, 61)])
@@ -35,3 +35,21 @@ def test_bad_input():
         median_ci([])
     with pytest.raises(ValueError):
         median_ci([1.0], confidence=1.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 6, 31, 100, 1000, 20000])
+def test_binomial_cdf_equals_scipys(n):
+    from scipy import stats
+
+    np.testing.assert_allclose(half_binomial_cdf(n), stats.binom.cdf(np.arange(n), n, 0.5), rtol=1e-9, atol=1e-300)
+
+
+def test_summaries_do_not_import_scipy():
+    """Every benchmark's process summarises its samples: scipy.stats would cost it 0.45 s."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from mpi_exercises.bench.statistics import summarize; summarize(range(1, 40)); "
+            "assert 'scipy' not in sys.modules, sorted(m for m in sys.modules if m.startswith('scipy'))[:3]")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
