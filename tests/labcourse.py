@@ -78,6 +78,13 @@ def cell_by_id(nb, grade_id):
     raise KeyError(grade_id)
 
 
+def replace(nb, grade_id, old, new):
+    """Replace the first ``old`` by ``new`` in the cell ``grade_id`` of ``nb`` (which must hold it)."""
+    cell = cell_by_id(nb, grade_id)
+    assert old in cell.source, (grade_id, old)
+    cell.source = cell.source.replace(old, new, 1)
+
+
 def source_nb(lab):
     return nbformat.read(LABS / "source" / lab / f"{lab}.ipynb", as_version=4)
 

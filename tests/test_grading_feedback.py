@@ -26,8 +26,8 @@ import time
 import nbformat
 import pytest
 
-from tests.labcourse import hidden_lines, make, read_grades, released_course, require_sandbox, solved, source_nb
-from tests.test_grading import replace
+from tests.labcourse import (hidden_lines, make, read_grades, released_course, replace, require_sandbox, solved,
+                             source_nb)
 
 LAB = "lab1"
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
