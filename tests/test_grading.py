@@ -25,7 +25,7 @@ from tests.labcourse import (ALL_LABS, LABS, cell_by_id, grade, grade_meta, nbgr
                              released_course, replace, solved, source_nb)
 
 LAB = "lab1"
-CELL_TIMEOUT = 8  # seconds per cell while grading here (the course default is 60); lab 1's longest cell takes about 1 s
+CELL_TIMEOUT = 5  # seconds per cell while grading here (the course default is 60); lab 1's longest cell takes about 1 s
 pytestmark = pytest.mark.timeout(900)
 
 
