@@ -1,0 +1,98 @@
+"""``python -m MODULE ARGS`` without a new interpreter: in a child forked from the test's process.
+
+The tables of refused command lines (tests/test_cli_errors.py, tests/test_netmodels_cli_errors.py)
+hold about two hundred rows; a new Python for each costs 0.15 to 0.2 s of start-up and imports,
+most of the tables' time.  :func:`run_module` forks this process instead, and the child runs the
+module as ``__main__`` (:func:`runpy.run_module`, what ``python -m`` does) with its own
+arguments and standard streams (files); the parent waits for it under a timeout.  Modules
+the parent has imported are not imported again (the child shares them), so what a fresh
+interpreter does at start-up is checked elsewhere: each table keeps a row per command that
+starts a real ``python -m``, and tests/test_allreduce_mpi.py checks what building the
+command line imports.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from functools import cache
+
+
+def run_module(module: str, args: list[str], *, cwd, env: dict | None = None,
+               timeout: float = 10) -> subprocess.CompletedProcess:
+    """Like ``subprocess.run([python, "-m", module, *args], capture_output=True, text=True)``,
+    in a forked child (Linux and macOS), whose output goes to files.  ``env``: the child's
+    environment (default: this one).  Raises TimeoutExpired (the child killed) after
+    ``timeout`` seconds."""
+    _warm(module)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:                                          # the child: never returns
+            code = 1
+            try:
+                os.setsid()
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
+                sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
+                sys.stdin = io.TextIOWrapper(io.FileIO(os.open(os.devnull, os.O_RDONLY), "r"))
+                os.chdir(cwd)
+                if env is not None:
+                    os.environ.clear()
+                    os.environ.update(env)
+                sys.argv = [module, *args]
+                import runpy
+                try:
+                    runpy.run_module(module, run_name="__main__", alter_sys=True)
+                    code = 0
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                    if exc.code is not None and not isinstance(exc.code, int):
+                        print(exc.code, file=sys.stderr)
+            except BaseException:                         # noqa: BLE001 (what python -m would print)
+                traceback.print_exc()
+                code = 1
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except (OSError, ValueError):
+                        pass
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                try:
+                    os.killpg(pid, signal.SIGKILL)         # the child and whatever it started
+                except ProcessLookupError:                 # not yet in a session of its own
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired([sys.executable, "-m", module, *args], timeout)
+            time.sleep(0.002)
+        code = os.waitstatus_to_exitcode(status)
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode(errors="replace"))
+    return subprocess.CompletedProcess([sys.executable, "-m", module, *args], code, *texts)
+
+
+@cache
+def _warm(module: str) -> None:
+    """Import ``module``'s ``__main__`` here, and what building its parser imports (every
+    command's module), once: else each child would import them again."""
+    import importlib
+
+    main = importlib.import_module(f"{module}.__main__")
+    if hasattr(main, "build_parser"):
+        main.build_parser()
