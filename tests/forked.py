@@ -96,3 +96,13 @@ def _warm(module: str) -> None:
     main = importlib.import_module(f"{module}.__main__")
     if hasattr(main, "build_parser"):
         main.build_parser()
+
+
+def first_of_each(keys) -> set[int]:
+    """The indices of the first row of each distinct key in ``keys`` (None: a row of none):
+    the rows of a table that start a new interpreter."""
+    first = {}
+    for i, key in enumerate(keys):
+        if key is not None:
+            first.setdefault(key, i)
+    return set(first.values())

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from tests.forked import run_module
+from tests.forked import first_of_each, run_module
 from tests.mpirun import ROOT, interrupt_job, mpiexec_path, run_mpi
 
 MISSING = "/nonexistent-folder/out.json"
@@ -169,7 +169,7 @@ def _run(ranks: int, argv: list[str], fresh: bool = True) -> subprocess.Complete
 
 #: the first row of each command started directly runs a new interpreter, the others a fork of
 #: this process (tests/forked.py): the same ``__main__``, without 0.15 s of start-up each
-FRESH = {min(i for i, d in enumerate(CASES) if d[0] == 0 and d[1][:2] == c[1][:2]) for c in CASES if c[0] == 0}
+FRESH = first_of_each([tuple(c[1][:2]) if c[0] == 0 else None for c in CASES])
 
 
 @pytest.mark.parametrize("ranks, argv, message, fresh", [   # the rows under mpiexec are marked mpi

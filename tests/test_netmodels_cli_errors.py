@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from tests.forked import run_module
+from tests.forked import first_of_each, run_module
 from tests.mpirun import ROOT
 
 MISSING = "/nonexistent-folder/out.json"
@@ -148,7 +148,7 @@ def _limit_file_size():
 #: of start-up each.  The scripts, and the rows under a file size limit (which would apply to
 #: the files the fork's output goes to, where a new interpreter writes to pipes), always run in
 #: a new interpreter
-FRESH = {min(i for i, d in enumerate(CASES) if d[0][:2] == c[0][:2]) for c in CASES if c[0][0] == "netmodels"} | \
+FRESH = first_of_each([tuple(c[0][:2]) if c[0][0] == "netmodels" else None for c in CASES]) | \
     {i for i, c in enumerate(CASES) if c[0][0] != "netmodels" or "FSIZE" in c[0]}
 
 

@@ -62,9 +62,13 @@ def ticks(seconds, signed: bool = False) -> np.ndarray:
     x = np.rint(np.asarray(seconds, dtype=float) / TICK)
     low = -MAX_TICKS if signed else 0
     if x.size and not (np.all(np.isfinite(x)) and x.min() >= low and np.abs(x).max() < MAX_TICKS):
-        raise ValueError(f"times must be finite, {'' if signed else '>= 0 and '}below "
-                         f"{MAX_TICKS * TICK:.3g} s in size")
+        raise _out_of_range(signed)
     return x.astype(np.int64)
+
+
+def _out_of_range(signed: bool) -> ValueError:
+    """The error of a time that is no tick (:func:`ticks`, :func:`_row_ticks`)."""
+    return ValueError(f"times must be finite, {'' if signed else '>= 0 and '}below {MAX_TICKS * TICK:.3g} s in size")
 
 
 def _row_ticks(row: list[float]) -> list[int]:
@@ -76,8 +80,7 @@ def _row_ticks(row: list[float]) -> list[int]:
         v = x / TICK
         r = round(v) if math.isfinite(v) else None          # round half to even, as np.rint
         if r is None or r < (-MAX_TICKS if j == 2 else 0) or abs(r) >= MAX_TICKS:
-            raise ValueError(f"times must be finite, {'' if j == 2 else '>= 0 and '}below "
-                             f"{MAX_TICKS * TICK:.3g} s in size")
+            raise _out_of_range(signed=j == 2)
         out.append(r)
     return out
 
@@ -169,8 +172,6 @@ def _distinct_rows(cols: np.ndarray):
     if not left.size:
         return np.array(found), inverse
     varying = [j for j in range(cols.shape[1]) if cols[0, j] != cols[:, j].min() or cols[0, j] != cols[:, j].max()]
-    if not varying:
-        return cols[:1], np.zeros(cols.shape[0], np.int64)
     code, span = np.zeros(cols.shape[0], np.int64), 1
     for j in varying:
         _, inv = np.unique(cols[:, j], return_inverse=True)
