@@ -35,6 +35,10 @@ c.Execute.interrupt_on_timeout = True
 # After a cell's reply, its last outputs may lag on a loaded machine: wait for them this long
 # (seconds; nbclient's 4 s failed whole submissions while other jobs shared the cores).
 c.Execute.iopub_timeout = 30
+# When the last cell is done (its outputs all received), the kernel is stopped at once: a
+# graceful stop would only wait for the kernel's Python to tear itself down (about 0.5 s per
+# notebook, a fifth of grading a lab) and run exit handlers a submission may have registered.
+c.Execute.shutdown_kernel = "immediate"
 
 # Outputs kept in the graded notebook and the feedback: lines and characters per cell.
 c.Autograde.autograde_preprocessors = [
