@@ -66,8 +66,9 @@ def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
 
 def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: float = 20) -> None:
     """Wait until ``nprocs`` processes under the launcher ``proc`` have ``marker`` in their
-    command line (its ranks have started), then one second more (they are past their start-up);
-    fail the test if they have not within ``timeout`` seconds (a loaded machine starts slowly)."""
+    command line and the MPI library loaded (``mpi4py.MPI`` imported: they are past their
+    start-up and inside the command, whose first act is to take over Ctrl-C); fail the test if
+    they have not within ``timeout`` seconds (a loaded machine starts slowly)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         try:
@@ -75,11 +76,18 @@ def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: fl
                      if marker in " ".join(p.cmdline())]
         except psutil.Error:
             ranks = []
-        if len(ranks) >= nprocs:
-            time.sleep(1)
+        if len(ranks) >= nprocs and all(_has_mpi(p) for p in ranks):
             return
         time.sleep(0.05)
-    raise AssertionError(f"{nprocs} ranks running {marker!r} did not start within {timeout} s")
+    raise AssertionError(f"{nprocs} ranks running {marker!r} did not start MPI within {timeout} s")
+
+
+def _has_mpi(p: psutil.Process) -> bool:
+    """Whether the process ``p`` has an MPI library (``libmpi*``) mapped."""
+    try:
+        return any("libmpi" in Path(m.path).name for m in p.memory_maps())
+    except psutil.Error:
+        return False
 
 
 def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,

@@ -33,7 +33,7 @@ def test_ctrl_c_on_a_ping_pong_is_one_line_and_status_130(tmp_path):
     out = tmp_path / "result.json"
     out.write_text(json.dumps(GOOD))
     res, took = interrupt_job([mpiexec_path(), "-n", "2", sys.executable, "-m", "mpi_exercises", "pingpong",
-                            "--iterations", "1000000", "--no-progress", "--json", str(out)], 2, ranks=2)
+                            "--iterations", "1000000", "--no-progress", "--json", str(out)], 0.5, ranks=2)
     assert res.returncode == 130, res.stdout + res.stderr
     assert res.stderr.splitlines() == [f"python -m mpi_exercises pingpong: interrupted (Ctrl-C); nothing was "
                                        f"written: {out} was left as it was"], res.stderr
