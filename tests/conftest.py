@@ -6,6 +6,10 @@ current sources and never a stale ``_build/html``; under pytest-xdist the worker
 build (a lock file in the run's common temporary directory).  ``BOOK_HTML=path/to/html`` tests
 an existing build instead (the deployment workflow tests the very site it uploads).
 
+``released_labs``: a copy of the course with every lab released by ``make release``, once per
+test run and shared by the workers in the same way; the grading tests copy the labs they need
+from it (``tests.labcourse.released_course``).
+
 :func:`pytest_collection_modifyitems` adds the markers that files cannot carry themselves
 (``notebook`` on every nbval cell, ``cli`` on the tests of :data:`CLI_MODULES`, ``slow`` on
 every test that needs a fixture of :data:`SLOW_FIXTURES`) and puts first the scopes that
@@ -28,7 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_TIMEOUT = 300  # seconds; the build takes well under a minute
 #: fixtures that take about a minute to make: a test that needs one is ``slow``
-SLOW_FIXTURES = {"book_html": "builds the book", "course": "releases the labs with nbgrader"}
+SLOW_FIXTURES = {"book_html": "builds the book", "released_labs": "releases the labs with nbgrader"}
 #: modules whose tests run command lines, most in a new Python process per case: ``cli``
 CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simulate_cli.py"}
 
@@ -71,6 +75,23 @@ def build_book(out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
 
 
+def _once_per_run(tmp_path_factory, name: str, make) -> Path:
+    """``base/name``, made by ``make(base/name)`` (a CompletedProcess) once per test run: the
+    workers of a pytest-xdist run share it (a lock file in the run's common temporary directory).
+    Fails the test if ``make`` failed, with its output."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # common to the workers of this run
+    out, log = base / name, base / f"{name}.log"
+    with _locked(base / f"{name}.lock"):
+        if not log.exists():
+            res = make(out)
+            log.write_text(f"exit {res.returncode}\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    text = log.read_text()
+    assert text.startswith("exit 0\n"), f"{name} failed:\n{text}"
+    return out
+
+
 @pytest.fixture(scope="session")
 def book_html(tmp_path_factory) -> Path:
     """The built book's HTML folder (see the module docstring)."""
@@ -79,14 +100,14 @@ def book_html(tmp_path_factory) -> Path:
         html = Path(given).resolve()
         assert (html / "index.html").is_file(), f"BOOK_HTML={given} has no index.html"
         return html
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # common to the workers of this run
-    out, log = base / "book", base / "book-build.log"
-    with _locked(base / "book-build.lock"):
-        if not log.exists():
-            res = build_book(out)
-            log.write_text(f"exit {res.returncode}\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
-    text = log.read_text()
-    assert text.startswith("exit 0\n"), f"book build failed:\n{text}"
-    return out / "_build" / "html"
+    return _once_per_run(tmp_path_factory, "book", build_book) / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def released_labs(tmp_path_factory) -> Path:
+    """A copy of the course with every lab released by ``make release``, once per test run (the
+    workers share it, as ``book_html``): tests copy what they need of it
+    (``tests.labcourse.released_course``)."""
+    from tests.labcourse import release_every_lab
+
+    return _once_per_run(tmp_path_factory, "released-labs", release_every_lab)

@@ -53,17 +53,31 @@ def require_sandbox() -> None:
         pytest.skip(msg)
 
 
-def released_course(dest: Path, labs=ALL_LABS) -> Path:
-    """A copy of the course (config, grading helpers, source/) with ``labs`` released."""
+COURSE_FILES = ("nbgrader_config.py", "grade.py", "grading_preprocessors.py", "grading_sandbox.py")
+
+
+def release_every_lab(dest: Path) -> subprocess.CompletedProcess:
+    """A copy of the course (config, grading helpers, templates, source/) at ``dest``, every
+    lab released there by ``make release``."""
     dest.mkdir(parents=True)
-    for name in ("nbgrader_config.py", "grade.py", "grading_preprocessors.py", "grading_sandbox.py"):
+    for name in COURSE_FILES:
         shutil.copy(LABS / name, dest / name)
     shutil.copytree(LABS / "templates", dest / "templates")
+    shutil.copytree(LABS / "source", dest / "source",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    return make(dest, "release", timeout=600)
+
+
+def released_course(dest: Path, released: Path, labs=ALL_LABS) -> Path:
+    """A course at ``dest`` holding ``labs`` as ``released`` (the ``released_labs`` fixture)
+    holds them: source, student version, and the gradebook their release made."""
+    dest.mkdir(parents=True)
+    for name in (*COURSE_FILES, "gradebook.db"):
+        shutil.copy(released / name, dest / name)
+    shutil.copytree(released / "templates", dest / "templates")
     for lab in labs:
-        shutil.copytree(LABS / "source" / lab, dest / "source" / lab,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    for lab in labs:  # what `make release` runs
-        nbgrader("generate_assignment", lab, "--force", cwd=dest)
+        for part in ("source", "release"):
+            shutil.copytree(released / part / lab, dest / part / lab)
     return dest
 
 

@@ -1,5 +1,6 @@
 """The instructor's cycle on a temporary copy of the course, for lab 1: release, submit,
-grade, CSV, feedback (labs 4 to 6, and the release of every lab: tests/test_grading_labs.py).
+grade (scores only), CSV, feedback (labs 4 to 6, and the release of every lab:
+tests/test_grading_labs.py; the second run for feedback pages: tests/test_grading_feedback.py).
 
 Submissions are generated from the source notebook with nbformat: a correct one, and one
 per way of breaking a notebook (a cell that raises, an infinite loop, tampered test cells,
@@ -30,8 +31,8 @@ pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return released_course(tmp_path_factory.mktemp("course") / "labs", labs=[LAB])
+def course(tmp_path_factory, released_labs):
+    return released_course(tmp_path_factory.mktemp("course") / "labs", released_labs, labs=[LAB])
 
 
 def test_source_notebook_has_solutions_and_hidden_tests():
@@ -153,7 +154,8 @@ def graded(course):
         for name, content in files.items():
             if content is not None:
                 (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
-    rows, log = grade(course, [LAB], cell_timeout=CELL_TIMEOUT, feedback_run=True)   # feedback test below
+    # scores only: the second run, for the feedback pages, is test_grading_feedback.py's
+    rows, log = grade(course, [LAB], cell_timeout=CELL_TIMEOUT)
     table = {student: row for (student, lab), row in rows.items() if lab == LAB}
     return subs, table, log, marker
 
@@ -204,21 +206,20 @@ def test_no_process_survives_grading_and_output_is_capped(graded, course):
 
 
 @pytest.mark.slow
-def test_feedback_shows_scores_but_not_hidden_tests(graded, course):
-    subs, table, _, _ = graded
+def test_feedback_of_scores_only_grading_hides_what_ran_after_a_hidden_test(graded, course):
+    """Graded with --scores-only (no second run), a page shows the graded outputs up to the first
+    hidden test, then scores only (test_grading_feedback.py: the pages of the second run)."""
+    _, table, _, _ = graded
     nbgrader("generate_feedback", LAB, "--force", cwd=course)  # what `make feedback` runs
     for student in ("alice", "loops"):
         html = (course / "feedback" / student / LAB / f"{LAB}.html").read_text(errors="replace")
         row = table[student]
         assert f"Score: {float(row['auto_score']):.1f} / {float(row['max_score']):.1f}" in html
         assert "HIDDEN TESTS" not in html  # the graded notebook has them; the students' page not
+        assert "output not shown in feedback: this cell ran after hidden tests" in html
+        assert "Test failed: 0 of" in html if student == "loops" else "Test failed" not in html
     assert not (course / "feedback" / "not_json").exists()
-    # a notebook that reached the cell time limit is not run a second time for its page
-    logs = {s: (course / "autograded" / s / f"{LAB}.log").read_text() for s in ("alice", "loops", "hung_mpiexec")}
-    assert "run for the feedback page done" in logs["alice"]
-    for student in ("loops", "hung_mpiexec"):
-        assert "not run again for the feedback page: a cell reached the time limit" in logs[student], student
-        assert "run for the feedback page done" not in logs[student], student
+    assert "for the feedback page" not in (course / "autograded" / "alice" / f"{LAB}.log").read_text()
 
 
 def test_grade_rejects_bad_arguments(tmp_path):

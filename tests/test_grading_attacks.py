@@ -156,9 +156,9 @@ def snapshot(*folders: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def attacked(tmp_path_factory):
+def attacked(tmp_path_factory, released_labs):
     require_sandbox()
-    course = released_course(tmp_path_factory.mktemp("attacked") / "labs", labs=["lab1", LAB])
+    course = released_course(tmp_path_factory.mktemp("attacked") / "labs", released_labs, labs=["lab1", LAB])
     marker = f"labs-attack-{uuid.uuid4().hex[:8]}"
     subs = {"alice6": solved(course, LAB),
             "blank6": nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)}
@@ -256,8 +256,8 @@ def test_feedback_for_everyone_and_never_a_hidden_test(attacked):
     assert 'id="kit-mathjax"' in raw and not (course / "feedback" / "_mathjax").exists()
 
 
-def test_grading_stops_without_a_sandbox_unless_unsafe(tmp_path):
-    course = released_course(tmp_path / "labs", labs=[LAB])
+def test_grading_stops_without_a_sandbox_unless_unsafe(tmp_path, released_labs):
+    course = released_course(tmp_path / "labs", released_labs, labs=[LAB])
     folder = course / "submitted" / "someone" / LAB
     folder.mkdir(parents=True)
     (folder / f"{LAB}.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))  # nothing to run

@@ -6,7 +6,9 @@ One temporary course, lab 1, graded by ``make grade`` and given feedback by ``ma
 - ``units`` gives α in microseconds: the visible test ``test_fit_units`` fails with its
   message ("alpha should be in seconds ..."), and a hidden test of ``test_fit_data`` fails;
 - ``scaled`` reads times 1.5 times too long: only a hidden test of ``test_load`` fails;
-- ``blank`` hands in the student version as released: nothing to grade by hand.
+- ``blank`` hands in the student version as released: nothing to grade by hand;
+- ``loops`` never leaves a cell: it is stopped at the cell time limit (5 s in this course's
+  ``nbgrader_config.py``), scores what that broke, and is not run a second time for its page.
 
 Each page must show the student's own outputs (the printed fit, the plot), the message of a
 failed visible test, say that a hidden test failed without its message, never show hidden
@@ -32,15 +34,20 @@ from tests.labcourse import (hidden_lines, make, read_grades, released_course, r
 LAB = "lab1"
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
+CELL_TIMEOUT = 5  # seconds per cell in this course (lab 1's longest cell takes about 1 s)
+LOOPS_FAILS = ("test_switch", "test_predict")
 UNITS_MESSAGE = "AssertionError: alpha should be in seconds: between 10 ns and 10 ms"
 HIDDEN_FAILED = "A hidden test of this cell failed; its message is not shown."
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory):
+def pages(tmp_path_factory, released_labs):
     """student -> (feedback page's text, grades.csv row); and the course."""
     require_sandbox()
-    course = released_course(tmp_path_factory.mktemp("feedback") / "labs", labs=[LAB])
+    course = released_course(tmp_path_factory.mktemp("feedback") / "labs", released_labs, labs=[LAB])
+    config = course / "nbgrader_config.py"   # the instructor's per-cell limit: 5 s here, for `loops`
+    assert "\nc.Execute.timeout = 60\n" in config.read_text()
+    config.write_text(config.read_text().replace("\nc.Execute.timeout = 60\n", f"\nc.Execute.timeout = {CELL_TIMEOUT}\n"))
     data = (course / "source" / LAB / "pingpong.json").read_bytes()
     subs = {"alice": solved(course, LAB)}
     nb = solved(course, LAB)
@@ -50,6 +57,9 @@ def pages(tmp_path_factory):
     replace(nb, "load", 'r["median_s"] for r', 'r["median_s"] * 1.5 for r')
     subs["scaled"] = nb
     subs["blank"] = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
+    nb = solved(course, LAB)
+    replace(nb, "switch", "piecewise = ", "while True:\n    pass\npiecewise = ")
+    subs["loops"] = nb
     for student, nb in subs.items():
         folder = course / "submitted" / student / LAB
         folder.mkdir(parents=True)
@@ -78,6 +88,20 @@ def test_scores_are_those_of_the_grading(pages):
     for student, (page, row) in out.items():
         assert f"Score: {float(row['score']):.1f} / {float(row['max_score']):.1f}" in text(page), student
     assert [float(out[s][1]["auto_score"]) for s in ("alice", "units", "scaled")] == [13, 10, 12]
+    lost = sum(float(c.metadata.nbgrader["points"]) for c in source_nb(LAB).cells
+               if c.metadata.get("nbgrader", {}).get("grade_id") in LOOPS_FAILS)
+    assert lost > 0 and float(out["loops"][1]["auto_score"]) == 13 - lost
+
+
+def test_a_notebook_stopped_at_the_cell_limit_is_not_run_again(pages):
+    out, course = pages
+    logs = {s: (course / "autograded" / s / f"{LAB}.log").read_text() for s in ("alice", "loops")}
+    assert "run for the feedback page done" in logs["alice"]
+    assert "not run again for the feedback page: a cell reached the time limit" in logs["loops"]
+    assert "run for the feedback page done" not in logs["loops"]
+    said = text(out["loops"][0])   # its graded outputs up to the first hidden test, then scores only
+    assert "output not shown in feedback: this cell ran after hidden tests" in said
+    assert said.count("Test failed: 0 of") == len(LOOPS_FAILS)
 
 
 def test_the_students_own_outputs_are_shown(pages):

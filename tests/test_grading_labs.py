@@ -21,8 +21,8 @@ pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return released_course(tmp_path_factory.mktemp("course") / "labs")
+def course(tmp_path_factory, released_labs):
+    return released_course(tmp_path_factory.mktemp("course") / "labs", released_labs)
 
 
 def secret_lines(nb) -> tuple[set[str], set[str]]:

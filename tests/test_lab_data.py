@@ -26,8 +26,8 @@ def test_data_files_are_the_students_own(lab):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    course = released_course(tmp_path_factory.mktemp("course") / "labs", labs=list(DATA_LABS))
+def graded(tmp_path_factory, released_labs):
+    course = released_course(tmp_path_factory.mktemp("course") / "labs", released_labs, labs=list(DATA_LABS))
     for lab, (data, _) in DATA_LABS.items():
         nb = solved(course, lab)
         for student, with_data in (("alice", True), ("nodata", False)):
