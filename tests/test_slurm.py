@@ -1,8 +1,8 @@
 """The cluster path: job scripts under a real (one-machine) Slurm, and their refusals.
 
 The Slurm tests start munged, slurmctld and slurmd in a temporary folder
-(:mod:`tests.slurm_local`), submit ``cluster/pingpong.sbatch`` with ``sbatch --wait`` on
-2 ranks and read its JSON.  Without Slurm (or without root) they are skipped on a
+(:mod:`tests.slurm_local`), submit ``cluster/pingpong.sbatch`` on 2 ranks with ``sbatch``, wait
+for the job to end (``LocalSlurm.sbatch``) and read its JSON.  Without Slurm (or without root) they are skipped on a
 developer's machine and fail under CI=true, where ``.ci/run`` installs ``slurm-wlm``.
 """
 
@@ -42,10 +42,10 @@ def _kit_env(results: Path, **extra) -> dict:
 
 
 def test_pingpong_job_writes_its_json_with_the_placement(slurm, tmp_path):
-    res = slurm.run(["sbatch", "--wait", "--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2",
-                     str(ROOT / "cluster" / "pingpong.sbatch"), "--sizes", "0,8,1k,64k",
-                     "--iterations", "200", "--no-progress"],
-                    cwd=tmp_path, env=_kit_env(tmp_path / "results"), timeout=240, check=False)
+    res = slurm.sbatch(["-N", "1", "-n", "2", "--ntasks-per-node=2",
+                        str(ROOT / "cluster" / "pingpong.sbatch"), "--sizes", "0,8,1k,64k",
+                        "--iterations", "200", "--no-progress"],
+                       cwd=tmp_path, env=_kit_env(tmp_path / "results"), timeout=240)
     job = res.stdout.strip().split(";")[0]
     out = "\n".join(p.read_text() for p in tmp_path.glob("kit-pingpong-*.out"))
     assert res.returncode == 0, f"sbatch exited {res.returncode}: {res.stderr}\n{out}\n{slurm.log()}"
@@ -64,9 +64,8 @@ def test_pingpong_job_writes_its_json_with_the_placement(slurm, tmp_path):
 
 
 def test_mpiexec_inside_the_allocation_and_info_under_srun(slurm, tmp_path):
-    res = slurm.run(["sbatch", "--wait", "--parsable", "-N", "1", "-n", "2",
-                     str(ROOT / "cluster" / "info.sbatch")], cwd=tmp_path,
-                    env=_kit_env(tmp_path, KIT_LAUNCHER="mpiexec"), timeout=120, check=False)
+    res = slurm.sbatch(["-N", "1", "-n", "2", str(ROOT / "cluster" / "info.sbatch")], cwd=tmp_path,
+                       env=_kit_env(tmp_path, KIT_LAUNCHER="mpiexec"), timeout=120)
     job = res.stdout.strip().split(";")[0]
     assert res.returncode == 0, res.stderr + slurm.log()
     info = json.loads((tmp_path / f"info-kit-{job}.json").read_text())
@@ -78,8 +77,8 @@ def test_mpiexec_inside_the_allocation_and_info_under_srun(slurm, tmp_path):
 
 
 def test_more_ranks_than_the_allocation_stop_with_one_line(slurm, tmp_path):
-    res = slurm.run(["sbatch", "--wait", "-N", "1", "-n", "1", str(ROOT / "cluster" / "pingpong.sbatch")],
-                    cwd=tmp_path, env=_kit_env(tmp_path, KIT_RANKS="2"), timeout=120, check=False)
+    res = slurm.sbatch(["-N", "1", "-n", "1", str(ROOT / "cluster" / "pingpong.sbatch")],
+                       cwd=tmp_path, env=_kit_env(tmp_path, KIT_RANKS="2"), timeout=120)
     assert res.returncode != 0
     lines = "".join(p.read_text() for p in tmp_path.glob("kit-pingpong-*.out")).strip().splitlines()
     assert lines == ["kit-job: 2 ranks asked for, but the allocation has 1 tasks"]
