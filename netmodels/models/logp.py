@@ -110,9 +110,13 @@ class LogP:
         ``recv_wire``: the time the message's bytes after the first occupy the receiver)."""
         wire = None
         if self.G:
-            wire = np.maximum(step.nbytes - 1.0, 0.0) * self.G
-            if step.load is not None:
-                wire *= step.load
+            nbytes = step.nbytes
+            if step.load is None and nbytes.size and nbytes.min() == nbytes.max():   # one size: a scalar
+                wire = max(float(nbytes[0]) - 1.0, 0.0) * self.G
+            else:
+                wire = np.maximum(nbytes - 1.0, 0.0) * self.G
+                if step.load is not None:
+                    wire *= step.load
         recv_busy = self.o_r
         if self.combine:
             recv_busy = self.o_r + np.where(step.combine, step.count, 0) * self.combine

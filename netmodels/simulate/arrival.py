@@ -111,17 +111,17 @@ class Messages:
         if n == 0:
             return
         send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = terms
-        cols = [send_busy, send_gap, np.subtract(transit, recv_wire), np.add(recv_busy, recv_wire),
-                np.add(recv_gap, recv_wire)]
-        if all(np.ndim(c) == 0 or c.min() == c.max() for c in cols):        # one row (the usual step)
-            rows = np.array([_row_ticks([float(np.ravel(c)[0]) for c in cols])], np.int64)
-            inverse = 0
+        cols = [send_busy, send_gap, transit - recv_wire, recv_busy + recv_wire, recv_gap + recv_wire]
+        if all(not isinstance(c, np.ndarray) or c.min() == c.max() for c in cols):   # one row (the usual step)
+            row = _row_ticks([float(c.flat[0]) if isinstance(c, np.ndarray) else float(c) for c in cols])
+            self._worst = max(self._worst, sum(abs(v) for v in row))
+            rows, inverse = np.array([row], np.int64), 0
         else:
             rows, inverse = _distinct_rows(np.stack([np.broadcast_to(np.asarray(c, dtype=float), (n,))
                                                      for c in cols], axis=1))
             rows = np.concatenate([ticks(rows[:, :2]), ticks(rows[:, 2:3], signed=True), ticks(rows[:, 3:])],
                                   axis=1)
-        self._worst = max(self._worst, int(np.abs(rows).sum(axis=1).max()))
+            self._worst = max(self._worst, int(np.abs(rows).sum(axis=1).max()))
         a, b = self.n, self.n + n
         if b > self.src.size:
             raise ValueError(f"more messages than the capacity {self.src.size} given")
