@@ -130,7 +130,8 @@ def automatic_points(nb) -> dict:
 
 
 def solved(course: Path, lab: str):
-    """The student version of ``lab`` with every answer filled in from the source's solutions."""
+    """The student version of ``lab`` with every answer filled in from the source's solutions,
+    without the figures of the reference answers (:func:`answer`)."""
     src = source_nb(lab)
     nb = nbformat.read(course / "release" / lab / f"{lab}.ipynb", as_version=4)
     for cell in nb.cells:
@@ -138,10 +139,31 @@ def solved(course: Path, lab: str):
         if meta.get("solution"):
             ref = cell_by_id(src, meta["grade_id"]).source
             if cell.cell_type == "code":
-                cell.source = "\n".join(line for line in ref.splitlines() if not SOLUTION.match(line))
+                cell.source = answer(ref)
             else:
                 cell.source += "\n\nMy answer: see my measurements above."
     return nb
+
+
+#: the comment that starts, in a solution region, the figures of the reference answers: what
+#: the instructor's notebook computes and glues into its written answers (labs/README.md), not
+#: part of the answer a student writes
+REFERENCE = "# figures of the reference answers"
+
+
+def answer(source: str) -> str:
+    """A solution cell's source as a student would hand it in: the solution markers removed, and
+    the figures of the reference answers (from the line starting with :data:`REFERENCE` to the end
+    of its solution region)."""
+    kept, reference = [], False
+    for line in source.splitlines():
+        if line.startswith(REFERENCE):
+            reference = True
+        elif SOLUTION.match(line):
+            reference = False
+        elif not reference:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def read_grades(course: Path) -> dict:
