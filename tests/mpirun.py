@@ -66,7 +66,7 @@ def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
 
 def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: float = 20) -> None:
     """Wait until ``nprocs`` processes under the launcher ``proc`` have ``marker`` in their
-    command line and the MPI library loaded (``mpi4py.MPI`` imported: they are past their
+    command line and ``mpi4py.MPI`` imported (:func:`_has_mpi`: they are past their
     start-up and inside the command, whose first act is to take over Ctrl-C); fail the test if
     they have not within ``timeout`` seconds (a loaded machine starts slowly)."""
     deadline = time.monotonic() + timeout
@@ -76,6 +76,9 @@ def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: fl
                      if marker in " ".join(p.cmdline())]
         except psutil.Error:
             ranks = []
+        if len(ranks) >= nprocs and not hasattr(psutil.Process, "memory_maps"):   # macOS: no maps to read
+            time.sleep(1)          # then one second for the ranks to be past their start-up
+            return
         if len(ranks) >= nprocs and all(_has_mpi(p) for p in ranks):
             return
         time.sleep(0.05)
@@ -83,9 +86,10 @@ def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: fl
 
 
 def _has_mpi(p: psutil.Process) -> bool:
-    """Whether the process ``p`` has an MPI library (``libmpi*``) mapped."""
+    """Whether the process ``p`` has imported ``mpi4py.MPI`` (its extension module ``MPI.*``,
+    which links the MPI library, is mapped): whatever the MPI, the wheel's or a system's."""
     try:
-        return any("libmpi" in Path(m.path).name for m in p.memory_maps())
+        return any(Path(m.path).name.startswith("MPI.") for m in p.memory_maps())
     except psutil.Error:
         return False
 
