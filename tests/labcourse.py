@@ -53,7 +53,7 @@ def require_sandbox() -> None:
         pytest.skip(msg)
 
 
-COURSE_FILES = ("nbgrader_config.py", "grade.py", "grading_preprocessors.py", "grading_sandbox.py")
+COURSE_FILES = ("nbgrader_config.py", "grade.py", "release.py", "grading_preprocessors.py", "grading_sandbox.py")
 
 
 def release_every_lab(dest: Path) -> subprocess.CompletedProcess:

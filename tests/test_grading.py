@@ -222,6 +222,17 @@ def test_feedback_of_scores_only_grading_hides_what_ran_after_a_hidden_test(grad
     assert "for the feedback page" not in (course / "autograded" / "alice" / f"{LAB}.log").read_text()
 
 
+def test_release_rejects_an_unknown_lab_and_a_folder_that_is_no_course(tmp_path):
+    res = subprocess.run([sys.executable, str(LABS / "release.py"), "--lab", "lab9"],
+                         capture_output=True, text=True, timeout=60)
+    said = res.stderr.strip().splitlines()[-1]
+    assert res.returncode == 2 and said.startswith("python labs/release.py: error: no lab 'lab9' in ")
+    assert said.endswith(f"(labs: {' '.join(ALL_LABS)})") and "Traceback" not in res.stderr
+    res = subprocess.run([sys.executable, str(LABS / "release.py"), "--course", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "not a course folder" in res.stderr and not (tmp_path / "release").exists()
+
+
 def test_grade_rejects_bad_arguments(tmp_path):
     res = subprocess.run([sys.executable, str(LABS / "grade.py"), "--cell-timeout", "-1"],
                          capture_output=True, text=True, timeout=60)
