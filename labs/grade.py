@@ -99,15 +99,19 @@ def course_config(course: Path):
     return PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
 
 
+def lab_names(course: Path) -> list[str]:
+    """The labs of ``course``: the folders of ``source/`` holding a notebook, sorted."""
+    return sorted(p.name for p in (course / "source").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
 def find_labs(course: Path) -> list[Lab]:
-    """Labs = folders of ``source/`` holding notebooks; graded cells in notebook order."""
+    """Labs (:func:`lab_names`) with their notebooks, and graded cells in notebook order."""
     excluded = course_config(course).Autograde.get("exclude_overwriting", {})
     labs = []
-    for folder in sorted(p for p in (course / "source").iterdir() if p.is_dir()):
+    for lab_name in lab_names(course):
+        folder = course / "source" / lab_name
         nbs = sorted(p.stem for p in folder.glob("*.ipynb"))
-        if not nbs:
-            continue
-        lab = Lab(folder.name, nbs, data_files=list(excluded.get(folder.name, [])))
+        lab = Lab(lab_name, nbs, data_files=list(excluded.get(lab_name, [])))
         for name in nbs:
             nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
             for cell in nb.cells:

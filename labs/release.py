@@ -17,12 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from grade import course_config, course_folder  # noqa: E402 (next to this file)
-
-
-def labs_in(course: Path) -> list[str]:
-    """The labs of ``course``: folders of ``source/`` holding a notebook, sorted."""
-    return sorted(p.name for p in (course / "source").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+from grade import course_config, course_folder, lab_names  # noqa: E402 (next to this file)
 
 
 def main(argv=None) -> int:
@@ -31,7 +26,7 @@ def main(argv=None) -> int:
     parser.add_argument("--lab", action="append", help="release only this lab (repeatable; default: all)")
     args = parser.parse_args(argv)
     course = course_folder(parser, args.course)
-    labs = labs_in(course)
+    labs = lab_names(course)
     for lab in args.lab or []:
         if lab not in labs:
             parser.error(f"no lab {lab!r} in {course / 'source'} (labs: {' '.join(labs)})")

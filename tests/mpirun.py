@@ -76,11 +76,12 @@ def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: fl
                      if marker in " ".join(p.cmdline())]
         except psutil.Error:
             ranks = []
-        if len(ranks) >= nprocs and not hasattr(psutil.Process, "memory_maps"):   # macOS: no maps to read
-            time.sleep(1)          # then one second for the ranks to be past their start-up
-            return
-        if len(ranks) >= nprocs and all(_has_mpi(p) for p in ranks):
-            return
+        if len(ranks) >= nprocs:
+            if not hasattr(psutil.Process, "memory_maps"):   # macOS: no maps to read, so one second
+                time.sleep(1)                                # for the ranks to be past their start-up
+                return
+            if all(_has_mpi(p) for p in ranks):
+                return
         time.sleep(0.05)
     raise AssertionError(f"{nprocs} ranks running {marker!r} did not start MPI within {timeout} s")
 
