@@ -13,9 +13,9 @@ from it (``tests.labcourse.released_course``).
 :func:`pytest_collection_modifyitems` adds the markers that files cannot carry themselves
 (``notebook`` on every nbval cell, ``cli`` on the tests of :data:`CLI_MODULES`, ``slow`` on
 every test that needs a fixture of :data:`SLOW_FIXTURES`) and puts first the scopes that
-hold an ``mpi`` test, then those that hold a ``slow`` or ``cli`` one: ``make test`` hands out
-scopes in this order (``--dist loadscope --no-loadscope-reorder``), the long ones early, the
-short ones last to even out the workers' ends.  The MPI tests come together because their
+hold an ``mpi`` test, then those that hold a ``slow``, ``cli`` or ``notebook`` one: ``make test``
+hands out scopes in this order (``--dist loadscope --no-loadscope-reorder``), the long ones early,
+the short ones (unit tests, a second or less each) last to even out the workers' ends.  The MPI tests come together because their
 ranks wait by polling and yielding: ranks of two jobs share the cores, while ranks beside a
 busy Python process (a notebook, the book's build) wait out its time slices (two 4-rank
 sweeps of tests/allreduce_sweep.py on 2 cores: 4.5 s one after the other, 5.9 s together,
@@ -54,7 +54,7 @@ def pytest_collection_modifyitems(config, items):
     def scopes(*markers):   # xdist's scope: module or class
         return {_scope(item) for item in items if any(item.get_closest_marker(m) for m in markers)}
 
-    mpi, long = scopes("mpi"), scopes("slow", "mpi", "cli")
+    mpi, long = scopes("mpi"), scopes("slow", "mpi", "cli", "notebook")
     items.sort(key=lambda item: (_scope(item) not in mpi, _scope(item) not in long))
 
 

@@ -16,7 +16,7 @@ from tests.mpirun import ROOT, run_mpi, run_mpi_ok
 @pytest.mark.mpi
 @pytest.mark.parametrize("nprocs", [1, 2, 3, 4, 5, 6])
 def test_sweep_matches_mpi_allreduce_and_bad_arguments_raise_everywhere(nprocs):
-    res = run_mpi(nprocs, ["tests/allreduce_sweep.py"], timeout=150)
+    res = run_mpi(nprocs, ["tests/allreduce_sweep.py"], timeout=150, sleep_while_waiting=True)
     assert res.returncode == 0 and "SWEEP OK" in res.stdout, \
         f"exit {res.returncode}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr[-3000:]}"
 

@@ -22,7 +22,7 @@ from tests.mpirun import ROOT, run_mpi_ok
 @pytest.mark.parametrize("nprocs", range(1, 9))
 def test_every_algorithm_is_a_barrier_under_mpi(nprocs):
     res = run_mpi_ok(nprocs, ["-m", "tests.barrier_verify", "--verify", "12", "--max-delay-ms", "1"],
-                     timeout=120)
+                     timeout=120, sleep_while_waiting=True)
     assert "all barriers correct" in res.stdout
     from mpi_exercises.collectives.barrier import choices
 
@@ -66,7 +66,7 @@ def test_the_mpi_check_catches_a_broken_barrier():
 
 @pytest.mark.mpi
 def test_front_door_runs_and_rejects_unknown_algorithms():
-    res = run_mpi_ok(3, [__file__, "frontdoor"], timeout=60)
+    res = run_mpi_ok(3, [__file__, "frontdoor"], timeout=60, sleep_while_waiting=True)
     assert "ValueError: algorithm must be one of" in res.stdout
     assert "ValueError: dissemination takes no options, got ['fan_in']: 'fan_in' is an option of " \
            "combining_tree" in res.stdout

@@ -34,6 +34,6 @@ if rank == 0:
 @pytest.mark.mpi
 @pytest.mark.parametrize("P", [1, 2, 3, 4, 5])
 def test_broadcasts_equal_mpi_bcast(P):
-    res = run_mpi_ok(P, ["-c", SCRIPT], timeout=120)
+    res = run_mpi_ok(P, ["-c", SCRIPT], timeout=120, sleep_while_waiting=True)
     sizes = {0, 1, max(P - 1, 1), P + 1, 1000}
     assert f"checked {3 * len(sizes)}" in res.stdout

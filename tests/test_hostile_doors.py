@@ -71,6 +71,6 @@ finish_sweep(comm, failures, "front doors: no communicator and differing check r
 
 
 def test_no_communicator_and_a_check_that_differs_raise_on_every_rank():
-    res = run_mpi(2, ["-c", DRIVER], timeout=30)
+    res = run_mpi(2, ["-c", DRIVER], timeout=30, sleep_while_waiting=True)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "refused on every rank" in res.stdout

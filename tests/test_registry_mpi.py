@@ -12,6 +12,6 @@ from tests.mpirun import run_mpi
 def test_every_registry_entry_matches_mpi(nprocs):
     from netmodels.algorithms import registry
 
-    res = run_mpi(nprocs, ["tests/registry_sweep.py"], timeout=240)
+    res = run_mpi(nprocs, ["tests/registry_sweep.py"], timeout=240, sleep_while_waiting=True)
     assert res.returncode == 0 and f"REGISTRY OK {len(registry.names())} " in res.stdout, \
         f"exit {res.returncode}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr[-3000:]}"

@@ -66,7 +66,7 @@ if r == 0:
 @pytest.mark.mpi
 @pytest.mark.parametrize("nprocs", [1, 3, 4])
 def test_executor_runs_array_schedules_against_mpi_allreduce(nprocs):
-    res = run_mpi_ok(nprocs, ["-c", SCRIPT], timeout=120)
+    res = run_mpi_ok(nprocs, ["-c", SCRIPT], timeout=120, sleep_while_waiting=True)
     assert "FORMS OK" in res.stdout
 
 
