@@ -108,6 +108,31 @@ def _loads(topology, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray):
     return load, busiest
 
 
+def all_messages(a, elem_bytes: int = 8, topology=None) -> tuple[np.ndarray, Step | None]:
+    """``(t, step)``: every message of the ArraySchedule ``a`` (local copies left out) as one
+    :class:`Step`, in step and column order, and per message the index ``t`` of its step; link
+    loads are those of each message's own step.  For a rule whose terms are per message (the
+    *loggopsim* semantics), one call instead of one per step.  ``step`` is None without a message."""
+    parts = [(t, s) for t, s in enumerate(a.steps) if len(s)]
+    if not parts:
+        return np.zeros(0, np.int64), None
+    t = np.repeat([i for i, _ in parts], [len(s) for _, s in parts])
+    src, dst, start, count, combine = (np.concatenate([getattr(s, k) for _, s in parts])
+                                       for k in ("src", "dst", "start", "count", "combine"))
+    keep = src != dst
+    if not keep.all():
+        t, src, dst, start, count, combine = t[keep], src[keep], dst[keep], start[keep], count[keep], combine[keep]
+    nbytes = count.astype(float) * elem_bytes
+    load = link_bytes = None
+    if topology is not None:
+        load, link_bytes = np.ones(t.size), nbytes.copy()
+        bounds = np.flatnonzero(np.diff(t)) + 1
+        for a_, b_ in zip(np.r_[0, bounds], np.r_[bounds, t.size]):
+            load[a_:b_], link_bytes[a_:b_] = _loads(topology, src[a_:b_], dst[a_:b_], nbytes[a_:b_])
+    return t, Step(a.nprocs, src, dst, start, count, combine, nbytes, load, link_bytes,
+                   src[:0], count[:0], elem_bytes)
+
+
 def steps(a, elem_bytes: int = 8, topology=None):
     """Every step of the ArraySchedule ``a`` as a :class:`Step` (messages and local copies
     split, sizes in bytes, link loads of ``topology``; see :mod:`netmodels.simulate.engine`

@@ -103,8 +103,9 @@ class Messages:
         self._nrows = 0
         self._worst = 0          # the largest sum of one message's terms (ticks)
 
-    def add(self, t: int, step, terms, extra=None) -> None:
-        """Step ``t``'s messages (``step``: a :class:`~netmodels.models.step.Step`) with
+    def add(self, t, step, terms, extra=None) -> None:
+        """The messages of ``step`` (a :class:`~netmodels.models.step.Step`), of step ``t``
+        (one index, or one per message: :func:`~netmodels.models.step.all_messages`), with
         the model's ``terms`` (:meth:`~netmodels.models.logp.LogP.message_terms`, s) and
         their ``extra`` latency (s, one per message, or None)."""
         n = step.src.size

@@ -65,7 +65,7 @@ import numpy as np
 
 from .._check import positive, positive_int
 from ..algorithms.arrays import ArraySchedule, as_arrays
-from ..models.step import steps
+from ..models.step import all_messages, steps
 
 SEMANTICS = ("sync", "stepwise", "loggopsim")
 #: bytes per vector element unless told otherwise (float64): every caller's default
@@ -134,17 +134,15 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
     if not rule.clocked:
         raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, PLogP), "
                          f"got {type(model).__name__}")
-    held = Messages(sum(len(s) for s in a.steps))
+    t, every = all_messages(a, elem_bytes, topology)    # the terms are per message: one call
+    held = Messages(t.size)
     nbytes_total = 0
-    for t, step in enumerate(steps(a, elem_bytes, topology)):
-        if progress is not None:
-            progress(1)
-        if step is None or step.src.size == 0:
-            continue
-        n = step.src.size
-        nbytes_total += int(step.count.sum()) * elem_bytes
-        extra = rng.exponential(noise, n) if rng is not None and noise > 0 else None
-        held.add(t, step, model.message_terms(step), extra)
+    if every is not None:
+        nbytes_total = int(every.count.sum()) * elem_bytes
+        extra = rng.exponential(noise, t.size) if rng is not None and noise > 0 else None   # drawn in step order
+        held.add(t, every, model.message_terms(every), extra)
+    if progress is not None:
+        progress(a.nsteps)
     finish = run(a.nprocs, held, entry, receives)
     return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, held.n, nbytes_total,
                      None, "loggopsim", type(model).__name__)
