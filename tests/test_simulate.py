@@ -23,6 +23,7 @@ from netmodels.models.alphabeta import AlphaBeta
 from netmodels.models.machines import DELTA
 from netmodels.simulate import simulate
 from netmodels.models.nbl import NBLModel
+from netmodels.models.step import all_messages, steps
 
 from . import logp_reference, nbl_reference
 
@@ -254,11 +255,32 @@ def test_contention_on_a_ring_of_links():
         got = simulate(shift(p, d, n), AB, topology=RingLinks(p)).time
         assert rel(got, AB.alpha + d * AB.beta * 8 * n) <= 1e-12
         m = logp.LogGP(L=3 * US, o=1 * US, g=2 * US, P=2, G=1e-9)
-        got = simulate(shift(p, d, n), m, topology=RingLinks(p), semantics="stepwise").time
-        assert rel(got, m.o_s + m.L + m.o_r + d * (8 * n - 1) * m.G) <= 1e-12
+        for semantics in ("stepwise", "loggopsim"):
+            got = simulate(shift(p, d, n), m, topology=RingLinks(p), semantics=semantics).time
+            assert rel(got, m.o_s + m.L + m.o_r + d * (8 * n - 1) * m.G) <= 1e-12, semantics
         nb = NBLModel.standard(10 * US, 0.1 * US / 8)
         got = simulate(shift(p, d, n), nb, topology=RingLinks(p)).time
         assert rel(got, 2 * nb.alpha + d * nb.beta * 8 * n) <= 1e-12
+
+
+def test_all_messages_are_the_messages_of_the_steps_one_after_the_other():
+    # what the loggopsim semantics hands the model in one call: the steps' messages, link loads
+    # of their own step, local copies left out
+    p = 12
+    a = shift(p, 2, 10)
+    a.steps += [ArrayStep.of(np.arange(p), np.arange(p), 0, 5),           # local copies only
+                ArrayStep.of([0, 3, 3], [0, 4, 5], 0, [1, 2, 3], True),    # one local copy
+                shift(p, 5, 10).steps[0]]
+    t, every = all_messages(a, 8, RingLinks(p))
+    per = [(i, s) for i, s in enumerate(steps(a, 8, RingLinks(p))) if s is not None and s.src.size]
+    assert t.tolist() == [i for i, s in per for _ in range(s.src.size)] and len(per) == 3
+    for field in ("src", "dst", "start", "count", "combine", "nbytes", "load", "link_bytes"):
+        assert np.array_equal(getattr(every, field), np.concatenate([getattr(s, field) for _, s in per])), field
+    assert set(every.load) == {2, 5}   # shifts by 2 and 5; 3 -> 4 and 3 -> 5 share the link out of 3
+    local = ArraySchedule("none", 3, 1, [ArrayStep.of([0], [1], 0, 1)])
+    local.steps[0] = ArrayStep.of([1], [1], 0, 1)    # as test_local_transfers_cost_nothing builds one
+    t, every = all_messages(local)
+    assert t.size == 0 and every is None
 
 
 def test_contention_on_a_bus_and_none_without_topology():

@@ -122,6 +122,8 @@ def all_messages(a, elem_bytes: int = 8, topology=None) -> tuple[np.ndarray, Ste
     keep = src != dst
     if not keep.all():
         t, src, dst, start, count, combine = t[keep], src[keep], dst[keep], start[keep], count[keep], combine[keep]
+    if not t.size:
+        return t, None
     nbytes = count.astype(float) * elem_bytes
     load = link_bytes = None
     if topology is not None:
