@@ -98,8 +98,9 @@ clean:
 #   make release    student versions in labs/release/<lab>/ (solutions, hidden tests stripped),
 #                   every lab in one nbgrader (labs/release.py, 4 s for all six);
 #                   make release LAB=lab1 releases that lab only (2 s)
-#   make grade      autograde labs/submitted/<student>/<lab>/ (each in a sandbox) and write
-#                   labs/grades.csv; UNSAFE_GRADING=1 where no sandbox can be made
+#   make grade      autograde labs/submitted/<student>/<lab>/ (each in a sandbox, JOBS of them
+#                   at once, default 2) and write labs/grades.csv; UNSAFE_GRADING=1 where no
+#                   sandbox can be made
 #   make feedback   HTML feedback in labs/feedback/<student>/<lab>/
 COURSE := labs
 LABS    = $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(COURSE)/source/*/*.ipynb)))))
@@ -110,7 +111,7 @@ release: $(STAMP)
 	@$(BIN)/python $(COURSE)/release.py --course $(COURSE) $(addprefix --lab ,$(LAB))
 
 grade: $(STAMP)
-	$(BIN)/python $(COURSE)/grade.py --course $(COURSE)
+	$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS)
 
 # A submission whose feedback fails is reported (nbgrader names it) and the others go on.
 feedback: $(STAMP)

@@ -1,13 +1,15 @@
 """Autograde every submission of the course and write one CSV gradebook.
 
-    python labs/grade.py                     # what `make grade` runs
+    python labs/grade.py                     # what `make grade` runs (with --jobs 2)
     python labs/grade.py --cell-timeout 10   # shorter per-cell limit
+    python labs/grade.py --jobs 4            # four submissions at once
 
 Submissions live at ``submitted/<student>/<lab>/<lab>.ipynb`` with the data files the
 student hands in.  Each submission is graded by its own ``nbgrader autograde`` process,
 in its own process session, under a wall-clock limit: whatever one student hands in (a
 notebook that hangs, prints megabytes, exits, is empty or is not JSON at all), the
-batch goes on and every student gets a row in ``grades.csv``:
+batch goes on and every student gets a row in ``grades.csv``.  ``--jobs N`` grades N
+submissions side by side (their processes share the gradebook one at a time):
 
     student, lab, status, data, sandbox, auto_score, auto_max, score, max_score,
     manual_pending, then one column per graded cell (its ``grade_id``) with the points scored.
@@ -212,9 +214,24 @@ def scratch_copy(course: Path, lab: Lab, folder: Path, work: Path) -> None:
     copy_tree(source, work, skip={*lab.data_files, *(p.name for p in source.glob("*.ipynb"))})
 
 
+def grade_submission(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, sandbox: dict | None,
+                     feedback_run: bool):
+    """Grade one submission: a generator of the :class:`Watched` processes it runs, one after
+    the other (:func:`run_all` runs several submissions' at once), that returns its status."""
+    logfile = course / "autograded" / student / f"{lab.name}.log"
+    logfile.parent.mkdir(parents=True, exist_ok=True)
+    status = check_notebooks(course / "submitted" / student / lab.name, lab)
+    if status:
+        logfile.write_text(status + "\n", encoding="utf-8")
+        return status
+    return (yield from autograde(course, lab, student, cell_timeout, student_timeout, logfile, sandbox,
+                                 feedback_run))
+
+
 def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, logfile: Path,
-              sandbox: dict | None, feedback_run: bool = True) -> str:
-    """Run ``nbgrader autograde`` for one submission in its own session, log to ``logfile``.
+              sandbox: dict | None, feedback_run: bool = True):
+    """Run ``nbgrader autograde`` for one submission in its own session, log to ``logfile``
+    (a generator of :class:`Watched` processes: :func:`grade_submission`).
 
     ``sandbox`` (None: unconfined): the kernel runs in ``grading_sandbox``, with a scratch
     copy of the submission; ``sandbox`` holds its limits (``memory``, ``fsize``: bytes,
@@ -231,15 +248,16 @@ def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeou
     if sandbox is not None:
         argv.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
     with _environment(course, lab, student, sandbox) as env:
-        status = _run_watched(_nbgrader, (argv,), course, env, student_timeout, logfile)
+        status = yield Watched(_nbgrader, (argv, course), course, env, student_timeout, logfile)
     if status == "graded" and feedback_run:
-        run_for_feedback(course, lab, student, cell_timeout, student_timeout, logfile, sandbox)
+        yield from run_for_feedback(course, lab, student, cell_timeout, student_timeout, logfile, sandbox)
     return status
 
 
 def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, logfile: Path,
-                     sandbox: dict | None) -> None:
-    """Run each graded notebook again without its hidden tests, for the feedback page.
+                     sandbox: dict | None):
+    """Run each graded notebook again without its hidden tests, for the feedback page (a
+    generator of :class:`Watched` processes).
 
     ``grading_preprocessors.run_for_feedback`` in a child process, watched and sandboxed as the
     grading was (a fresh scratch copy of the submission), its log appended to ``logfile``.
@@ -267,8 +285,8 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
             log.write(f"\n--- {name}.ipynb run again without its hidden tests, for the feedback page\n")
         t0 = time.monotonic()
         with _environment(course, lab, student, sandbox) as env:
-            status = _run_watched(grading_preprocessors.run_for_feedback, args, course, env, student_timeout,
-                                  logfile, append=True)
+            status = yield Watched(grading_preprocessors.run_for_feedback, args, course, env, student_timeout,
+                                   logfile, append=True)
         with open(logfile, "a", encoding="utf-8") as log:
             if status == "graded":
                 log.write(f"--- run for the feedback page done in {time.monotonic() - t0:.0f} s\n")
@@ -306,11 +324,68 @@ def _environment(course: Path, lab: Lab, student: str, sandbox: dict | None):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _nbgrader(argv: list[str]) -> None:
-    """``nbgrader ARGV``, in this process."""
+def _nbgrader(argv: list[str], course: Path) -> None:
+    """``nbgrader ARGV``, in this process, which holds ``course``'s gradebook only while no
+    other grading process does (:func:`one_gradebook_at_a_time`)."""
     from nbgrader.apps.nbgraderapp import NbGraderApp
 
+    one_gradebook_at_a_time(course)
     NbGraderApp.launch_instance(argv=argv)
+
+
+@contextlib.contextmanager
+def gradebook_lock(course: Path):
+    """Hold ``course``'s gradebook alone (an advisory lock on ``gradebook.db``, which SQLite's own
+    locks ignore) while the block runs; reentrant within a process."""
+    state = _GRADEBOOK_LOCK
+    if state["depth"] == 0:
+        try:
+            import fcntl
+        except ImportError:       # no flock (Windows): one grading process at a time (main)
+            fcntl = None
+        state["fd"] = os.open(course / "gradebook.db", os.O_RDWR | os.O_CREAT, 0o644)
+        if fcntl is not None:
+            fcntl.flock(state["fd"], fcntl.LOCK_EX)
+    state["depth"] += 1
+    try:
+        yield
+    finally:
+        state["depth"] -= 1
+        if state["depth"] == 0:
+            os.close(state["fd"])          # closing the file releases the lock
+
+
+_GRADEBOOK_LOCK = {"depth": 0, "fd": -1}
+
+
+def one_gradebook_at_a_time(course: Path) -> None:
+    """From now on, in this process, nbgrader holds the gradebook (from opening a ``Gradebook``
+    to closing it) only while no other grading process does: SQLite lets one writer in at a
+    time and makes a second wait at most a few seconds.  nbgrader opens it around each of its
+    steps, never while a notebook runs, so submissions still run side by side."""
+    from nbgrader import api
+
+    real_init, real_close = api.Gradebook.__init__, api.Gradebook.close
+
+    def init(self, *args, **kwargs):
+        lock = gradebook_lock(course)
+        lock.__enter__()
+        self._held = lock
+        try:
+            real_init(self, *args, **kwargs)
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
+
+    def close(self):
+        try:
+            real_close(self)
+        finally:
+            held = self.__dict__.pop("_held", None)
+            if held is not None:
+                held.__exit__(None, None, None)
+
+    api.Gradebook.__init__, api.Gradebook.close = init, close
 
 
 def _child(target, args, course: Path, env: dict, logfile: Path, append: bool) -> None:
@@ -343,28 +418,74 @@ def _processes():
     return multiprocessing.get_context("spawn")
 
 
-def _run_watched(target, args, course: Path, env: dict, student_timeout, logfile: Path,
-                 append: bool = False) -> str:
-    """Run ``target(*args)`` in a grading process (:func:`_child`), under the wall-clock
-    limit ``student_timeout``; 'graded' if it ended with exit status 0."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    proc = _processes().Process(target=_child, args=(target, args, course, env, logfile, append))
-    proc.start()
-    deadline, groups = time.monotonic() + student_timeout, {proc.pid}
+class Watched:
+    """``target(*args)`` in a grading process (:func:`_child`) under the wall-clock limit
+    ``student_timeout``; :meth:`poll` says how it ended ('graded' if with exit status 0)."""
+
+    def __init__(self, target, args, course: Path, env: dict, student_timeout, logfile: Path,
+                 append: bool = False):
+        self.target, self.args, self.course, self.env = target, args, course, env
+        self.student_timeout, self.logfile, self.append = student_timeout, logfile, append
+        self.proc = None
+
+    def start(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.proc = _processes().Process(target=_child, args=(self.target, self.args, self.course, self.env,
+                                                              self.logfile, self.append))
+        self.proc.start()
+        self.deadline, self.groups = time.monotonic() + self.student_timeout, {self.proc.pid}
+
+    @property
+    def sentinel(self):
+        return self.proc.sentinel
+
+    def poll(self) -> str | None:
+        """None while it runs, else its status; every process group it made is then killed."""
+        if self.proc.exitcode is not None:
+            status = "graded" if self.proc.exitcode == 0 else "autograde failed"
+        elif time.monotonic() > self.deadline:
+            _kill_groups(self.groups | _process_groups(self.proc.pid))
+            status = f"stopped after {self.student_timeout:.0f} s"
+        else:
+            self.groups |= _process_groups(self.proc.pid)
+            return None
+        self.proc.join()
+        _kill_groups(self.groups)
+        return status
+
+
+def run_all(tasks, jobs: int, done) -> None:
+    """Run the generators ``tasks`` (pairs of a key and a generator of :class:`Watched`, as
+    :func:`grade_submission`), the processes of at most ``jobs`` of them at once; ``done(key,
+    status)`` when one returns.  One thread: processes are forked only from it."""
+    from multiprocessing.connection import wait
+
+    tasks, running = iter(tasks), {}
+
+    def advance(key, gen, status):
+        try:
+            watched = gen.send(status)
+        except StopIteration as stop:
+            running.pop(key, None)
+            done(key, stop.value)
+            return
+        watched.start()
+        running[key] = (gen, watched)
+
     while True:
-        proc.join(timeout=0.5)
-        if proc.exitcode is not None:
-            status = "graded" if proc.exitcode == 0 else "autograde failed"
-            break
-        groups |= _process_groups(proc.pid)
-        if time.monotonic() > deadline:
-            _kill_groups(groups | _process_groups(proc.pid))
-            proc.join()
-            status = f"stopped after {student_timeout:.0f} s"
-            break
-    _kill_groups(groups)
-    return status
+        while len(running) < jobs:
+            task = next(tasks, None)
+            if task is None:
+                break
+            advance(task[0], task[1], None)
+        if not running:
+            return
+        wait([w.sentinel for _, w in running.values()], timeout=0.5)
+        for key, (gen, watched) in list(running.items()):
+            status = watched.poll()
+            if status is not None:
+                advance(key, gen, status)
 
 
 def _process_groups(pid: int) -> set[int]:
@@ -470,6 +591,16 @@ def positive(text: str) -> float:
     return value
 
 
+def whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python labs/grade.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--course", type=Path, default=HERE, help="course folder (default: %(default)s)")
@@ -483,6 +614,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="address space per process of a submission, GiB (default: %(default)s)")
     p.add_argument("--cpu-limit", type=positive, default=600, metavar="SECONDS",
                    help="CPU seconds per process of a submission (default: %(default)s)")
+    p.add_argument("--jobs", type=whole, default=1, metavar="N",
+                   help="submissions graded at once (default: %(default)s; each runs its own kernels)")
     p.add_argument("--scores-only", action="store_true",
                    help="grade without the second run for the feedback page (about half the time); "
                         "feedback pages then show outputs only up to the first hidden test")
@@ -515,26 +648,27 @@ def main(argv=None) -> int:
     ensure_released(course, labs, log)
     submitted = course / "submitted"
     students = sorted(p.name for p in submitted.iterdir() if p.is_dir()) if submitted.is_dir() else []
-    outcomes = {}
-    for lab in labs:
-        for student in students:
-            folder = submitted / student / lab.name
-            if not folder.is_dir():
-                continue
-            t0 = time.monotonic()
-            logfile = course / "autograded" / student / f"{lab.name}.log"
-            logfile.parent.mkdir(parents=True, exist_ok=True)
-            status = check_notebooks(folder, lab)
-            if status:
-                logfile.write_text(status + "\n", encoding="utf-8")
-            else:
-                status = autograde(course, lab, student, args.cell_timeout, args.student_timeout, logfile,
-                                   sandbox, feedback_run=not args.scores_only)
-            if status != "graded":
+    outcomes, started = {}, {}
+
+    def tasks():
+        for lab in labs:
+            for student in students:
+                if (submitted / student / lab.name).is_dir():
+                    started[student, lab.name] = time.monotonic()
+                    yield (student, lab.name), grade_submission(course, lab, student, args.cell_timeout,
+                                                           args.student_timeout, sandbox, not args.scores_only)
+
+    def done(key, status):
+        student, lab = key[0], next(lab for lab in labs if lab.name == key[1])
+        if status != "graded":
+            with gradebook_lock(course):
                 forget(course, lab, student)
-            outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, folder),
-                                                    SANDBOXED if sandbox else UNCONFINED)
-            log(f"{lab.name} {student}: {status} ({time.monotonic() - t0:.0f} s, log {logfile.relative_to(course)})")
+        outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, submitted / student / lab.name),
+                                                SANDBOXED if sandbox else UNCONFINED)
+        log(f"{lab.name} {student}: {status} ({time.monotonic() - started[student, lab.name]:.0f} s, "
+            f"log autograded/{student}/{lab.name}.log)")
+
+    run_all(tasks(), args.jobs if os.name != "nt" else 1, done)   # Windows: no lock for the gradebook
     out = args.csv or course / "grades.csv"
     write_csv(out, labs, rows(course, labs, students, outcomes))
     log(f"gradebook written to {out}")

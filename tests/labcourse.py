@@ -181,13 +181,15 @@ def make(course: Path, target: str, env=None, timeout: int = 900) -> subprocess.
                           timeout=timeout)
 
 
-def grade(course: Path, labs, *, cell_timeout: int, timeout: int = 850, feedback_run: bool = False):
-    """Grade the submitted ``labs`` with ``grade.py``; return (rows by (student, lab), log).
-    Without ``feedback_run`` (what tests of scores need) ``--scores-only``: no second run for
-    the feedback pages, which tests/test_grading_feedback.py and test_grading_attacks.py check."""
+def grade(course: Path, labs, *, cell_timeout: int, timeout: int = 850, feedback_run: bool = False,
+          jobs: int = 2):
+    """Grade the submitted ``labs`` with ``grade.py``, ``jobs`` submissions at once; return (rows
+    by (student, lab), log).  Without ``feedback_run`` (what tests of scores need) ``--scores-only``:
+    no second run for the feedback pages, which tests/test_grading_feedback.py and
+    test_grading_attacks.py check."""
     require_sandbox()
     res = run([sys.executable, str(course / "grade.py"), "--course", str(course),
                *[arg for lab in labs for arg in ("--lab", lab)],
-               "--cell-timeout", str(cell_timeout), "--student-timeout", "300",
+               "--cell-timeout", str(cell_timeout), "--student-timeout", "300", "--jobs", str(jobs),
                *([] if feedback_run else ["--scores-only"])], course, timeout=timeout)
     return read_grades(course), res.stdout

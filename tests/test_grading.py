@@ -234,9 +234,49 @@ def test_release_rejects_an_unknown_lab_and_a_folder_that_is_no_course(tmp_path)
 
 
 def test_grade_rejects_bad_arguments(tmp_path):
-    res = subprocess.run([sys.executable, str(LABS / "grade.py"), "--cell-timeout", "-1"],
-                         capture_output=True, text=True, timeout=60)
-    assert res.returncode == 2 and res.stderr.startswith("usage:") and "Traceback" not in res.stderr
+    for bad in (["--cell-timeout", "-1"], ["--jobs", "0"], ["--jobs", "two"]):
+        res = subprocess.run([sys.executable, str(LABS / "grade.py"), *bad], capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2 and res.stderr.startswith("usage:") and "Traceback" not in res.stderr, bad
+        assert res.stderr.strip().splitlines()[-1].startswith(f"python labs/grade.py: error: argument {bad[0]}: ")
     res = subprocess.run([sys.executable, str(LABS / "grade.py"), "--course", str(tmp_path)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "not a course folder" in res.stderr
+
+
+HOLDS = """
+import fcntl, os, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import grade
+from nbgrader.api import Gradebook
+course = Path(sys.argv[2])
+grade.one_gradebook_at_a_time(course)
+
+def free():
+    fd = os.open(course / "gradebook.db", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+print(free())
+gb = Gradebook(f"sqlite:///{course / 'gradebook.db'}")
+inner = Gradebook(f"sqlite:///{course / 'gradebook.db'}")   # a second one in the same process
+inner.close()
+print(free())
+gb.close()
+print(free())
+"""
+
+
+def test_a_grading_process_holds_the_gradebook_alone_while_it_is_open(tmp_path):
+    # what lets `make grade` run submissions side by side: nbgrader's Gradebook, from opening to
+    # closing, holds a lock on gradebook.db that another grading process waits for (in a new
+    # Python: the patch is process-wide)
+    res = subprocess.run([sys.executable, "-c", HOLDS, str(LABS), str(tmp_path)], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False", "True"]
