@@ -42,6 +42,21 @@ SLOW_FIXTURES = {"book_html": "builds the book", "released_labs": "releases the 
 CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simulate_cli.py"}
 
 
+def pytest_configure(config):
+    """Before the workers start (in the run's one process, or xdist's controller): the compiled
+    event loop of the *loggopsim* semantics is loaded from numba's cache, or compiled into it
+    once (6 CPU-s in a fresh clone).  Else the workers, the notebooks' kernels and the command
+    lines the tests start, all at once, would each compile it until one had written the cache."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or config.getoption("collectonly", False):
+        return
+    from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
+    from netmodels.models.logp import LogP
+    from netmodels.simulate import simulate
+
+    simulate(ArraySchedule("warm-up", 2, 1, [ArrayStep.of([0], [1], 0, 1)]), LogP(L=1e-6, o=1e-6, g=1e-6, P=2),
+             semantics="loggopsim")
+
+
 def pytest_collection_modifyitems(config, items):
     """Markers and order (see the module docstring)."""
     for item in items:
