@@ -141,6 +141,7 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
         nbytes_total = int(every.count.sum()) * elem_bytes
         extra = rng.exponential(noise, t.size) if rng is not None and noise > 0 else None   # drawn in step order
         held.add(t, every, model.message_terms(every), extra)
+    del t, every                       # held has what the event loop needs: the rest is freed before it runs
     if progress is not None:
         progress(a.nsteps)
     finish = run(a.nprocs, held, entry, receives)
