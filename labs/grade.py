@@ -333,29 +333,38 @@ def _nbgrader(argv: list[str], course: Path) -> None:
     NbGraderApp.launch_instance(argv=argv)
 
 
-@contextlib.contextmanager
-def gradebook_lock(course: Path):
-    """Hold ``course``'s gradebook alone (an advisory lock on ``gradebook.db``, which SQLite's own
-    locks ignore) while the block runs; reentrant within a process."""
-    state = _GRADEBOOK_LOCK
-    if state["depth"] == 0:
+_GRADEBOOK = {"depth": 0, "fd": -1}   # this process's hold on the gradebook's lock
+
+
+def _hold_gradebook(course: Path) -> None:
+    """Take ``course``'s gradebook lock (an advisory flock on ``gradebook.db``, which SQLite's own
+    locks ignore), waiting for other processes; reentrant within a process."""
+    if _GRADEBOOK["depth"] == 0:
+        fd = os.open(course / "gradebook.db", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             import fcntl
-        except ImportError:       # no flock (Windows): one grading process at a time (main)
-            fcntl = None
-        state["fd"] = os.open(course / "gradebook.db", os.O_RDWR | os.O_CREAT, 0o644)
-        if fcntl is not None:
-            fcntl.flock(state["fd"], fcntl.LOCK_EX)
-    state["depth"] += 1
+        except ImportError:       # no flock (Windows): main() grades one submission at a time
+            pass
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        _GRADEBOOK["fd"] = fd
+    _GRADEBOOK["depth"] += 1
+
+
+def _release_gradebook() -> None:
+    _GRADEBOOK["depth"] -= 1
+    if _GRADEBOOK["depth"] == 0:
+        os.close(_GRADEBOOK["fd"])          # closing the file releases the lock
+
+
+@contextlib.contextmanager
+def gradebook_lock(course: Path):
+    """Hold ``course``'s gradebook alone while the block runs (:func:`_hold_gradebook`)."""
+    _hold_gradebook(course)
     try:
         yield
     finally:
-        state["depth"] -= 1
-        if state["depth"] == 0:
-            os.close(state["fd"])          # closing the file releases the lock
-
-
-_GRADEBOOK_LOCK = {"depth": 0, "fd": -1}
+        _release_gradebook()
 
 
 def one_gradebook_at_a_time(course: Path) -> None:
@@ -368,22 +377,21 @@ def one_gradebook_at_a_time(course: Path) -> None:
     real_init, real_close = api.Gradebook.__init__, api.Gradebook.close
 
     def init(self, *args, **kwargs):
-        lock = gradebook_lock(course)
-        lock.__enter__()
-        self._held = lock
+        _hold_gradebook(course)
+        self._holds_lock = True
         try:
             real_init(self, *args, **kwargs)
         except BaseException:
-            lock.__exit__(None, None, None)
+            self._holds_lock = False
+            _release_gradebook()
             raise
 
     def close(self):
         try:
             real_close(self)
         finally:
-            held = self.__dict__.pop("_held", None)
-            if held is not None:
-                held.__exit__(None, None, None)
+            if self.__dict__.pop("_holds_lock", False):
+                _release_gradebook()
 
     api.Gradebook.__init__, api.Gradebook.close = init, close
 
@@ -591,17 +599,9 @@ def positive(text: str) -> float:
     return value
 
 
-def whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
+    from mpi_exercises.bench.arguments import positive_int   # the kit's argparse type (the course needs the kit)
+
     p = argparse.ArgumentParser(prog="python labs/grade.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--course", type=Path, default=HERE, help="course folder (default: %(default)s)")
     p.add_argument("--csv", type=Path, help="output file (default: COURSE/grades.csv)")
@@ -614,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="address space per process of a submission, GiB (default: %(default)s)")
     p.add_argument("--cpu-limit", type=positive, default=600, metavar="SECONDS",
                    help="CPU seconds per process of a submission (default: %(default)s)")
-    p.add_argument("--jobs", type=whole, default=1, metavar="N",
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="submissions graded at once (default: %(default)s; each runs its own kernels)")
     p.add_argument("--scores-only", action="store_true",
                    help="grade without the second run for the feedback page (about half the time); "
@@ -648,7 +648,7 @@ def main(argv=None) -> int:
     ensure_released(course, labs, log)
     submitted = course / "submitted"
     students = sorted(p.name for p in submitted.iterdir() if p.is_dir()) if submitted.is_dir() else []
-    outcomes, started = {}, {}
+    outcomes, started, by_name = {}, {}, {lab.name: lab for lab in labs}
 
     def tasks():
         for lab in labs:
@@ -659,7 +659,7 @@ def main(argv=None) -> int:
                                                            args.student_timeout, sandbox, not args.scores_only)
 
     def done(key, status):
-        student, lab = key[0], next(lab for lab in labs if lab.name == key[1])
+        student, lab = key[0], by_name[key[1]]
         if status != "graded":
             with gradebook_lock(course):
                 forget(course, lab, student)

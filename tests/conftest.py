@@ -15,11 +15,11 @@ from it (``tests.labcourse.released_course``).
 every test that needs a fixture of :data:`SLOW_FIXTURES`) and puts first the scopes that
 hold an ``mpi`` test, then those that hold a ``slow``, ``cli`` or ``notebook`` one: ``make test``
 hands out scopes in this order (``--dist loadscope --no-loadscope-reorder``), the long ones early,
-the short ones (unit tests, a second or less each) last to even out the workers' ends.  The MPI tests come together because their
-ranks wait by polling and yielding: ranks of two jobs share the cores, while ranks beside a
-busy Python process (a notebook, the book's build) wait out its time slices (two 4-rank
-sweeps of tests/allreduce_sweep.py on 2 cores: 4.5 s one after the other, 5.9 s together,
-12.6 s one after the other beside one busy process).
+the short ones (unit tests, a second or less each) last to even out the workers' ends.  The MPI
+tests come together because their ranks wait by polling and yielding: ranks of two jobs share
+the cores, while ranks beside a busy Python process (a notebook, the book's build) wait out its
+time slices (two 4-rank sweeps of tests/allreduce_sweep.py on 2 cores: 4.5 s one after the
+other, 5.9 s together, 12.6 s one after the other beside one busy process).
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simul
 
 
 def pytest_configure(config):
-    """Before the workers start (in the run's one process, or xdist's controller): the compiled
-    event loop of the *loggopsim* semantics is loaded from numba's cache, or compiled into it
-    once (6 CPU-s in a fresh clone).  Else the workers, the notebooks' kernels and the command
-    lines the tests start, all at once, would each compile it until one had written the cache."""
-    if os.environ.get("PYTEST_XDIST_WORKER") or config.getoption("collectonly", False):
+    """Before the workers of a parallel run start (in xdist's controller): the compiled event
+    loop of the *loggopsim* semantics is loaded from numba's cache, or compiled into it once
+    (6 CPU-s in a fresh clone).  Else the workers, the notebooks' kernels and the command lines
+    the tests start, all at once, could each compile it until one had written the cache."""
+    if (os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses", None)
+            or config.getoption("collectonly", False)):
         return
     from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
     from netmodels.models.logp import LogP
