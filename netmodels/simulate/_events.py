@@ -3,9 +3,13 @@
 Time is int64 ticks.  Every array is indexed by message (in step and column order), by
 rank, or by *phase*: a rank's part in one step (its sends of the step, in column order,
 then its receives).  The event queue is a 4-ary heap in one int64 array, three words per entry
-(time, age, payload ``index << 3 | kind``); a rank's messages that wait for its CPU or receive gap
-are a pairing heap by age (nodes in a shared pool), stood for in the event heap by one
-token at the age of the oldest.
+(time, age, payload ``index << 3 | kind``: a message, or a rank for its receives and its token).
+A phase's receives are posted at one time with consecutive ages, and one entry stands for them:
+handling it posts the next receive, and the entry, while receives are left, takes the age of
+the one after: the order of one entry per receive, with at most one such entry per rank in the
+heap instead of every posted receive.  A rank's messages that wait for its CPU or receive gap are a pairing heap
+by age (nodes in a shared pool), stood for in the event heap by one token at the age of the
+oldest.
 """
 
 from __future__ import annotations
@@ -86,10 +90,9 @@ def _push(heap, n, t, s, p):
 
 
 @njit(cache=True)
-def _pop(heap, n):
-    """Drop the top of ``heap`` holding ``n`` entries (read it first): ``n - 1``."""
-    n -= 1
-    t, s, p = heap[3 * n], heap[3 * n + 1], heap[3 * n + 2]
+def _sift(heap, n, t, s, p):
+    """Put (t, s, p) at the top of ``heap`` holding ``n`` entries (the old top is gone) and
+    move it down to its place."""
     i = 0
     while True:
         c = 4 * i + 1
@@ -104,8 +107,15 @@ def _pop(heap, n):
             break
         heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = ct, cs, heap[3 * c + 2]
         i = c
+    heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = t, s, p
+
+
+@njit(cache=True)
+def _pop(heap, n):
+    """Drop the top of ``heap`` holding ``n`` entries (read it first): ``n - 1``."""
+    n -= 1
     if n > 0:
-        heap[3 * i], heap[3 * i + 1], heap[3 * i + 2] = t, s, p
+        _sift(heap, n, heap[3 * n], heap[3 * n + 1], heap[3 * n + 2])
     return n
 
 
@@ -168,6 +178,7 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
     scur = sbeg[:nprocs].copy()            # rank h's next send (position in sorder)
     rcur = rbeg[:nprocs].copy()            # the first receive of its phase (position in rorder)
     rend = rbeg[:nprocs].copy()            # the end of its phase's receives
+    rnext = rbeg[:nprocs].copy()           # the next of them to post (while its entry is in the heap)
     cstep = np.full(nprocs, -1, np.int64)  # the step of its phase, -1 between phases
     matched = np.zeros(nprocs, np.int64)
     pending = np.zeros(nprocs, np.bool_)   # it has a send in the heap
@@ -196,8 +207,11 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
             start += 1
         else:
             time, order, pay = heap[0], heap[1], heap[2]
-            hn = _pop(heap, hn)
             kind, x = pay & 7, pay >> 3
+            if kind == RECV and rnext[x] + 1 < rend[x]:
+                _sift(heap, hn, time, order + 1, pay)   # the rank's next receive takes its place
+            else:
+                hn = _pop(heap, hn)
             if kind == SEND:
                 i = x
                 h = src[i]
@@ -217,8 +231,9 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
                 pending[h] = False
                 adv = h
             elif kind == RECV:
-                i = x
-                h = dst[i]
+                h = x
+                i = rorder[rnext[h]]
+                rnext[h] += 1
                 g = grp[i] if shared else i
                 if balance[g] > 0:
                     matched[h] += 1
@@ -295,11 +310,11 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
                 pending[h] = True
             if not posted[h] and nr > 0 and (recv_first or not sending):
                 posted[h] = True
-                if 3 * (hn + nr) > heap.size:
-                    heap = _room(heap, 3 * (hn + nr))
-                for y in range(rcur[h], rend[h]):
-                    hn = _push(heap, hn, nexto[h], ts, (np.int64(rorder[y]) << 3) | RECV)
-                    ts += 1
+                rnext[h] = rcur[h]              # its receives are posted one by one, ages ts, ts + 1, ...:
+                if 3 * (hn + 1) > heap.size:
+                    heap = _room(heap, 3 * (hn + 1))
+                hn = _push(heap, hn, nexto[h], ts, (np.int64(h) << 3) | RECV)   # one entry stands for them
+                ts += nr
             if sending or matched[h] < nr:
                 break
             rcur[h] = rend[h]                   # the phase is complete
