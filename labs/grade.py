@@ -641,6 +641,8 @@ def main(argv=None) -> int:
     elif why:
         sys.exit(f"grade.py: cannot sandbox the submissions' code: {why} (Debian/Ubuntu: apt-get install "
                  "bubblewrap); UNSAFE_GRADING=1 grades without a sandbox, trusting every submission")
+    else:
+        sandbox["fonts"] = grading_sandbox.font_list()
 
     # nbgrader runs `alembic` (a console script next to this Python) when it creates a gradebook.
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
