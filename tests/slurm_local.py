@@ -19,6 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
+
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo", "scontrol")
 #: states of a job that has ended (``scontrol show job``)
 ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
@@ -37,6 +39,15 @@ def missing() -> str | None:
 
 def _exe(name: str) -> str:
     return shutil.which(name) or str(Path("/usr/sbin", name))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` has not ended: a daemon that has ended stays a zombie until
+    the system's first process reaps it (here, up to 2 s later)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _free_port() -> int:
@@ -111,7 +122,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
             state = self.run(["sinfo", "-h", "-o", "%t"], check=False).stdout.strip()
             if state == "idle":
                 return self
-            time.sleep(0.5)
+            time.sleep(0.1)
         self.__exit__(None, None, None)
         raise RuntimeError(f"the local Slurm did not come up (node state {state!r}); "
                            f"logs in {self.dir / 'log'}")
@@ -156,7 +167,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
     def __exit__(self, *exc) -> None:
         subprocess.run(["scancel", "--quiet", "-u", str(os.getuid())], env=self.env,
                        capture_output=True, timeout=30)
-        # both Slurm daemons at once (each takes about 2 s to stop), then munged, which they use
+        # both Slurm daemons at once, then munged, which they use
         for pidfiles in ((self.dir / "slurmd.pid", self.dir / "slurmctld.pid"), (self.dir / "munge" / "pid",)):
             pids = []
             for pidfile in pidfiles:
@@ -168,9 +179,5 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                     continue
             deadline = time.monotonic() + 5
             for pid in pids:
-                while time.monotonic() < deadline:
-                    try:
-                        os.kill(pid, 0)
-                    except OSError:
-                        break
+                while time.monotonic() < deadline and _running(pid):
                     time.sleep(0.05)
