@@ -72,7 +72,7 @@ def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and any(_running(p) for p in procs):
+    while time.monotonic() < deadline and any(running(p) for p in procs):
         time.sleep(0.05)
 
 
@@ -147,7 +147,10 @@ def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), time.monotonic() - start
 
 
-def _running(p: psutil.Process) -> bool:
+def running(p: psutil.Process) -> bool:
+    """Whether ``p`` has not ended.  A process that has ended stays a zombie until its parent
+    reaps it; a daemon's parent is the system's first process, which may take seconds (2 s
+    on a machine whose first process is not an init)."""
     try:
         return p.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:

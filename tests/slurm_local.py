@@ -21,6 +21,8 @@ from pathlib import Path
 
 import psutil
 
+from .mpirun import running
+
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo", "scontrol")
 #: states of a job that has ended (``scontrol show job``)
 ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
@@ -39,15 +41,6 @@ def missing() -> str | None:
 
 def _exe(name: str) -> str:
     return shutil.which(name) or str(Path("/usr/sbin", name))
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` has not ended: a daemon that has ended stays a zombie until
-    the system's first process reaps it (here, up to 2 s later)."""
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def _free_port() -> int:
@@ -169,15 +162,14 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                        capture_output=True, timeout=30)
         # both Slurm daemons at once, then munged, which they use
         for pidfiles in ((self.dir / "slurmd.pid", self.dir / "slurmctld.pid"), (self.dir / "munge" / "pid",)):
-            pids = []
+            procs = []
             for pidfile in pidfiles:
                 try:
-                    pid = int(pidfile.read_text().split()[0])
-                    os.kill(pid, signal.SIGTERM)
-                    pids.append(pid)
-                except (OSError, ValueError, IndexError):
+                    proc = psutil.Process(int(pidfile.read_text().split()[0]))
+                    proc.send_signal(signal.SIGTERM)
+                    procs.append(proc)
+                except (OSError, ValueError, IndexError, psutil.Error):
                     continue
             deadline = time.monotonic() + 5
-            for pid in pids:
-                while time.monotonic() < deadline and _running(pid):
-                    time.sleep(0.05)
+            while time.monotonic() < deadline and any(running(p) for p in procs):
+                time.sleep(0.05)
