@@ -42,13 +42,53 @@ SLOW_FIXTURES = {"book_html": "builds the book", "released_labs": "releases the 
 CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simulate_cli.py"}
 
 
+#: a folder in memory for the run's temporary files, if the system's is on a disk
+#: (:func:`_temporary_folder_in_memory`), and the space it must have free (bytes)
+MEMORY_TMP, MEMORY_TMP_FREE = Path("/dev/shm"), 3 << 30
+_RUN_TMP: dict = {}
+
+
+def _on_tmpfs(path: Path) -> bool:
+    """Whether ``path`` is on a file system held in memory (tmpfs)."""
+    import psutil
+
+    path = path.resolve()
+    mounts = [p for p in psutil.disk_partitions(all=True) if path.is_relative_to(p.mountpoint)]
+    return bool(mounts) and max(mounts, key=lambda p: len(p.mountpoint)).fstype == "tmpfs"
+
+
+def _temporary_folder_in_memory() -> None:
+    """Point this run's temporary files (pytest's ``tmp_path``, and every process it starts,
+    through ``TMPDIR``) at a new folder of :data:`MEMORY_TMP` if the system's temporary folder
+    is on a disk and ``TMPDIR`` is not set.  The tests write about 1 GB (a virtual environment
+    of 24,000 files, courses, the book), and on a disk the writers pay for the write-back in
+    kernel time: installing the kit's wheel took 16 CPU-s of it on an ext4 disk, 2 on tmpfs.
+    The folder is removed at the end of a run that passed, kept (and named) otherwise."""
+    import tempfile
+
+    if "TMPDIR" in os.environ or not MEMORY_TMP.is_dir() or not os.access(MEMORY_TMP, os.W_OK):
+        return
+    if _on_tmpfs(Path(tempfile.gettempdir())) or not _on_tmpfs(MEMORY_TMP) \
+            or shutil.disk_usage(MEMORY_TMP).free < MEMORY_TMP_FREE:
+        return
+    folder = tempfile.mkdtemp(prefix="kit-tests-", dir=MEMORY_TMP)
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
+    _RUN_TMP["folder"] = folder
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
-    """Before the workers of a parallel run start (in xdist's controller): the compiled event
-    loop of the *loggopsim* semantics is loaded from numba's cache, or compiled into it once
-    (6 CPU-s in a fresh clone).  Else the workers, the notebooks' kernels and the command lines
-    the tests start, all at once, could each compile it until one had written the cache."""
-    if (os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses", None)
-            or config.getoption("collectonly", False)):
+    """In the process that runs the session (xdist's controller, or the only one): the run's
+    temporary folder (:func:`_temporary_folder_in_memory`); then, before the workers of a
+    parallel run start, the compiled event loop of the *loggopsim* semantics is loaded from
+    numba's cache, or compiled into it once (6 CPU-s in a fresh clone).  Else the workers, the
+    notebooks' kernels and the command lines the tests start, all at once, could each compile
+    it until one had written the cache."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if config.option.basetemp is None:
+        _temporary_folder_in_memory()
+    if not getattr(config.option, "numprocesses", None) or config.getoption("collectonly", False):
         return
     from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
     from netmodels.models.logp import LogP
@@ -56,6 +96,21 @@ def pytest_configure(config):
 
     simulate(ArraySchedule("warm-up", 2, 1, [ArrayStep.of([0], [1], 0, 1)]), LogP(L=1e-6, o=1e-6, g=1e-6, P=2),
              semantics="loggopsim")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _RUN_TMP["passed"] = exitstatus == 0
+
+
+def pytest_terminal_summary(terminalreporter):
+    if "folder" in _RUN_TMP and not _RUN_TMP.get("passed"):
+        terminalreporter.write_line(f"temporary files of this run (in memory: remove them when done): "
+                                    f"{_RUN_TMP['folder']}")
+
+
+def pytest_unconfigure(config):
+    if "folder" in _RUN_TMP and _RUN_TMP.get("passed"):
+        shutil.rmtree(_RUN_TMP.pop("folder"), ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -52,8 +52,15 @@ def _free_port() -> int:
 class LocalSlurm:
     """A one-node cluster named ``kit`` with one partition, started in ``folder``."""
 
+    #: longest path of a Unix socket slurmd makes in its spool folder (a step's, for node
+    #: ``localhost``), in bytes: the folder must leave room for it under the system's limit (108)
+    SOCKET_NAME = len("/spool/localhost_4294967295.4294967291")
+
     def __init__(self, folder: Path, cpus: int | None = None):
         self.dir = Path(folder)
+        if len(str(self.dir)) + self.SOCKET_NAME >= 108:
+            raise ValueError(f"{folder}: too long a path for the cluster's sockets (slurmd's steps would "
+                             "never start): give a folder of at most 70 characters")
         self.cpus = cpus or os.cpu_count() or 1
         self.conf = self.dir / "slurm.conf"
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,15 +28,20 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")
-def slurm(tmp_path_factory):
+def slurm():
     reason = missing()
     if reason:
         msg = f"local Slurm unavailable: {reason}"
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(msg + ": the Slurm test is required in CI")
         pytest.skip(msg)
-    with LocalSlurm(tmp_path_factory.mktemp("slurm")) as cluster:
-        yield cluster
+    # a short folder (tmp_path's can be too long for the sockets in it, see LocalSlurm)
+    folder = Path(tempfile.mkdtemp(prefix="slurm-"))
+    try:
+        with LocalSlurm(folder) as cluster:
+            yield cluster
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _kit_env(results: Path, **extra) -> dict:
