@@ -1,4 +1,5 @@
-"""Driver run under ``mpiexec -n P`` by tests/test_allreduce_mpi.py (one job per P).
+"""Driver run by tests/test_allreduce_mpi.py on P ranks, for every P in one job (tests/by_size.py;
+alone: ``mpiexec -n P python tests/allreduce_sweep.py``).
 
 Sweeps every algorithm x N x dtype x op (and a few blocks and meshes), compares
 ``mpi_exercises.allreduce`` with ``MPI.Allreduce`` (exactly for integers, to a
@@ -7,7 +8,7 @@ that bad arguments raise ValueError on every rank.  Prints one line per failure 
 on rank 0; the exit status is 0 only if everything passed.
 """
 
-from tests.mpirun import finish_sweep
+from tests.mpirun import finish_sweep, sweep_comm
 
 import numpy as np
 from mpi4py import MPI
@@ -15,7 +16,7 @@ from mpi4py import MPI
 from mpi_exercises.bench.allreduce import matches, test_vector
 from mpi_exercises.collectives.allreduce import allreduce, choices
 
-comm = MPI.COMM_WORLD
+comm = sweep_comm()   # COMM_WORLD, or the first P ranks of it under tests/by_size.py
 P, rank = comm.Get_size(), comm.Get_rank()
 OPS = {"sum": MPI.SUM, "prod": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN}
 DTYPES = ["int32", "int64", "uint8", "float32", "float64", "complex128"]

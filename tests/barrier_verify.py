@@ -1,4 +1,4 @@
-"""Driver run under ``mpiexec -n P`` by tests/test_barrier_mpi.py (one job per P): every barrier
+"""Driver run by tests/test_barrier_mpi.py on P ranks, every P in one job (tests/by_size.py): every barrier
 algorithm (and its variants) checked with random entry delays by
 :func:`mpi_exercises.collectives.barrier.verify`; prints a line per checked algorithm, then the
 failures or ``all barriers correct`` on rank 0; exit status 1 if any failed.
@@ -11,6 +11,7 @@ import sys
 
 from mpi_exercises.bench.arguments import positive_int
 from mpi_exercises.collectives.barrier import choices, verify
+from tests.mpirun import sweep_comm
 
 
 def main(argv=None) -> int:
@@ -20,9 +21,7 @@ def main(argv=None) -> int:
                    help="barriers per algorithm (default 50)")
     p.add_argument("--max-delay-ms", type=float, default=2.0, help="random delay bound in ms")
     args = p.parse_args(argv)
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
+    comm = sweep_comm()   # COMM_WORLD, or the first P ranks of it under tests/by_size.py
     failures = []
     for name in choices():
         variants = {"combining_tree": [{"fan_in": 2}, {"fan_in": 3}],

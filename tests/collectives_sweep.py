@@ -1,4 +1,5 @@
-"""Driver run under ``mpiexec -n P`` by tests/test_collectives_mpi.py (one job per P).
+"""Driver run by tests/test_collectives_mpi.py on P ranks, for every P in one job (tests/by_size.py;
+alone: ``mpiexec -n P python tests/collectives_sweep.py``).
 
 Compares ``mpi_exercises.allgather`` with ``MPI.Allgather`` (every algorithm, every
 valid k, sizes 0, 1, odd, 2-D and 0-d shapes, several dtypes; with and without
@@ -9,7 +10,7 @@ per failure and ``SWEEP OK <count>`` or ``SWEEP FAILED`` on rank 0; exit status 
 only if everything passed.
 """
 
-from tests.mpirun import finish_sweep
+from tests.mpirun import finish_sweep, sweep_comm
 
 import numpy as np
 from mpi4py import MPI
@@ -20,7 +21,7 @@ from netmodels.algorithms import registry
 
 AG_ALGORITHMS, A2A_ALGORITHMS = allgather_choices(), alltoall_choices()
 
-comm = MPI.COMM_WORLD
+comm = sweep_comm()   # COMM_WORLD, or the first P ranks of it under tests/by_size.py
 P, rank = comm.Get_size(), comm.Get_rank()
 DTYPES = ["int8", "int32", "uint16", "float32", "float64", "complex128"]
 failures, count = [], 0

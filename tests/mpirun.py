@@ -166,6 +166,46 @@ def run_mpi_ok(nprocs: int, args: list[str], *, timeout: float = 60, cwd=None,
     return res
 
 
+_SWEEP_COMMS: list = []   # set by tests/by_size.py while it runs a driver
+
+
+def sweep_comm():
+    """The communicator a driver checks: the one ``tests/by_size.py`` gives it (the world's
+    first P ranks), else ``COMM_WORLD``."""
+    from mpi4py import MPI
+
+    return _SWEEP_COMMS[-1] if _SWEEP_COMMS else MPI.COMM_WORLD
+
+
+def sections_by_size(stdout: str) -> dict[int, str]:
+    """The output of a ``tests/by_size.py`` job, by number of ranks: each run's lines and its
+    closing ``exit N`` line."""
+    out, size = {}, None
+    for line in stdout.splitlines():
+        if line.startswith("--- ") and line.endswith(" ranks"):
+            size = int(line.split()[1])
+            out[size] = ""
+        elif size is not None:
+            out[size] += line + "\n"
+    return out
+
+
+def run_by_size(sizes: list[int], driver: list[str], ok: str, *, timeout: float) -> dict[int, str]:
+    """Run the driver ``python DRIVER`` once per number of ranks of ``sizes`` in one job
+    (``tests/by_size.py`` under ``mpiexec -n max(sizes)``, ranks sleeping while they wait)
+    and fail the test unless every run exited 0 with the line ``ok`` (a prefix) in its
+    output; return each run's output by number of ranks."""
+    res = run_mpi(max(sizes), ["-m", "tests.by_size", ",".join(map(str, sizes)), *driver], timeout=timeout,
+                  sleep_while_waiting=True)
+    runs = sections_by_size(res.stdout)
+    bad = [p for p in sizes if not (runs.get(p, "").endswith("exit 0\n")
+                                    and any(line.startswith(ok) for line in runs[p].splitlines()))]
+    assert res.returncode == 0 and sorted(runs) == sorted(sizes) and not bad, (
+        f"{' '.join(res.args)} exited {res.returncode}; runs not ok: {bad}\n--- stdout\n{res.stdout}"
+        f"\n--- stderr\n{res.stderr[-3000:]}")
+    return runs
+
+
 def finish_sweep(comm, failures: list[str], ok: str, failed: str) -> None:
     """End a driver run under mpiexec: every rank's failures, once each, printed on rank 0,
     else the line ``ok``; then ``failed`` if any; exit status 1 if any, else 0 (collective)."""

@@ -1,4 +1,5 @@
-"""Driver run under ``mpiexec -n P`` by tests/test_registry_mpi.py (one job per P).
+"""Driver run by tests/test_registry_mpi.py on P ranks, for every P in one job (tests/by_size.py;
+alone: ``mpiexec -n P python tests/registry_sweep.py``).
 
 Walks :mod:`netmodels.algorithms.registry` and runs every entry, with its default
 options, through the front door of its collective against MPI's own: allreduce against
@@ -19,9 +20,9 @@ from mpi4py import MPI
 
 from mpi_exercises import allgather, allreduce, alltoall, barrier, broadcast
 from netmodels.algorithms import registry
-from tests.mpirun import finish_sweep
+from tests.mpirun import finish_sweep, sweep_comm
 
-comm = MPI.COMM_WORLD
+comm = sweep_comm()   # COMM_WORLD, or the first P ranks of it under tests/by_size.py
 P, rank = comm.Get_size(), comm.Get_rank()
 SIZES = sorted({0, 1, max(P - 1, 0), P + 1, 2 * P + 3})
 failures, count = [], 0

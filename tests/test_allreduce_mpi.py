@@ -1,7 +1,8 @@
 """mpi_exercises.allreduce and the executor under mpiexec, against MPI.Allreduce.
 
-One mpiexec job per P runs tests/allreduce_sweep.py (every algorithm x N x dtypes x
-ops, then the bad-argument cases); timeouts turn a deadlock into a failure.
+One mpiexec job runs tests/allreduce_sweep.py (every algorithm x N x dtypes x ops, then the
+bad-argument cases) on P = 1 to 6 ranks in turn (tests/by_size.py); timeouts turn a deadlock
+into a failure.
 """
 
 import json
@@ -10,15 +11,13 @@ import sys
 
 import pytest
 
-from tests.mpirun import ROOT, run_mpi, run_mpi_ok
+from tests.mpirun import ROOT, run_by_size, run_mpi_ok
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("nprocs", [1, 2, 3, 4, 5, 6])
-def test_sweep_matches_mpi_allreduce_and_bad_arguments_raise_everywhere(nprocs):
-    res = run_mpi(nprocs, ["tests/allreduce_sweep.py"], timeout=150, sleep_while_waiting=True)
-    assert res.returncode == 0 and "SWEEP OK" in res.stdout, \
-        f"exit {res.returncode}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr[-3000:]}"
+def test_sweep_matches_mpi_allreduce_and_bad_arguments_raise_everywhere():
+    # on 1 to 6 ranks, one job (tests/by_size.py)
+    run_by_size([1, 2, 3, 4, 5, 6], ["tests/allreduce_sweep.py"], "SWEEP OK", timeout=600)
 
 
 @pytest.mark.mpi

@@ -1,8 +1,8 @@
 """Barrier algorithms under mpiexec: no rank leaves before every rank has entered; and the
 two commands of the LogP chapter, barrier-bench and logp.
 
-One mpiexec job per P = 1..8 runs ``python -m tests.barrier_verify --verify N``, which
-loops over every algorithm (and a few option variants): back-to-back barriers with a
+One mpiexec job runs ``python -m tests.barrier_verify --verify N`` on P = 1..8 ranks in turn
+(tests/by_size.py); it loops over every algorithm (and a few option variants): back-to-back barriers with a
 random delay before each entry plus one late rank per barrier, entry/exit stamped on
 CLOCK_MONOTONIC (one clock for all processes of this host).  A negative control shows
 that the check catches a schedule that is not a barrier.  Above 2 ranks this 2-core
@@ -15,18 +15,18 @@ import sys
 import numpy as np
 import pytest
 
-from tests.mpirun import ROOT, run_mpi_ok
+from tests.mpirun import ROOT, run_by_size, run_mpi_ok
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("nprocs", range(1, 9))
-def test_every_algorithm_is_a_barrier_under_mpi(nprocs):
-    res = run_mpi_ok(nprocs, ["-m", "tests.barrier_verify", "--verify", "12", "--max-delay-ms", "1"],
-                     timeout=120, sleep_while_waiting=True)
-    assert "all barriers correct" in res.stdout
+def test_every_algorithm_is_a_barrier_under_mpi():
     from mpi_exercises.collectives.barrier import choices
 
-    assert res.stdout.count("checked ") == len(choices()) + 3  # every algorithm, three of them with two variants
+    # on 1 to 8 ranks, one job (tests/by_size.py)
+    runs = run_by_size(list(range(1, 9)), ["-m", "tests.barrier_verify", "--verify", "12", "--max-delay-ms", "1"],
+                       "all barriers correct", timeout=600)
+    for nprocs, out in runs.items():   # every algorithm, three of them with two variants, on that many ranks
+        assert out.count(f" on {nprocs} ranks\n") == len(choices()) + 3, out
 
 
 def _driver(mode):
