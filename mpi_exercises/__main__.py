@@ -121,8 +121,12 @@ def run_guarded(run, args) -> int:
 def abort(MPI) -> None:
     """``MPI_Abort`` of every rank, this rank's message already printed: after
     :data:`ABORT_GRACE_S`, with this rank's output silenced (the library prints lines of
-    its own on aborting, which would bury that message)."""
+    its own on aborting, which would bury that message).  The job's shared-memory files go
+    first: an aborted job leaves them (:func:`mpi_exercises.interrupt.unlink_shared_memory`)."""
+    from mpi_exercises.interrupt import unlink_shared_memory
+
     time.sleep(ABORT_GRACE_S)
+    unlink_shared_memory()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -13,7 +13,8 @@ written to be complete (at most :data:`WRITE_GRACE_S`; :mod:`netmodels.outputs` 
 atomically, so an existing file is never half-replaced), prints one line on the first rank
 (:func:`netmodels.commandline.interrupted`: what was kept) and ends the process with status
 130, without MPI_Finalize, :data:`TOGETHER_S` after the signal on every rank: a launcher ends
-the job quietly when its ranks exit so together.
+the job quietly when its ranks exit so together.  What MPI_Finalize would have removed, the
+job's shared-memory files, each rank removes itself (:func:`unlink_shared_memory`).
 Hydra's own two lines on receiving Ctrl-C ("Sending Ctrl-C to processes as requested") are
 the launcher's, not the kit's.
 """
@@ -73,6 +74,27 @@ def end_here() -> None:
     os._exit(INTERRUPTED)
 
 
+def unlink_shared_memory(maps: str = "/proc/self/maps") -> list[str]:
+    """Remove the MPI library's shared-memory files that this process has mapped (MPICH's
+    ``/dev/shm/mpich_shm_*``, the ranks' exchange area on a node) and return them.  MPI_Finalize
+    removes them; a rank that ends without it leaves each in memory (2 MB a job here) until
+    the machine restarts.  The ranks' mappings stay valid; no file: nothing to do."""
+    try:
+        with open(maps, encoding="utf-8") as f:
+            paths = {fields[5] for fields in (line.split(None, 5) for line in f) if len(fields) == 6}
+    except OSError:
+        return []
+    removed = []
+    for path in sorted(p.strip() for p in paths):
+        if path.startswith("/dev/shm/mpich_shm_"):
+            try:
+                os.unlink(path)
+                removed.append(path)
+            except OSError:          # removed by another rank of the job already
+                pass
+    return removed
+
+
 def _watch(read: int, speaks: bool) -> None:
     while os.read(read, 1) != bytes([signal.SIGINT]):
         pass
@@ -86,5 +108,6 @@ def _watch(read: int, speaks: bool) -> None:
             print(line, file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass
+    unlink_shared_memory()
     time.sleep(max(0.0, end - time.monotonic()))
     os._exit(INTERRUPTED)

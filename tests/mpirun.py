@@ -76,11 +76,11 @@ def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
         time.sleep(0.05)
 
 
-def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: float = 20) -> None:
+def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: float = 20) -> list[psutil.Process]:
     """Wait until ``nprocs`` processes under the launcher ``proc`` have ``marker`` in their
     command line and ``mpi4py.MPI`` imported (:func:`_has_mpi`: they are past their
     start-up and inside the command, whose first act is to take over Ctrl-C); fail the test if
-    they have not within ``timeout`` seconds (a loaded machine starts slowly)."""
+    they have not within ``timeout`` seconds (a loaded machine starts slowly).  The ranks."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         try:
@@ -91,9 +91,9 @@ def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: fl
         if len(ranks) >= nprocs:
             if not hasattr(psutil.Process, "memory_maps"):   # macOS: no maps to read, so one second
                 time.sleep(1)                                # for the ranks to be past their start-up
-                return
+                return ranks
             if all(_has_mpi(p) for p in ranks):
-                return
+                return ranks
         time.sleep(0.05)
     raise AssertionError(f"{nprocs} ranks running {marker!r} did not start MPI within {timeout} s")
 
@@ -113,7 +113,8 @@ def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
     started (after its ``ranks`` started, if ``cmd`` is a launcher): to its whole process
     group (``group``: what a terminal does on Ctrl-C), else to the launcher alone (which
     forwards it to the ranks).  The finished process and how long it took to end; a test
-    failure if it still runs 10 s after the signal.  Its ranks sleep while waiting
+    failure if it still runs 10 s after the signal, or if a shared-memory file its ranks had
+    mapped is left behind.  Its ranks sleep while waiting
     (:data:`SLEEP_WHILE_WAITING`): what is checked is how they end, not how fast they run."""
     import pytest
 
@@ -130,10 +131,10 @@ def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
     finally:
         if ignored:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if ranks:
-        wait_for_ranks(proc, ranks, "mpi_exercises")
+    started = wait_for_ranks(proc, ranks, "mpi_exercises") if ranks else []
     time.sleep(after_s)
     assert proc.poll() is None, f"{cmd} ended before Ctrl-C: make it longer"
+    shared = _shared_memory(started)
     if group:
         os.killpg(proc.pid, signal.SIGINT)
     else:
@@ -144,7 +145,21 @@ def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
     except subprocess.TimeoutExpired:
         kill_job(proc)
         pytest.fail(f"still running 10 s after Ctrl-C: {cmd}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), time.monotonic() - start
+    took = time.monotonic() - start
+    left = [path for path in shared if os.path.exists(path)]
+    assert not left, f"the ranks' shared memory outlived them (in memory until a restart): {left}"
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), took
+
+
+def _shared_memory(ranks: list[psutil.Process]) -> set[str]:
+    """MPICH's shared-memory files (``/dev/shm/mpich_shm_*``) that ``ranks`` have mapped."""
+    found = set()
+    for p in ranks:
+        try:
+            found |= {m.path for m in p.memory_maps() if m.path.startswith("/dev/shm/mpich_shm_")}
+        except (psutil.Error, AttributeError):     # ended, or no maps to read (macOS)
+            pass
+    return found
 
 
 def running(p: psutil.Process) -> bool:

@@ -356,6 +356,9 @@ from mpi4py import MPI
 from mpi_exercises.__main__ import build_parser, run_guarded
 
 def run(args):
+    with open("/proc/self/maps") as f:   # the job's shared memory, which the abort must remove
+        print(*sorted({l.split()[-1] for l in f if "/dev/shm/mpich_shm_" in l}), sep="\\n", flush=True)
+    MPI.COMM_WORLD.Barrier()
     if MPI.COMM_WORLD.Get_rank() == 1:
         raise RuntimeError("something went wrong on rank 1")
     MPI.COMM_WORLD.Barrier()          # rank 0 would wait here for ever
@@ -374,6 +377,8 @@ def test_an_exception_on_one_rank_ends_every_rank():
     assert "RuntimeError: something went wrong on rank 1" in res.stderr
     assert "rank 1 failed: aborting every rank" in res.stderr
     assert time.monotonic() - start < 10
+    shared = {line for line in res.stdout.splitlines() if line.startswith("/dev/shm/mpich_shm_")}
+    assert not [path for path in shared if os.path.exists(path)], shared   # in memory until a restart
 
 
 @pytest.mark.mpi
