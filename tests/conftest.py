@@ -98,18 +98,24 @@ def pytest_configure(config):
              semantics="loggopsim")
 
 
+def _keep_run_tmp() -> bool:
+    """Whether the run's folder in memory stays: after a run that failed, if it holds anything."""
+    folder = _RUN_TMP.get("folder")
+    return bool(folder) and not _RUN_TMP.get("passed") and any(Path(folder).iterdir())
+
+
 def pytest_sessionfinish(session, exitstatus):
     _RUN_TMP["passed"] = exitstatus == 0
 
 
 def pytest_terminal_summary(terminalreporter):
-    if "folder" in _RUN_TMP and not _RUN_TMP.get("passed"):
+    if _keep_run_tmp():
         terminalreporter.write_line(f"temporary files of this run (in memory: remove them when done): "
                                     f"{_RUN_TMP['folder']}")
 
 
 def pytest_unconfigure(config):
-    if "folder" in _RUN_TMP and _RUN_TMP.get("passed"):
+    if "folder" in _RUN_TMP and not _keep_run_tmp():
         shutil.rmtree(_RUN_TMP.pop("folder"), ignore_errors=True)
 
 
