@@ -61,11 +61,13 @@ def run_mpi(nprocs: int, args: list[str], *, timeout: float = 60, cwd=None,
 def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
     """Kill a launcher started with ``start_new_session=True`` and every process under it,
     then wait up to ``wait`` seconds until none runs.  Its process group alone is not
-    enough: Hydra starts each rank in a session of its own."""
+    enough: Hydra starts each rank in a session of its own.  The ranks' shared-memory files,
+    which killed ranks cannot remove, are removed."""
     try:
         procs = psutil.Process(proc.pid).children(recursive=True)
     except psutil.NoSuchProcess:
         procs = []
+    shared = _shared_memory(procs)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     for p in procs:
@@ -74,6 +76,9 @@ def kill_job(proc: subprocess.Popen, wait: float = 10) -> None:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and any(running(p) for p in procs):
         time.sleep(0.05)
+    for path in shared:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def wait_for_ranks(proc: subprocess.Popen, nprocs: int, marker: str, timeout: float = 20) -> list[psutil.Process]:
