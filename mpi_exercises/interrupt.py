@@ -39,6 +39,9 @@ WRITE_GRACE_S = 5.0
 TOGETHER_S = 0.25
 
 
+#: the path prefix of MPICH's shared-memory files (one per job and node)
+SHARED_MEMORY = "/dev/shm/mpich_shm_"
+
 #: set when this rank has received its Ctrl-C (its watcher thread then ends the process)
 RECEIVED = threading.Event()
 
@@ -74,25 +77,22 @@ def end_here() -> None:
     os._exit(INTERRUPTED)
 
 
-def unlink_shared_memory(maps: str = "/proc/self/maps") -> list[str]:
+def unlink_shared_memory() -> None:
     """Remove the MPI library's shared-memory files that this process has mapped (MPICH's
-    ``/dev/shm/mpich_shm_*``, the ranks' exchange area on a node) and return them.  MPI_Finalize
-    removes them; a rank that ends without it leaves each in memory (2 MB a job here) until
-    the machine restarts.  The ranks' mappings stay valid; no file: nothing to do."""
+    :data:`SHARED_MEMORY` files, the ranks' exchange area on a node).  MPI_Finalize removes
+    them; a rank that ends without it leaves each in memory (2 MB a job here) until the
+    machine restarts.  The ranks' mappings stay valid; no file (no /proc): nothing to do."""
     try:
-        with open(maps, encoding="utf-8") as f:
-            paths = {fields[5] for fields in (line.split(None, 5) for line in f) if len(fields) == 6}
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            paths = {fields[5].strip() for fields in (line.split(None, 5) for line in f) if len(fields) == 6}
     except OSError:
-        return []
-    removed = []
-    for path in sorted(p.strip() for p in paths):
-        if path.startswith("/dev/shm/mpich_shm_"):
+        return
+    for path in paths:
+        if path.startswith(SHARED_MEMORY):
             try:
                 os.unlink(path)
-                removed.append(path)
             except OSError:          # removed by another rank of the job already
                 pass
-    return removed
 
 
 def _watch(read: int, speaks: bool) -> None:

@@ -157,11 +157,14 @@ def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
 
 
 def _shared_memory(ranks: list[psutil.Process]) -> set[str]:
-    """MPICH's shared-memory files (``/dev/shm/mpich_shm_*``) that ``ranks`` have mapped."""
+    """MPICH's shared-memory files (:data:`mpi_exercises.interrupt.SHARED_MEMORY`) that ``ranks``
+    have mapped."""
+    from mpi_exercises.interrupt import SHARED_MEMORY
+
     found = set()
     for p in ranks:
         try:
-            found |= {m.path for m in p.memory_maps() if m.path.startswith("/dev/shm/mpich_shm_")}
+            found |= {m.path for m in p.memory_maps() if m.path.startswith(SHARED_MEMORY)}
         except (psutil.Error, AttributeError):     # ended, or no maps to read (macOS)
             pass
     return found

@@ -18,6 +18,7 @@ import time
 import pytest
 
 from tests.forked import first_of_each, run_module
+from mpi_exercises.interrupt import SHARED_MEMORY
 from tests.mpirun import ROOT, interrupt_job, mpiexec_path, run_mpi
 
 MISSING = "/nonexistent-folder/out.json"
@@ -354,10 +355,11 @@ ONE_RANK_FAILS = """
 import sys
 from mpi4py import MPI
 from mpi_exercises.__main__ import build_parser, run_guarded
+from mpi_exercises.interrupt import SHARED_MEMORY
 
 def run(args):
     with open("/proc/self/maps") as f:   # the job's shared memory, which the abort must remove
-        print(*sorted({l.split()[-1] for l in f if "/dev/shm/mpich_shm_" in l}), sep="\\n", flush=True)
+        print(*sorted({l.split()[-1] for l in f if SHARED_MEMORY in l}), sep="\\n", flush=True)
     MPI.COMM_WORLD.Barrier()
     if MPI.COMM_WORLD.Get_rank() == 1:
         raise RuntimeError("something went wrong on rank 1")
@@ -377,7 +379,7 @@ def test_an_exception_on_one_rank_ends_every_rank():
     assert "RuntimeError: something went wrong on rank 1" in res.stderr
     assert "rank 1 failed: aborting every rank" in res.stderr
     assert time.monotonic() - start < 10
-    shared = {line for line in res.stdout.splitlines() if line.startswith("/dev/shm/mpich_shm_")}
+    shared = {line for line in res.stdout.splitlines() if line.startswith(SHARED_MEMORY)}
     assert not [path for path in shared if os.path.exists(path)], shared   # in memory until a restart
 
 
