@@ -7,9 +7,9 @@ then its receives).  The event queue is a 4-ary heap in one int64 array, three w
 A phase's receives are posted at one time with consecutive ages, and one entry stands for them:
 handling it posts the next receive, and the entry, while receives are left, takes the age of
 the one after: the order of one entry per receive, with at most one such entry per rank in the
-heap instead of every posted receive.  A rank's messages that wait for its CPU or receive gap are a pairing heap
-by age (nodes in a shared pool), stood for in the event heap by one token at the age of the
-oldest.
+heap instead of every posted receive.  A rank's messages that wait for its CPU or receive gap
+are a pairing heap by age (nodes in a shared pool), stood for in the event heap by one token
+at the age of the oldest.
 """
 
 from __future__ import annotations
