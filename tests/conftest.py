@@ -79,7 +79,8 @@ def _temporary_folder_in_memory() -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     """In the process that runs the session (xdist's controller, or the only one): the run's
-    temporary folder (:func:`_temporary_folder_in_memory`); then, before the workers of a
+    temporary folder (:func:`_temporary_folder_in_memory`) and one BLAS thread per process
+    (the workers and every process of the run inherit both); then, before the workers of a
     parallel run start, the compiled event loop of the *loggopsim* semantics is loaded from
     numba's cache, or compiled into it once (6 CPU-s in a fresh clone).  Else the workers, the
     notebooks' kernels and the command lines the tests start, all at once, could each compile
@@ -88,6 +89,11 @@ def pytest_configure(config):
         return
     if config.option.basetemp is None:
         _temporary_folder_in_memory()
+    # one BLAS thread in every process of the run (workers, kernels, command lines, ranks) unless
+    # set: the run starts about a thousand Pythons, two workers at once on a laptop's cores, and
+    # numpy's OpenBLAS would start a thread per core in each, which spin at start-up (the kit's
+    # ranks and graded kernels have it already: mpi_exercises.__main__, labs/grading_sandbox.py)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if not getattr(config.option, "numprocesses", None) or config.getoption("collectonly", False):
         return
     from netmodels.algorithms.arrays import ArraySchedule, ArrayStep

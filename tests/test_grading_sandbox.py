@@ -1,6 +1,7 @@
-"""The grading sandbox's kernel starts from the grader's matplotlib font list
-(``labs/grading_sandbox.py``: ``font_list`` and ``command``) instead of listing the system's
-fonts again in its empty home, once per graded notebook that plots.
+"""What the grading sandbox's kernel starts from (``labs/grading_sandbox.py``: ``font_list`` and
+``command``): the grader's matplotlib font list, instead of listing the system's fonts again in
+its empty home once per graded notebook that plots; and one BLAS thread unless the grader's
+environment sets it.
 """
 
 from __future__ import annotations
@@ -49,3 +50,16 @@ def test_the_kernel_loads_the_graders_font_list_and_builds_its_own_without_one(t
     run, (cachedir, marker) = _in_sandbox(tmp_path / "without", None)
     assert cachedir == str(run / "matplotlib") and marker is None
     assert (run / "matplotlib" / given.name).is_file()
+
+
+def test_the_kernel_gets_one_blas_thread_unless_the_grader_sets_it(tmp_path, monkeypatch):
+    require_sandbox()
+
+    def blas_threads() -> list[str]:
+        cmd = grading_sandbox.command(str(tmp_path), str(tmp_path), memory=1 << 30, cpu=60, fsize=1 << 20)
+        return [cmd[i + 2] for i in range(len(cmd) - 2) if cmd[i:i + 2] == ["--setenv", "OPENBLAS_NUM_THREADS"]]
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert blas_threads() == ["1"]
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert blas_threads() == ["3"]

@@ -1,11 +1,15 @@
 """``python -m mpi_exercises info`` under mpiexec: library, launcher, placement, oversubscription."""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from mpi_exercises.bench import placement
-from .mpirun import run_mpi_ok
+from .mpirun import ROOT, mpiexec_path, run_mpi_ok
 
 pytestmark = pytest.mark.mpi
 
@@ -40,3 +44,29 @@ def test_rank_ranges_are_compact():
     from mpi_exercises.collectives._door import rank_list
 
     assert rank_list([0, 1, 2, 5, 7, 8]) == "ranks 0-2, 5, 7-8" and rank_list([3]) == "rank 3"
+
+
+# a rank's threads once numpy is imported, after the kit's command line ("kit") or without it
+THREADS = """
+import sys
+if sys.argv[1] == "kit":
+    import mpi_exercises.__main__  # noqa: F401 (what `python -m mpi_exercises` runs first)
+import numpy  # noqa: F401
+print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("Threads:")))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists() or len(os.sched_getaffinity(0)) < 2,
+                    reason="counts threads in /proc (Linux), and OpenBLAS starts one thread per core (2 or more)")
+def test_a_rank_runs_one_blas_thread_unless_its_user_sets_it():
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+
+    def threads(how: str, **extra) -> int:
+        res = subprocess.run([mpiexec_path(), "-n", "1", sys.executable, "-c", THREADS, how], cwd=ROOT,
+                             env={**env, **extra}, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, res.stderr
+        return int(res.stdout.split()[-1])
+
+    assert threads("kit") == 1
+    assert threads("numpy alone") > 1                    # OpenBLAS's pool: what the line above avoids
+    assert threads("kit", OPENBLAS_NUM_THREADS="2") == 2  # the user's own setting is kept
