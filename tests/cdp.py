@@ -164,9 +164,13 @@ class Browser:
         return res["result"].get("value")
 
     # -- pages -------------------------------------------------------------------------
-    def load(self, url: str, *, quiet: float = 0.5, limit: float = 60.0) -> list[dict]:
-        """Navigate to ``url``, wait for the load event and for the network to stay idle
-        for ``quiet`` seconds (at most ``limit``), and return the events of this load."""
+    def load(self, url: str, *, quiet: float = 0.25, limit: float = 60.0) -> list[dict]:
+        """Navigate to ``url``, wait for the load event and for the network to stay idle (no
+        request in flight, no event) for ``quiet`` seconds (at most ``limit``), and return the
+        events of this load.  After their load event the book's pages log little (the first
+        page loads one more file, the index's redirect starts the next load): an event or a
+        request in flight restarts the wait, and what a page logs after it is still recorded
+        in :attr:`events` for the checks that follow."""
         self.events = []
         res = self.call("Page.navigate", url=url)
         if res.get("errorText"):
