@@ -54,6 +54,9 @@ endif
 	@# package": that one message is filtered, every other warning still shows)
 	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course kit)" >/dev/null
+	@# the compiled event loop of the loggopsim semantics, into numba's cache now (9 s once),
+	@# not at its first use in a chapter, a lab or the tests
+	$(BIN)/python -m netmodels simulate barrier.dissemination -P 2 --model logp --semantics loggopsim >/dev/null
 	@echo "Environment ready in $$(( $$(date +%s) - $$(cat $(VENV)/.setup-started) )) s."
 	@touch $@
 

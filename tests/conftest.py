@@ -82,7 +82,8 @@ def pytest_configure(config):
     temporary folder (:func:`_temporary_folder_in_memory`) and one BLAS thread per process
     (the workers and every process of the run inherit both); then, before the workers of a
     parallel run start, the compiled event loop of the *loggopsim* semantics is loaded from
-    numba's cache, or compiled into it once (6 CPU-s in a fresh clone).  Else the workers, the
+    numba's cache (``make``'s setup of the environment fills it), or compiled into it once (9 s
+    in a fresh clone whose environment was made otherwise).  Else the workers, the
     notebooks' kernels and the command lines the tests start, all at once, could each compile
     it until one had written the cache."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
