@@ -69,7 +69,7 @@ def test_draw_and_panel():
     mp.draw_models(ax, "ring allreduce", 8, 1000, M)
     assert "PRAM 14 steps" in ax.get_title()
     panel = mp.models_spec(M, "binomial broadcast", 8, 100).live()
-    (alg, p, n), image = panel.children[0].children, panel.children[1]
+    (alg, _, _), image = panel.children[0].children, panel.children[1]   # algorithm, P, n
     before = image.value
     alg.value = "two-phase broadcast"
     assert image.value != before and image.value[:4] == b"\x89PNG"

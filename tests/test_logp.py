@@ -338,7 +338,7 @@ def test_panel_drawings_run_headless():
 def test_prtt_fit_constrains_a_negative_latency_and_says_it_is_not_identifiable():
     # overheads measured alone larger than half the round trip: data written out by hand
     # with o_s + o_r = 1.9 µs and a round trip of 2 x 1.4 µs, so L would be -0.5 µs
-    o_s, o_r, g, G, n, d = 0.6e-6, 1.3e-6, 1.2e-6, 0.0, 10, 50e-6
+    o_s, o_r, g, n, d = 0.6e-6, 1.3e-6, 1.2e-6, 10, 50e-6
     sizes = [0, 1, 8, 64]
     r1 = np.full(4, 2.8e-6)
     rn0 = r1 + (n - 1) * g

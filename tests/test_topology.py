@@ -59,7 +59,7 @@ def test_fat_tree_is_a_k_ary_n_tree(k, n):
             assert dist[("leaf", b)] == 2 * digits_lca(a, b, k)
     # k^(L-1) shortest paths between leaves whose lowest common ancestor is at level L
     a, b = 0, k ** n - 1
-    paths, frontier = 0, [[("leaf", a)]]
+    frontier = [[("leaf", a)]]
     for _ in range(2 * n):
         frontier = [p + [y] for p in frontier for y in adj[p[-1]] if y not in p]
     assert sum(p[-1] == ("leaf", b) for p in frontier) == k ** (n - 1)
