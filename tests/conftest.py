@@ -90,11 +90,14 @@ def pytest_configure(config):
         return
     if config.option.basetemp is None:
         _temporary_folder_in_memory()
-    # one BLAS thread in every process of the run (workers, kernels, command lines, ranks) unless
-    # set: the run starts about a thousand Pythons, two workers at once on a laptop's cores, and
-    # numpy's OpenBLAS would start a thread per core in each, which spin at start-up (the kit's
-    # ranks and graded kernels have it already: mpi_exercises.__main__, labs/grading_sandbox.py)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # every process of the run (workers, kernels, command lines, the tests' own MPI drivers) gets
+    # what a rank of the kit gets, one BLAS thread unless set: the run starts about a thousand
+    # Pythons, two workers at once on a laptop's cores, and numpy's OpenBLAS would start a
+    # thread per core in each, which spin at start-up
+    from mpi_exercises.__main__ import RANK_ENVIRONMENT
+
+    for name, value in RANK_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
     if not getattr(config.option, "numprocesses", None) or config.getoption("collectonly", False):
         return
     from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
