@@ -239,6 +239,22 @@ def test_help_explains_every_option():
     assert unexplained == []
 
 
+def test_a_command_line_imports_only_its_own_command():
+    """Each rank builds the parser: for ``pingpong ...`` only pingpong's module is imported,
+    and its options are those of the full parser's ``pingpong``."""
+    code = """
+import sys
+from mpi_exercises.__main__ import COMMANDS, build_parser
+args = build_parser(["pingpong", "--sizes", "0,8"]).parse_args(["pingpong", "--sizes", "0,8"])
+own = COMMANDS["pingpong"][0]
+others = [m.partition(":")[0] for n, (m, _) in COMMANDS.items() if m.partition(":")[0] != own]
+print(own in sys.modules, [m for m in others if m in sys.modules], args.sizes)
+full = build_parser(); print(sorted(vars(full.parse_args(["pingpong", "--sizes", "0,8"]))) == sorted(vars(args)))
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:2] == ["True [] [0, 8]", "True"], res.stdout
+
 def test_every_command_has_a_row():
     """(``python -m netmodels``'s rows are the table of tests/test_netmodels_cli_errors.py.)"""
     from mpi_exercises.__main__ import COMMANDS
