@@ -202,3 +202,33 @@ def test_two_runs_agree_within_the_tolerance_or_are_told_apart(tmp_path):
     assert same.returncode == 0 and "alpha: runs differ by up to 2.0 % (within 5 %)" in same.stdout
     apart = subprocess.run([*script, a, b, c], capture_output=True, text=True, timeout=60)
     assert apart.returncode == 1 and "beta: runs differ by up to 20.0 % (MORE than 5 %)" in apart.stdout
+
+
+def test_a_progress_bar_is_tqdms_where_shown_and_imports_nothing_elsewhere():
+    # a rank that shows no bar (not rank 0, or --no-progress) runs the rounds without importing
+    # tqdm; where shown, the bar is tqdm's (stderr is no terminal here, so tqdm keeps it
+    # silent)
+    code = """
+import sys
+from mpi_exercises.bench import measure
+class OneRank:
+    def Get_rank(self): return 0
+    def bcast(self, value, root=0): return value
+for show in (False, True):
+    samples, info = measure.interleaved_rounds(OneRank(), ["a", "b"], lambda c, n: [1e-6] * n, lambda c: 4,
+                                               rounds=3, target=0, progress=show)
+    print(show, "tqdm" in sys.modules, info["rounds"], len(samples["a"]))
+"""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "False", "3", "4", "True", "True", "3", "4"], res.stdout
+    from mpi_exercises.bench.records import progress
+
+    assert list(progress(range(3), show=False)) == [0, 1, 2]
+    bar = progress(range(3), show=True, desc="x")
+    assert type(bar).__name__ == "tqdm" and list(bar) == [0, 1, 2] and bar.disable

@@ -18,7 +18,6 @@ not start MPI.
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Callable, Hashable, Sequence
 
@@ -132,8 +131,6 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     of each case in each round (``repetitions_per_round``), the reason to stop and the time
     taken, for the JSON.
     """
-    from tqdm import tqdm
-
     cases = list(cases)
     rng = np.random.default_rng(seed)      # the stream of round_orders(len(cases), ..., seed)
     firsts = [max(1, int(first(c))) for c in cases]
@@ -141,7 +138,7 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     taken: list[list[np.ndarray]] = [[] for _ in cases]
     orders: list[list[int]] = []
     is_root = comm.Get_rank() == root
-    bar = tqdm(desc=desc, unit="round", file=sys.stderr, disable=(not is_root) or not progress or None)
+    bar = records.progress(desc=desc, unit="round", show=is_root and progress)
     t_start = time.perf_counter()
 
     spent = [0.0] * len(cases)          # seconds each case has taken so far (root's clock)
@@ -291,12 +288,10 @@ def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warm
     every rank, one result per size and variant (``nelems, algorithm, mode, correct`` and
     :func:`statistics.summarize`'s statistics) and the rounds' record of each size."""
     from mpi4py import MPI
-    from tqdm import tqdm
 
     results, record = [], []
     share = None if time_budget_s is None else time_budget_s / max(len(sizes), 1)
-    for i, n in enumerate(tqdm(sizes, desc=desc, unit="size", file=sys.stderr,
-                               disable=(comm.Get_rank() != 0) or (not progress) or None)):
+    for i, n in enumerate(records.progress(sizes, desc=desc, unit="size", show=comm.Get_rank() == 0 and progress)):
         cases = [("mpi", "mpi")] + [(a, m) for a in algorithms if a != "mpi" for m in modes]
         calls, oks = [], []
         for algorithm, mode in cases:

@@ -47,7 +47,7 @@ from .. import pages
 from ..software import SoftwareCost
 from netmodels.outputs import write_json
 
-from . import arguments, placement, statistics, timing, measure as sampling
+from . import arguments, placement, records, statistics, timing, measure as sampling
 #: the network models a prediction report compares, by their names in the table of models
 MODELS = ("alpha-beta", "nbl", "loggp")
 ELEM_BYTES = 8                       #: the vectors are float64
@@ -426,16 +426,14 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
     timing_method}`` on rank 0.  A sample is ``inner`` back-to-back calls after one barrier,
     divided by ``inner``, the slowest rank's (:func:`timing.time_interleaved`): the barrier's
     exit skew is not charged to every call."""
-    from tqdm import tqdm
-
     P, rank = comm.Get_size(), comm.Get_rank()
     method = timing.loop_method(inner)
     rows = []
     for name in collectives:
         entry = COLLECTIVES[name]
         algorithms = entry.algorithms(P)
-        for n in tqdm(sizes if entry.sized else [0], desc=f"predict: {name}", unit="size",
-                      file=sys.stderr, disable=(rank != 0) or not progress or None):
+        for n in records.progress(sizes if entry.sized else [0], desc=f"predict: {name}", unit="size",
+                                  show=rank == 0 and progress):
             x = pages.copy(np.random.default_rng(rank).random(n))
             calls, frees = [], []
             for a in algorithms:

@@ -89,7 +89,6 @@ def measure(comm, sizes, steps, iterations, warmup, inner, progress=True) -> dic
     right after a large one would pay for the caches the large one emptied, which a
     collective called again and again at one length does not."""
     from mpi4py import MPI
-    from tqdm import tqdm
 
     from netmodels.algorithms.arrays import ArraySchedule
 
@@ -102,8 +101,7 @@ def measure(comm, sizes, steps, iterations, warmup, inner, progress=True) -> dic
     empty = Executor(self_, ArraySchedule("empty", 1, 1, []), np.float64, MPI.SUM)
     one = pages.allocate(1, np.float64)
     comm.Barrier()
-    for n in tqdm(sizes, desc="software-cost", unit="size", file=sys.stderr,
-                  disable=(rank != 0) or not progress or None):
+    for n in records.progress(sizes, desc="software-cost", unit="size", show=rank == 0 and progress):
         todo = [c for c in cases(sizes, steps) if c[0] == n]
         runs, calls = [], []
         for _, kind, blocks, k in todo:
