@@ -291,7 +291,8 @@ def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warm
 
     results, record = [], []
     share = None if time_budget_s is None else time_budget_s / max(len(sizes), 1)
-    for i, n in enumerate(records.progress(sizes, desc=desc, unit="size", show=comm.Get_rank() == 0 and progress)):
+    bar = records.progress(sizes, desc=desc, unit="size", show=comm.Get_rank() == 0 and progress)
+    for i, n in enumerate(bar):
         cases = [("mpi", "mpi")] + [(a, m) for a in algorithms if a != "mpi" for m in modes]
         calls, oks = [], []
         for algorithm, mode in cases:
