@@ -232,3 +232,34 @@ for show in (False, True):
     assert list(progress(range(3), show=False)) == [0, 1, 2]
     bar = progress(range(3), show=True, desc="x")
     assert type(bar).__name__ == "tqdm" and list(bar) == [0, 1, 2] and bar.disable
+
+
+def test_samples_are_taken_with_the_garbage_collector_paused_and_it_is_on_again_after():
+    # a collection inside a timed region would be timed as communication: every run() of the
+    # rounds sees the collector off, and it is on again afterwards, after an error too;
+    # one that was off stays off
+    import gc
+
+    seen = []
+
+    def run(case, reps):
+        seen.append(gc.isenabled())
+        return [1e-6] * reps
+
+    assert gc.isenabled()
+    sampling.interleaved_rounds(OneRank(), ["a", "b"], run, lambda c: 4, rounds=2, target=0)
+    assert seen and not any(seen) and gc.isenabled()
+
+    def fails(case, reps):
+        raise RuntimeError("a failing sample")
+
+    with pytest.raises(RuntimeError):
+        sampling.interleaved_rounds(OneRank(), ["a"], fails, lambda c: 1, rounds=1)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with timing.collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

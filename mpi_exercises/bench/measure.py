@@ -118,7 +118,8 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
     """Samples of every case, taken in interleaved rounds (collective over ``comm``).
 
     ``run(case, reps) -> ndarray``: ``reps`` timed samples of ``case`` (seconds) after its
-    own warm-up, meaningful on ``root``; every rank calls it with the same arguments.
+    own warm-up, meaningful on ``root``; every rank calls it with the same arguments, with
+    Python's garbage collector paused (:func:`timing.collector_paused`).
     ``first(case)``: the repetitions of the first pass, cut into ``rounds`` rounds
     (:func:`split_repetitions`).  Then, if ``target`` is set, more rounds until
     :func:`stop_reason` says stop: each doubles the repetitions of the cases whose median's
@@ -151,7 +152,9 @@ def interleaved_rounds(comm, cases: Sequence[Hashable], run: Callable, first: Ca
         for k in order:
             if reps_of[k] > 0:
                 t0 = time.perf_counter()
-                taken[k].append(np.asarray(run(cases[k], reps_of[k]), dtype=float))
+                with timing.collector_paused():
+                    samples = run(cases[k], reps_of[k])
+                taken[k].append(np.asarray(samples, dtype=float))
                 spent[k] += time.perf_counter() - t0
         bar.update(1)
 

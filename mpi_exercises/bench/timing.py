@@ -1,10 +1,28 @@
 """Timing loops of the collective benchmarks: calls interleaved round-robin, a tight loop of
-calls after one barrier, the slowest rank's time; and how many repetitions a size gets.
-Importing this module does not start MPI."""
+calls after one barrier, the slowest rank's time; how many repetitions a size gets; and
+Python's garbage collector paused while samples are taken.  Importing this module does not
+start MPI."""
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+
 import numpy as np
+
+
+@contextmanager
+def collector_paused():
+    """Python's garbage collector off inside the block (as :mod:`timeit` does), on again after
+    it if it was on: a collection that fell inside a timed region would be timed as
+    communication.  The objects a block of samples leaves are collected after it."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def capped_iterations(nbytes: int, iterations: int, budget_bytes: int, at_least: int) -> int:
@@ -29,18 +47,20 @@ def time_interleaved(comm, calls: list, iters: int, warmup: int, *, inner: int =
     ``inner``: the barrier's exit skew (ranks leave it at different times) is charged once
     per ``inner`` calls instead of to every call (``inner=1``: one call per barrier, the
     skew included; :func:`loop_method` says it in words).
-    A sample's time is the slowest rank's."""
+    A sample's time is the slowest rank's.  The garbage collector is paused meanwhile
+    (:func:`collector_paused`)."""
     from mpi4py import MPI
 
     samples = np.empty((len(calls), iters))
-    for i in range(-warmup, iters):
-        for k, fn in enumerate(calls):
-            comm.Barrier()
-            t0 = MPI.Wtime()
-            for _ in range(inner):
-                fn()
-            if i >= 0:
-                samples[k, i] = (MPI.Wtime() - t0) / inner
+    with collector_paused():
+        for i in range(-warmup, iters):
+            for k, fn in enumerate(calls):
+                comm.Barrier()
+                t0 = MPI.Wtime()
+                for _ in range(inner):
+                    fn()
+                if i >= 0:
+                    samples[k, i] = (MPI.Wtime() - t0) / inner
     comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
     return samples
 
