@@ -211,9 +211,7 @@ def test_a_progress_bar_is_tqdms_where_shown_and_imports_nothing_elsewhere():
     code = """
 import sys
 from mpi_exercises.bench import measure
-class OneRank:
-    def Get_rank(self): return 0
-    def bcast(self, value, root=0): return value
+from tests.test_measure import OneRank
 for show in (False, True):
     samples, info = measure.interleaved_rounds(OneRank(), ["a", "b"], lambda c, n: [1e-6] * n, lambda c: 4,
                                                rounds=3, target=0, progress=show)
