@@ -165,42 +165,70 @@ def _drop_root(r, key, child, sib, scratch):
     return root
 
 
+#: rows of the per-rank table of :func:`_run` (int64, one column per rank)
+(NEXTO, NEXTGS, NEXTGR, SCUR, RCUR, REND, RNEXT, CSTEP, MATCHED, TOK_T, TOK_S, HEAD, PENDING, POSTED,
+ TOKEN) = range(15)
+#: words of the loop's state between calls of :func:`_run`
+HN, TS, START, FREE, USED = range(5)
+#: heap entries one event may add: its own, then its rank's next send and its receives, or
+#: those of its rank's next phase (3), and one to spare
+ROOM = 4
+
+
 @njit(cache=True)
 def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
     """Per rank, the tick its CPU is last free.  ``table[row[i]]``: message i's send busy,
     send gap, first byte after the send busy, receive hold and receive gap (ticks);
     ``extra``: per message its extra latency (ticks) or empty; ``entry``: per rank (ticks).
-    A rank's *phase* is its part in one step: its sends of the step, then its receives."""
+    A rank's *phase* is its part in one step: its sends of the step, then its receives.
+
+    The event loop (:func:`_run`) stops where an array it fills is full; it is grown here and
+    the loop goes on.  In the loop no array is ever replaced, which lets numba drop the
+    reference counting of every array at every event (a fifth of the loop's time)."""
     sbeg, sorder, rbeg, rorder = layout(nprocs, src, dst)
     grp = groups(nprocs, src, step, rbeg, rorder)
-    shared = grp.size > 0
-    nexto, nextgs, nextgr = entry.copy(), entry.copy(), entry.copy()
-    scur = sbeg[:nprocs].copy()            # rank h's next send (position in sorder)
-    rcur = rbeg[:nprocs].copy()            # the first receive of its phase (position in rorder)
-    rend = rbeg[:nprocs].copy()            # the end of its phase's receives
-    rnext = rbeg[:nprocs].copy()           # the next of them to post (while its entry is in the heap)
-    cstep = np.full(nprocs, -1, np.int64)  # the step of its phase, -1 between phases
-    matched = np.zeros(nprocs, np.int64)
-    pending = np.zeros(nprocs, np.bool_)   # it has a send in the heap
-    posted = np.zeros(nprocs, np.bool_)    # it has posted its phase's receives
+    ranks = np.zeros((15, nprocs), np.int64)
+    ranks[NEXTO] = ranks[NEXTGS] = ranks[NEXTGR] = entry
+    ranks[SCUR] = sbeg[:nprocs]             # rank h's next send (position in sorder)
+    ranks[RCUR] = rbeg[:nprocs]             # the first receive of its phase (position in rorder)
+    ranks[REND] = rbeg[:nprocs]             # the end of its phase's receives
+    ranks[RNEXT] = rbeg[:nprocs]            # the next of them to post (while its entry is in the heap)
+    ranks[CSTEP] = -1                       # the step of its phase, -1 between phases
+    ranks[HEAD] = -1                        # its waiting messages: a pairing heap by age
     balance = np.zeros(src.size, np.int32)  # per matching key: messages handled - receives posted, unmatched
-    token = np.zeros(nprocs, np.bool_)     # it has a token in the heap at (tok_t, tok_s)
-    tok_t = np.zeros(nprocs, np.int64)
-    tok_s = np.zeros(nprocs, np.int64)
-    head = np.full(nprocs, -1, np.int64)   # its waiting messages: a pairing heap by age
-    bl_s = np.empty(64, np.int64)          # pool of nodes: age, message, first child, next sibling
-    bl_i = np.empty(64, np.int64)
-    bl_child = np.empty(64, np.int64)
-    bl_sib = np.empty(64, np.int64)
+    pool = np.empty((4, 64), np.int64)      # nodes of the pairing heaps: age, message, first child, next sibling
     scratch = np.empty(64, np.int64)
-    free, used = -1, 0
     heap = np.empty(3 * max(64, 2 * nprocs), np.int64)
-    hn, ts = 0, 0
+    state = np.zeros(5, np.int64)
+    state[FREE] = -1
+    while _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
+               ranks, balance, pool, scratch, heap, state):
+        if 3 * (state[HN] + ROOM) > heap.size:
+            heap = _room(heap, 3 * (state[HN] + ROOM))
+        if state[USED] == pool.shape[1]:
+            bigger = np.empty((4, 2 * pool.shape[1]), np.int64)
+            bigger[:, :pool.shape[1]] = pool
+            pool, scratch = bigger, _room(scratch, bigger.shape[1])
+    return ranks[NEXTO].copy()
+
+
+@njit(cache=True)
+def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
+         ranks, balance, pool, scratch, heap, state):
+    """The events of :func:`simulate` from ``state`` on: False when every event is handled,
+    True (``state`` saved) when ``heap`` lacks room for one more event's entries or the pool
+    of ``pool`` for one more node."""
+    shared = grp.size > 0
+    nexto, nextgs, nextgr = ranks[NEXTO], ranks[NEXTGS], ranks[NEXTGR]
+    scur, rcur, rend, rnext = ranks[SCUR], ranks[RCUR], ranks[REND], ranks[RNEXT]
+    cstep, matched, tok_t, tok_s, head = ranks[CSTEP], ranks[MATCHED], ranks[TOK_T], ranks[TOK_S], ranks[HEAD]
+    pending, posted, token = ranks[PENDING], ranks[POSTED], ranks[TOKEN]   # 1 or 0
+    bl_s, bl_i, bl_child, bl_sib = pool[0], pool[1], pool[2], pool[3]
+    hn, ts, start, free, used = state[HN], state[TS], state[START], state[FREE], state[USED]
     noisy = extra.size > 0
-    start = 0                              # ranks not yet started: each is advanced once first
     while start < nprocs or hn > 0:
-        if 3 * (hn + 2) > heap.size:
-            heap = _room(heap, 3 * (hn + 2))
+        if 3 * (hn + ROOM) > heap.size or (free < 0 and used == bl_s.size):
+            break                               # the driver makes room, then calls again
         adv = -1
         if start < nprocs:
             adv = start
@@ -228,7 +256,7 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
                 hn = _push(heap, hn, arrive, ts, (i << 3) | MSG)
                 ts += 1
                 scur[h] += 1
-                pending[h] = False
+                pending[h] = 0
                 adv = h
             elif kind == RECV:
                 h = x
@@ -254,28 +282,24 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
                         if free >= 0:
                             node, free = free, bl_sib[free]
                         else:
-                            if used == bl_s.size:
-                                bl_s, bl_i = _room(bl_s, used + 1), _room(bl_i, used + 1)
-                                bl_child, bl_sib = _room(bl_child, used + 1), _room(bl_sib, used + 1)
-                                scratch = _room(scratch, used + 1)
                             node, used = used, used + 1
                         bl_s[node], bl_i[node], bl_child[node], bl_sib[node] = order, i, -1, -1
                         head[h] = node if head[h] < 0 else _link(head[h], node, bl_s, bl_child, bl_sib)
                         if token[h] and tok_s[h] < order:
                             continue            # an older message waits already
-                    token[h], tok_t[h], tok_s[h] = True, busy, order
+                    token[h], tok_t[h], tok_s[h] = 1, busy, order
                     hn = _push(heap, hn, busy, order, (np.int64(h) << 3) | WAKE)
                     continue
                 if kind == WAKE:                # the oldest waiting message is handled
                     node = head[h]
                     head[h] = _drop_root(node, bl_s, bl_child, bl_sib, scratch)
                     bl_sib[node], free = free, node
-                    token[h] = False
+                    token[h] = 0
                 r = row[i]
                 nexto[h] = time + table[r, 3]
                 nextgr[h] = time + table[r, 4]
                 if head[h] >= 0:                # the others wait for the CPU and gap again
-                    token[h], tok_t[h], tok_s[h] = True, max(nexto[h], nextgr[h]), bl_s[head[h]]
+                    token[h], tok_t[h], tok_s[h] = 1, max(nexto[h], nextgr[h]), bl_s[head[h]]
                     hn = _push(heap, hn, tok_t[h], tok_s[h], (np.int64(h) << 3) | WAKE)
                 g = grp[i] if shared else i
                 if balance[g] < 0:
@@ -303,22 +327,19 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
             sending = scur[h] < sbeg[h + 1] and step[sorder[scur[h]]] == cstep[h]
             nr = rend[h] - rcur[h]
             if sending and not pending[h]:
-                if 3 * (hn + 1) > heap.size:
-                    heap = _room(heap, 3 * (hn + 1))
                 hn = _push(heap, hn, max(nexto[h], nextgs[h]), ts, (np.int64(sorder[scur[h]]) << 3) | SEND)
                 ts += 1
-                pending[h] = True
+                pending[h] = 1
             if not posted[h] and nr > 0 and (recv_first or not sending):
-                posted[h] = True
+                posted[h] = 1
                 rnext[h] = rcur[h]              # its receives are posted one by one, ages ts, ts + 1, ...:
-                if 3 * (hn + 1) > heap.size:
-                    heap = _room(heap, 3 * (hn + 1))
                 hn = _push(heap, hn, nexto[h], ts, (np.int64(h) << 3) | RECV)   # one entry stands for them
                 ts += nr
             if sending or matched[h] < nr:
                 break
             rcur[h] = rend[h]                   # the phase is complete
             matched[h] = 0
-            posted[h] = pending[h] = False
+            posted[h] = pending[h] = 0
             cstep[h] = -1
-    return nexto
+    state[HN], state[TS], state[START], state[FREE], state[USED] = hn, ts, start, free, used
+    return start < nprocs or hn > 0
