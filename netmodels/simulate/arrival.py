@@ -33,7 +33,7 @@ that happen at the same picosecond are simultaneous whatever unit the parameters
 given in, and ties are broken by age, never by a rounding error of floating point.
 
 **Speed.**  The event loop is compiled with numba (a JIT that installs from wheels on
-Linux, macOS and Windows): a binary heap over integer arrays, about 30 bytes per message
+Linux, macOS and Windows): a 4-ary heap over integer arrays, about 30 bytes per message
 and no Python object per event.  The first call in a fresh environment compiles it (a
 few seconds; the result is cached beside this file or in numba's user cache).
 """
