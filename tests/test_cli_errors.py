@@ -420,7 +420,7 @@ def test_ctrl_c_ends_every_rank_within_10_s(tmp_path, command):
     out.write_text(json.dumps({"a": "good result"}))
     quiet = [] if command[0] in ("allreduce", "allgather", "alltoall") else ["--no-progress"]
     res, took = interrupt_job([mpiexec_path(), "-n", "2", sys.executable, "-m", "mpi_exercises", *command, *quiet,
-                               "--json", str(out)], 0.5, ranks=2, group=False)   # the launcher forwards it
+                               "--json", str(out)], 0.2, ranks=2, group=False)   # the launcher forwards it
     stdout, stderr = res.stdout, res.stderr
     assert took < 10
     assert res.returncode == 130, stderr
