@@ -164,7 +164,7 @@ class Browser:
         return res["result"].get("value")
 
     # -- pages -------------------------------------------------------------------------
-    def load(self, url: str, *, quiet: float = 0.25, limit: float = 60.0) -> list[dict]:
+    def load(self, url: str, *, quiet: float = 0.1, limit: float = 60.0) -> list[dict]:
         """Navigate to ``url``, wait for the load event and for the network to stay idle (no
         request in flight, no event) for ``quiet`` seconds (at most ``limit``), and return the
         events of this load.  After their load event the book's pages log little (the first
