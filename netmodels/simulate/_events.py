@@ -121,11 +121,13 @@ def _pop(heap, n):
 
 @njit(cache=True)
 def _room(a, need):
-    """``a``, or a copy twice as large (at least ``need``) if it holds fewer than ``need``."""
-    if need <= a.size:
+    """``a``, or a copy twice as long along its last axis (at least ``need``) if it is shorter
+    than ``need`` along it."""
+    n = a.shape[-1]
+    if need <= n:
         return a
-    b = np.empty(max(need, 2 * a.size), a.dtype)
-    b[:a.size] = a
+    b = np.empty(a.shape[:-1] + (max(need, 2 * n),), a.dtype)
+    b[..., :n] = a
     return b
 
 
@@ -184,7 +186,7 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
 
     The event loop (:func:`_run`) stops where an array it fills is full; it is grown here and
     the loop goes on.  In the loop no array is ever replaced, which lets numba drop the
-    reference counting of every array at every event (a fifth of the loop's time)."""
+    reference counting of every array at every event (16 % of the loop's time)."""
     sbeg, sorder, rbeg, rorder = layout(nprocs, src, dst)
     grp = groups(nprocs, src, step, rbeg, rorder)
     ranks = np.zeros((15, nprocs), np.int64)
@@ -206,9 +208,8 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
         if 3 * (state[HN] + ROOM) > heap.size:
             heap = _room(heap, 3 * (state[HN] + ROOM))
         if state[USED] == pool.shape[1]:
-            bigger = np.empty((4, 2 * pool.shape[1]), np.int64)
-            bigger[:, :pool.shape[1]] = pool
-            pool, scratch = bigger, _room(scratch, bigger.shape[1])
+            pool = _room(pool, state[USED] + 1)
+            scratch = _room(scratch, pool.shape[1])
     return ranks[NEXTO].copy()
 
 
@@ -216,8 +217,8 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
 def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
          ranks, balance, pool, scratch, heap, state):
     """The events of :func:`simulate` from ``state`` on: False when every event is handled,
-    True (``state`` saved) when ``heap`` lacks room for one more event's entries or the pool
-    of ``pool`` for one more node."""
+    True (``state`` saved) when ``heap`` lacks room for one more event's entries or ``pool``
+    for one more node."""
     shared = grp.size > 0
     nexto, nextgs, nextgr = ranks[NEXTO], ranks[NEXTGS], ranks[NEXTGR]
     scur, rcur, rend, rnext = ranks[SCUR], ranks[RCUR], ranks[REND], ranks[RNEXT]
