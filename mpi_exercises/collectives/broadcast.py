@@ -46,6 +46,15 @@ def _validate(algorithm, root, dtype, shape, nprocs, options) -> Plan:
     return Plan("broadcast", args, lambda comm: Executor(comm, schedule, dtype), root)
 
 
+def executor_for(comm, algorithm, shape, dtype, root=0, **options):
+    """The cached executor of a broadcast of an array of ``shape`` (collective on a miss)."""
+    plan = _DOOR.plan((algorithm, root, np.dtype(dtype), tuple(shape), comm.Get_size(),
+                       tuple(sorted(options.items()))), _validate)
+    if plan.build is None:
+        raise ValueError("algorithm 'mpi' has no executor")
+    return _DOOR.admit(comm, plan, check=False)
+
+
 def broadcast(comm, x, algorithm: str = "binomial", root: int = 0, out=None, check: bool = True, **options):
     """The root's ``x`` on every rank, in an array of x's shape: equal to ``comm.Bcast``.
 

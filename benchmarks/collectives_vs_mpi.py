@@ -1,0 +1,269 @@
+"""The kit's collectives against MPI's own: every collective and algorithm of the registry at
+8 B, 64 KiB and 1 MiB, in the three ways a front door is called, interleaved with MPI's call.
+
+    mpiexec -n 2 python benchmarks/collectives_vs_mpi.py --json book/data/collectives_vs_mpi.json
+
+Sizes are bytes of float64 data per block: the vector of allreduce and broadcast, each rank's
+block of allgather, each pair's block of alltoall; the barrier has none.  For each collective
+and size, MPI's own collective and every (algorithm, mode) are timed in interleaved rounds of a
+random order (:func:`mpi_exercises.bench.measure.compare`, the benchmarks' one measurement core:
+a sample is ``--inner`` back-to-back calls after one barrier, per call, the slowest rank's);
+modes are those of :data:`mpi_exercises.bench.records.MODES` (``default``: the front door as
+users call it, with its argument agreement; ``check=False``; ``executor``: the algorithm
+alone).  Beside alltoall, a bare ``Sendrecv`` of the bytes each rank sends to the others (with
+rank + 1 and rank - 1; at P = 2 exactly the exchange of the schedule) is timed in the same rounds.
+
+Prints every collective's table (median µs per call, best of ours against MPI), then one
+summary: per collective and size the best algorithm of each mode as a ratio of medians to MPI's,
+with the 1-minute load average measured around that collective's rounds, marked oversubscribed
+when ranks outnumber cores.  The JSON (written atomically) holds every result.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.outputs import output_problem  # noqa: E402
+
+COLLECTIVES = ("allreduce", "allgather", "alltoall", "broadcast", "barrier")
+SIZES_BYTES = (8, 64 * 1024, 1024 * 1024)
+SENDRECV = "sendrecv"           #: the bare exchange timed beside alltoall (not one of ours)
+
+
+class Parser(OneLineParser):
+    """One error line from the first rank only (every rank parses, before MPI starts)."""
+
+    def error(self, message):
+        from mpi_exercises.bench.placement import launch_rank
+
+        if launch_rank() == 0:
+            print(f"{self.prog}: error: {message} (--help lists the options)", file=sys.stderr)
+        sys.exit(2)
+
+
+def build_parser() -> Parser:
+    from mpi_exercises.bench import arguments
+    from mpi_exercises.bench import measure as sampling
+    from mpi_exercises.bench.records import MODES
+
+    p = Parser(prog="collectives_vs_mpi.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON (atomically)")
+    p.add_argument("--collectives", type=arguments.name_list(COLLECTIVES), default=list(COLLECTIVES),
+                   help="comma-separated subset of " + ",".join(COLLECTIVES) + " (default: all)")
+    p.add_argument("--sizes", type=arguments.size_list_of(1, 4, all_ranks=True), default=list(SIZES_BYTES),
+                   help="comma-separated bytes per block, multiples of 8, suffix k/M allowed (default 8,64k,1M)")
+    p.add_argument("--modes", type=arguments.name_list(MODES), default=list(MODES),
+                   help="comma-separated subset of " + ",".join(MODES) + " (default: all)")
+    p.add_argument("--iterations", type=arguments.sample_count, default=100,
+                   help="timed samples per variant and size in the first pass, fewer for large sizes "
+                        "(--budget-bytes; default 100)")
+    p.add_argument("--warmup", type=arguments.nonneg_int, default=10, help="untimed samples first (default 10)")
+    p.add_argument("--budget-bytes", type=arguments.positive_int, default=1 << 30,
+                   help="caps samples x inner x bytes per call of a size (default 1 GiB)")
+    p.add_argument("--inner", type=arguments.positive_int, default=10,
+                   help="back-to-back calls per sample (default 10)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sampling.add_options(p, target=0.0)
+    return p
+
+
+# ---------------------------------------------------------------- what each collective times
+def _broadcast_prepare(comm):
+    from mpi_exercises import pages
+    from mpi_exercises.bench import records
+    from mpi_exercises.collectives.broadcast import broadcast, executor_for
+
+    rank, outs = comm.Get_rank(), {}
+
+    def prepare(n, algorithm, mode):
+        x = pages.copy(np.random.default_rng(rank).random(n))
+        ref = x.copy()
+        comm.Bcast(ref, root=0)
+        out = outs.setdefault((n, algorithm), pages.allocate((n,), np.float64))
+        out[...] = 0
+        if algorithm == "mpi":
+            def call():
+                if rank == 0:
+                    out[...] = x
+                comm.Bcast(out, root=0)
+        else:
+            def executor():
+                ex = executor_for(comm, algorithm, x.shape, x.dtype)
+
+                def run():
+                    if rank == 0:
+                        out[...] = x
+                    ex.run(out)
+                return run
+            call = records.mode_call(mode, broadcast, (comm, x, algorithm), dict(out=out), executor)
+        call()
+        return call, np.array_equal(out, ref)
+    return prepare
+
+
+def _barrier_prepare(comm):
+    from mpi_exercises.bench import records
+    from mpi_exercises.collectives.barrier import Barrier, barrier
+
+    made = {}
+
+    def prepare(n, algorithm, mode):
+        if algorithm == "mpi":
+            return comm.Barrier, True
+
+        def executor():
+            return made.setdefault(algorithm, Barrier(comm, algorithm))
+        call = records.mode_call(mode, barrier, (comm, algorithm), {}, executor)
+        call()
+        return call, True
+    return prepare, made
+
+
+def _alltoall_prepare(comm):
+    from mpi_exercises import pages
+    from mpi_exercises.bench.alltoall import _prepare
+
+    kit, size, rank = _prepare(comm, None, 0.0), comm.Get_size(), comm.Get_rank()
+
+    def prepare(n, algorithm, mode):
+        if algorithm != SENDRECV:
+            return kit(n, algorithm, mode)
+        send, recv = pages.copy(np.full(n * (size - 1), float(rank))), pages.allocate((n * (size - 1),), np.float64)
+        right, left = (rank + 1) % size, (rank - 1) % size
+
+        def call():
+            comm.Sendrecv(send, right, 0, recv, left, 0)
+        call()
+        return call, bool(np.all(recv == left))
+    return prepare
+
+
+def _plans(comm):
+    """Per collective: ``(prepare, bytes per call of n elements, sizes in elements)``."""
+    from mpi_exercises.bench.allgather import _prepare as allgather_prepare
+    from mpi_exercises.bench.allreduce import _prepare as allreduce_prepare
+
+    p = comm.Get_size()
+    return {"allreduce": (allreduce_prepare(comm), lambda n: 8 * n),
+            "allgather": (allgather_prepare(comm, None), lambda n: 8 * n * p),
+            "alltoall": (_alltoall_prepare(comm), lambda n: 8 * n * p),
+            "broadcast": (_broadcast_prepare(comm), lambda n: 8 * n)}
+
+
+# ---------------------------------------------------------------- the summary
+def summary(collective: str, results: list[dict], load: tuple) -> list[dict]:
+    """Per size: MPI's median, and per mode the best of ours (median, ratio of medians to MPI's)."""
+    from mpi_exercises.bench.records import ratios
+
+    ours = [r for r in results if r["algorithm"] != SENDRECV]
+    table, rows = ratios(ours), []
+    med = {(r["nelems"], r["algorithm"], r["mode"]): r["median_s"] for r in results}
+    for n, modes in sorted(table.items()):
+        row = {"collective": collective, "bytes": 8 * n, "mpi_median_s": med[(n, "mpi", "mpi")],
+               "load_average_1min": list(load)}
+        for mode, t in modes.items():
+            row[mode] = {"best": t["best"], "median_s": med[(n, t["best"], mode)], "ratio": t["best_ratio"],
+                         "ratios": {a: v for a, v in t.items() if not a.startswith("best")}}
+        if (n, SENDRECV, "default") in med:
+            row["sendrecv_median_s"] = med[(n, SENDRECV, "default")]
+        rows.append(row)
+    return rows
+
+
+def summary_lines(rows: list[dict], modes: list[str]) -> list[str]:
+    from mpi_exercises.bench.records import fmt_bytes
+
+    head = f"{'collective':<10} {'size':>9} {'MPI µs':>8}" + "".join(
+        f" | {m + ' best':<26} {'µs':>7} {'ratio':>6}" for m in modes) + " | load"
+    lines = ["Best of ours per mode against MPI's (ratio of medians of the slowest rank)", head, "-" * len(head)]
+    for r in rows:
+        cells = "".join(f" | {r[m]['best']:<26} {r[m]['median_s'] * 1e6:7.1f} {r[m]['ratio']:6.2f}"
+                        if m in r else f" | {'':<26} {'':>7} {'':>6}" for m in modes)
+        size = "-" if r["collective"] == "barrier" else fmt_bytes(r["bytes"])
+        lines.append(f"{r['collective']:<10} {size:>9} {r['mpi_median_s'] * 1e6:8.1f}{cells}"
+                     f" | {r['load_average_1min'][0]:.2f}-{r['load_average_1min'][1]:.2f}")
+        if "sendrecv_median_s" in r:
+            lines.append(f"{'':<10} {'':>9} bare Sendrecv of the same bytes: {r['sendrecv_median_s'] * 1e6:.1f} µs "
+                         f"(MPI's Alltoall x{r['mpi_median_s'] / r['sendrecv_median_s']:.2f} of it)")
+    return lines
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    bad = [s for s in args.sizes if s % 8]
+    if bad or not args.sizes:
+        build_parser().error(f"--sizes must be multiples of 8 bytes (float64 elements), got {bad or 'none'}")
+    if args.json and (problem := output_problem(args.json)):
+        build_parser().error(f"--json: {problem}")          # refused before any work, so none is lost
+
+    from mpi4py import MPI
+
+    from mpi_exercises.bench import measure as sampling
+    from mpi_exercises.bench import placement, records, timing
+    from mpi_exercises.collectives._door import choices
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    oversubscribed = placement.warn_if_oversubscribed(comm)
+    options = sampling.options_from(comm, args)
+    plans = _plans(comm)
+    sizes = [s // 8 for s in args.sizes]
+    everything, record, rows = {}, {}, []
+    for collective in args.collectives:
+        algorithms = [a for a in choices(collective) if a != "mpi"]
+        if collective == "barrier":
+            prepare, made = _barrier_prepare(comm)
+            nbytes, todo = (lambda n: 0), [0]
+        else:
+            (prepare, nbytes), todo, made = plans[collective], sizes, {}
+            if collective == "alltoall":
+                algorithms.append(SENDRECV)
+        load0 = placement.load_average()
+        results, rounds = sampling.compare(
+            comm, todo, algorithms, args.modes, prepare, nbytes, iterations=args.iterations, warmup=args.warmup,
+            budget_bytes=args.budget_bytes, desc=collective, progress=not args.no_progress, inner=args.inner,
+            **options)
+        for b in made.values():
+            b.free()
+        load = (load0, placement.load_average())
+        # the bare exchange is one call, whatever the mode
+        results = [r for r in results if r["algorithm"] != SENDRECV or r["mode"] == "default"]
+        everything[collective], record[collective] = results, rounds
+        rows += summary(collective, results, load)
+        if rank == 0:
+            mpi_name = {"barrier": "MPI.Barrier", "broadcast": "MPI.Bcast"}.get(
+                collective, "MPI." + collective.capitalize())
+            print(f"\n{collective}, float64, {comm.Get_size()} ranks, load {load[0]:.2f}-{load[1]:.2f}"
+                  + (" (OVERSUBSCRIBED: ranks share cores)" if oversubscribed else ""))
+            print(records.compare_report([r for r in results if r["algorithm"] != SENDRECV], mpi_name,
+                                         unit="elements"), flush=True)
+    if rank == 0:
+        print()
+        print(f"timing: {timing.loop_method(args.inner)}; {comm.Get_size()} ranks, "
+              f"{placement.usable_cores()} usable cores" + (", OVERSUBSCRIBED" if oversubscribed else ""))
+        for line in summary_lines(rows, args.modes):
+            print(line)
+        records.save(comm, args.json, "collectives_vs_mpi", oversubscribed,
+                     {"sizes_bytes": args.sizes, "modes": args.modes, "collectives": args.collectives,
+                      "iterations": args.iterations, "warmup": args.warmup, "budget_bytes": args.budget_bytes,
+                      "inner": args.inner, **options},
+                     generated_by="mpiexec -n %d python benchmarks/collectives_vs_mpi.py %s"
+                                  % (comm.Get_size(), " ".join(sys.argv[1:] if argv is None else argv)),
+                     timing_method=timing.loop_method(args.inner), summary=rows, rounds=record,
+                     results=everything)
+    ok = all(r["correct"] for rs in everything.values() for r in rs)
+    if rank == 0 and not ok:
+        print("WRONG RESULTS: see the tables above", file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
