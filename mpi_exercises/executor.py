@@ -31,6 +31,7 @@ not start MPI.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import operator
 import time
@@ -242,6 +243,7 @@ class Executor(Resource):
         self._rbuf = pages.allocate(rbuf_size(self._plan), self.dtype)   # page-aligned, as the timed buffers
         self._bound = None      # the array the persistent requests point into
         self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
+        self._pieces = False    # the requests point into the pieces of bind()
         self._steps = []        # per step: (requests, staged local copies, blocks to apply)
         from mpi4py import MPI
 
@@ -253,7 +255,7 @@ class Executor(Resource):
         for reqs, _, _, _ in self._steps:
             for r in reqs:
                 r.Free()
-        self._steps, self._bound, self._given = [], None, None
+        self._steps, self._bound, self._given, self._pieces = [], None, None, False
 
     def _bind(self, buf):
         if not isinstance(buf, np.ndarray) or buf.dtype != self.dtype or buf.ndim != 1 \
@@ -261,6 +263,12 @@ class Executor(Resource):
             raise ValueError(f"buf must be a writeable contiguous 1-D numpy array of {self.dtype} with "
                              f"{self.schedule.nelems} elements, got "
                              f"{getattr(buf, 'dtype', type(buf).__name__)} of shape {getattr(buf, 'shape', '?')}")
+        self._bind_views(buf.__getitem__)
+        self._bound = buf
+
+    def _bind_views(self, view):
+        """Create the persistent requests on the working vector that ``view(slice(a, b))``
+        gives element ranges of (one array, or the pieces of :meth:`bind`)."""
         self._release_requests()
         comm, t_mpi, rbuf = self.comm, self.mpitype, self._rbuf
         # one-element combines of floats as Python scalar arithmetic: a ufunc call on a
@@ -271,25 +279,77 @@ class Executor(Resource):
         for t, (sends, incoming) in enumerate(self._plan):
             reqs, stage, applies = [], [], []
             for b in incoming:
-                dst = buf[b.start:b.stop]
+                dst = view(slice(b.start, b.stop))
                 if b.mode is Mode.DIRECT:
                     reqs.append(comm.Recv_init([dst, t_mpi], b.peer, (t + b.seq * nsteps) % MAX_TAG))
                     continue
                 if not b.mode.buffered:
-                    src = buf[b.read:b.read + b.count]
+                    src = view(slice(b.read, b.read + b.count))
                 else:
                     src = rbuf[b.offset:b.offset + b.count]
                     if b.mode.local:
-                        stage.append((src, buf[b.read:b.read + b.count]))
+                        stage.append((src, view(slice(b.read, b.read + b.count))))
                     else:
                         reqs.append(comm.Recv_init([src, t_mpi], b.peer, (t + b.seq * nsteps) % MAX_TAG))
                 combine = b.mode.combines
                 applies.append((2 if combine and scalar and b.count == 1 else int(combine), dst, src))
             for s in sends:
-                reqs.append(comm.Send_init([buf[s.start:s.stop], t_mpi], s.peer, (t + s.seq * nsteps) % MAX_TAG))
+                reqs.append(comm.Send_init([view(slice(s.start, s.stop)), t_mpi], s.peer, (t + s.seq * nsteps) % MAX_TAG))
             if reqs or applies:
                 steps.append((reqs, stage, applies, self._delay[t]))
-        self._steps, self._bound = steps, buf
+        self._steps = steps
+
+    def bind(self, pieces) -> None:
+        """Bind the persistent requests to a working vector made of ``pieces`` instead of one
+        array: ``[(start, array), ...]``, 1-D C-contiguous arrays of the executor's dtype that
+        lie end to end from element 0 to ``schedule.nelems`` (e.g. the caller's input rows,
+        its output rows, and private memory between them), so that blocks are sent from and
+        received into the caller's arrays without copies.  A piece the schedule only reads
+        may be read-only.  ValueError if the pieces do not tile the vector, if a block of the
+        schedule straddles two pieces, or if a piece the schedule writes is read-only.  Then
+        :meth:`run_bound` executes the schedule on them (as often as wanted)."""
+        starts, arrays, at = [], [], 0
+        for start, a in sorted(pieces, key=lambda sa: sa[0]):
+            if not isinstance(a, np.ndarray) or a.dtype != self.dtype or a.ndim != 1 or not a.flags.c_contiguous:
+                raise ValueError(f"pieces must be contiguous 1-D numpy arrays of {self.dtype}")
+            if start != at:
+                raise ValueError(f"pieces must lie end to end from element 0: one starts at {start}, not {at}")
+            at += a.shape[0]
+            if a.shape[0]:
+                starts.append(start)
+                arrays.append(a)
+        if at != self.schedule.nelems:
+            raise ValueError(f"pieces must cover the {self.schedule.nelems} elements of the working vector, "
+                             f"they cover {at}")
+        empty = np.empty(0, dtype=self.dtype)
+
+        def piece(a: int, b: int):
+            i = bisect.bisect_right(starts, a) - 1
+            if i < 0:
+                return None, 0
+            if b - starts[i] > arrays[i].shape[0]:
+                raise ValueError(f"elements {a}:{b} of the working vector straddle two pieces")
+            return arrays[i], starts[i]
+
+        for st in self._plan:                   # what the schedule writes must be writeable
+            for b in st.incoming:
+                arr, _ = piece(b.start, b.stop)
+                if b.count and not arr.flags.writeable:
+                    raise ValueError(f"elements {b.start}:{b.stop} are written by the schedule: "
+                                     "their piece must be writeable")
+
+        def view(sl):
+            arr, at = piece(sl.start, sl.stop)
+            return empty if arr is None else arr[sl.start - at:sl.stop - at]
+
+        self._bind_views(view)
+        self._pieces = True
+
+    def run_bound(self) -> None:
+        """Execute the schedule on the pieces of the last :meth:`bind`."""
+        if not self._pieces:
+            raise ValueError("bind the executor to its pieces first (Executor.bind)")
+        self._execute()
 
     def _same_memory(self, buf) -> bool:
         b = self._bound
@@ -316,6 +376,10 @@ class Executor(Resource):
                 self._given = None
                 self._bind(flat)
                 self._given = buf
+        self._execute()
+        return buf
+
+    def _execute(self):
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
         sop = self._scalar_op
         for reqs, stage, applies, delay in self._steps:
@@ -333,7 +397,6 @@ class Executor(Resource):
                     ufunc(dst, src, out=dst)
                 else:
                     dst[0] = sop(dst[0], src[0])
-        return buf
 
     def free(self):
         """Free the requests and the duplicated communicator (collective)."""

@@ -89,6 +89,32 @@ for algorithm in A2A_ALGORITHMS:
             count += 1
             if not ok:
                 failures.append(f"FAIL rank {rank}: alltoall {algorithm} ppn={ppn} tail={tail} {dtype}")
+# repeated calls on the same arrays (a time loop: the schedule runs on x and out themselves),
+# new data in x between calls, long rows (sent from x even in a first call), a read-only x,
+# a strided x, and out switched to another array
+for algorithm in A2A_ALGORITHMS:
+    for ppn in ([None, 1, 2] + ([(2, 2)] if P >= 4 else [])) if algorithm != "mpi" else [None]:
+        for tail in [(3,), (2048,), (2, 1024)]:
+            x = data((P,) + tail, "float64", 5)
+            out, other = np.zeros_like(x), np.zeros_like(x)
+            good = True
+            for i in range(4):
+                x += i
+                ref = np.empty_like(x)
+                comm.Alltoall(x, ref)
+                target = other if i == 2 else out
+                x.flags.writeable = i != 1
+                keep = x.copy()
+                z = alltoall(comm, x, algorithm, ppn, out=target, check=i % 2 == 0)
+                x.flags.writeable = True
+                good &= z is target and np.array_equal(target, ref) and np.array_equal(x, keep)
+            strided = data((P, 2 * tail[0]) + tail[1:], "float64", 6)[:, ::2]
+            ref = np.empty(strided.shape)
+            comm.Alltoall(np.ascontiguousarray(strided), ref)
+            good &= np.array_equal(alltoall(comm, strided, algorithm, ppn, out=out), ref)
+            count += 1
+            if not good:
+                failures.append(f"FAIL rank {rank}: alltoall {algorithm} ppn={ppn} tail={tail} repeated on one out")
 # an artificial delay changes nothing in the result
 x = data((P, 4), "float64", 99)
 ref = np.empty_like(x)

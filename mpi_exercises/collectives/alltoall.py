@@ -33,11 +33,15 @@ import numpy as np
 from netmodels.algorithms import alltoall as _layout
 from netmodels._check import positive
 
+from .. import pages
 from ..executor import Executor, busy_wait
 from ._door import FrontDoor, Plan, algorithm_of, mpi, not_a_communicator, resolve, schedule_of
 from ._door import choices as _choices
 
 _DOOR = FrontDoor("alltoall")
+#: rows of at least this many bytes are sent from and received into the caller's arrays even
+#: in a call whose arrays are new (binding the requests anew costs less than copying the rows)
+BIND_BYTES = 16384
 
 
 def choices() -> tuple[str, ...]:
@@ -94,22 +98,67 @@ class Exchange:
         self.delay = 0.0
         self.executor = Executor(comm, self.schedule, dtype, None,
                                  send_delay=inter_delay * between if inter_delay else None)
-        self.work = np.zeros(self.schedule.nelems, dtype=dtype)
+        self.work = pages.allocate(self.schedule.nelems, dtype)
         send, recv = _layout.layout(self.schedule)
         self.copy_in = self.copy_out = ()
+        #: runs of rows (a, b, r): x[a:b] is rows r..r+b-a of the working vector, and out[a:b]
+        self.runs_in = _runs(send[rank] // m) if m else []
+        self.runs_out = _runs(recv[rank] // m) if m else []
         if m:
             rows = self.work.reshape(-1, m)
             # runs of consecutive rows: one slice copy each (fancy indexing is several times slower)
-            self.copy_in = [(slice(a, b), rows[r:r + b - a]) for a, b, r in _runs(send[rank] // m)]
-            self.copy_out = [(slice(a, b), rows[r:r + b - a]) for a, b, r in _runs(recv[rank] // m)]
+            self.copy_in = [(slice(a, b), rows[r:r + b - a]) for a, b, r in self.runs_in]
+            self.copy_out = [(slice(a, b), rows[r:r + b - a]) for a, b, r in self.runs_out]
+        # the schedule run on the caller's rows (no copy in or out) if it never writes the input rows
+        written = [(b.start, b.stop) for st in self.executor._plan for b in st.incoming if b.count]
+        self.in_place = bool(m) and all(a >= p * m for a, _ in written)
+        self._pair = None               # the (x, out) the executor's requests point into
+        self._last = None               # ids of the (x, out) of the last call through the copies
+        self.rank = rank
+
+    def _bind(self, x, out):
+        """Point the executor's requests into ``x`` (its input rows, only read) and ``out``
+        (the rows received), with private memory in the gaps (this rank's own row in the
+        output area, the leaders' staging areas)."""
+        m, rank = self.m, self.executor.rank
+        x2, out2 = x.reshape(self.p, m), out.reshape(self.p, m)
+        pieces = [(r * m, x2[a:b].reshape(-1)) for a, b, r in self.runs_in]
+        # this rank's own row stays in the input area (layout): the caller copies it
+        pieces += [(r * m, out2[a:b].reshape(-1)) for a, b, r in self.runs_out if not a <= rank < b]
+        ends = sorted((start, start + v.size) for start, v in pieces)
+        for lo, hi in zip([0] + [e for _, e in ends], [s for s, _ in ends] + [self.schedule.nelems]):
+            if hi > lo:
+                pieces.append((lo, self.work[lo:hi]))
+        self.executor.bind(pieces)
+        self._pair = (x, out)
 
     def run(self, x, out):
-        """x: (P, m) rows to send; out: (P, m) rows received (both C-contiguous views)."""
+        """x: (P, ...) rows to send; out: (P, ...) rows received (out C-contiguous, sharing no
+        memory with x).
+
+        On the caller's own arrays (the schedule reads x and writes out, this rank's own row
+        is one copy) when the schedule allows it, x is C-contiguous and either the rows are
+        long (copying them costs more than binding the requests anew) or the same arrays come
+        again (a time loop); else through the private working vector: copy in, run, copy out."""
+        pair = self._pair
+        if pair is not None and pair[0] is x and pair[1] is out:
+            out[self.rank] = x[self.rank]
+            self.executor.run_bound()
+            return
+        if self.in_place and x.flags.c_contiguous and (
+                self._last == (id(x), id(out)) or self.m * x.itemsize >= BIND_BYTES):
+            self._bind(x, out)
+            out[self.rank] = x[self.rank]
+            self.executor.run_bound()
+            return
+        self._last = (id(x), id(out))
+        self._pair = None
+        x2, out2 = x.reshape(self.p, self.m), out.reshape(self.p, self.m)
         for mine, work in self.copy_in:
-            work[...] = x[mine]
+            work[...] = x2[mine]
         self.executor.run(self.work)
         for mine, work in self.copy_out:
-            out[mine] = work
+            out2[mine] = work
 
     def free(self):
         if self.executor is not None:
@@ -172,8 +221,7 @@ def alltoall(comm, x, algorithm: str = "multilevel", ppn=None, out=None, check: 
             busy_wait(ex.delay)
         comm.Alltoall(x if x.flags.c_contiguous else np.ascontiguousarray(x), out)
         return out
-    m = plan.data
-    ex.run(x.reshape(x.shape[0], m), out.reshape(x.shape[0], m))
+    ex.run(x, out)
     return out
 
 
