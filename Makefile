@@ -113,8 +113,14 @@ LABS    = $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(COURSE)/source/*/*.
 release: $(STAMP)
 	@$(BIN)/python $(COURSE)/release.py --course $(COURSE) $(addprefix --lab ,$(LAB))
 
+# $(call ctrl_c,COMMAND): COMMAND, whose Ctrl-C (its one line, status 130) make does not follow
+# with a line of its own ("Error 130"): make, which took the Ctrl-C too, then ends by it (status
+# 130); a COMMAND interrupted alone (kill -INT) still fails the target
+ctrl_c = trap 'i=1' INT; $(1) || { s=$$?; test "$$s$${i-}" = 1301 || exit $$s; }
+
 grade: $(STAMP)
-	$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS)
+	@echo "$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS)"
+	@$(call ctrl_c,$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS))
 
 # A submission whose feedback fails is reported (nbgrader names it) and the others go on.
 feedback: $(STAMP)
@@ -131,7 +137,8 @@ feedback: $(STAMP)
 .PHONY: class-report
 class-report: $(STAMP)
 	@test -n "$(LAB)" || { echo "usage: make class-report LAB=labN (N = 1 to 5) [NAMES=1]" >&2; exit 2; }
-	$(BIN)/python $(COURSE)/class_report.py --lab $(LAB) --course $(COURSE)$(if $(NAMES), --names)
+	@echo "$(BIN)/python $(COURSE)/class_report.py --lab $(LAB) --course $(COURSE)$(if $(NAMES), --names)"
+	@$(call ctrl_c,$(BIN)/python $(COURSE)/class_report.py --lab $(LAB) --course $(COURSE)$(if $(NAMES), --names))
 
 # ---------------------------------------------------------------- What Python costs (opt-in)
 # The C ping-pong of benchmarks/pingpong.c, built with the MPI wheel's own mpicc and run on

@@ -51,17 +51,18 @@ KEY_FILE = Path("autograded") / ".class-report-key"
 
 
 # ---------------------------------------------------------------- reading a data file
-def read_data_file(path: Path, name: str):
+def read_data_file(path: Path, name: str, root: Path | None = None):
     """``(JSON, None)``, or ``(None, why)``: missing, or what the labs' loader
-    (:func:`mpi_exercises.labdata.load`) finds wrong with it (not JSON, cut short, another
-    command's result, a field the lab reads missing, measured on ranks the lab cannot use),
-    with the command that writes it again."""
+    (:func:`mpi_exercises.labdata.load`) finds wrong with it (a link, not a regular file, too
+    large, not JSON, cut short, another command's result, a field the lab reads missing,
+    measured on ranks the lab cannot use), with the command that writes it again.  ``root``:
+    the course, no folder of which on the way to ``path`` may be a link."""
     from mpi_exercises import labdata
 
-    if not path.exists():
+    if not os.path.lexists(path):
         return None, again(name, "missing")
     try:
-        return labdata.load(path, views.KINDS[name]), None
+        return labdata.load(path, views.KINDS[name], root=root), None
     except labdata.LabDataError as exc:       # the file's own name, not its path (which holds the student id)
         return None, str(exc).removeprefix(f"{path}: ").replace(str(path), name).replace(str(path.parent),
                                                                                           "the lab's folder")
@@ -244,8 +245,8 @@ class Machine:
 
 
 def check_file(course: Path, lab: str, folder: Path, name: str, reference: bool):
-    """``(JSON, None)`` or ``(None, why)`` for one hand-in of one folder."""
-    data, why = read_data_file(folder / name, name)
+    """``(JSON, None)`` or ``(None, why)`` for one hand-in of one folder of ``course``."""
+    data, why = read_data_file(folder / name, name, course)
     if why:
         return None, why
     if not reference:
@@ -516,12 +517,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """``python labs/class_report.py`` (see ``--help``); Ctrl-C ends it with one line saying
+    what was kept (:func:`grade.interrupted_line`), and exit status 130."""
     parser = build_parser()
     args = parser.parse_args(argv)
     course = grade.course_folder(parser, args.course)
     t0 = time.monotonic()
     command = "python labs/class_report.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    done = report(course, args.lab, args.out or course / "feedback" / "_class", args.names, command)
+    out = args.out or course / "feedback" / "_class"
+    before = {path: grade.file_version(path) for path in (out / f"{args.lab}.html", out / f"{args.lab}.csv")}
+    try:
+        done = report(course, args.lab, out, args.names, command)
+    except KeyboardInterrupt:
+        from netmodels.commandline import INTERRUPTED
+
+        print(grade.interrupted_line("python labs/class_report.py", before), file=sys.stderr, flush=True)
+        return INTERRUPTED
     print(f"{args.lab}: {done['students']} student folders, {done['shown']} machines shown, "
           f"{done['problems']} hand-ins not used ({time.monotonic() - t0:.1f} s)")
     print(f"page: {done['html']}\ncsv:  {done['csv']}")

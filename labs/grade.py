@@ -20,10 +20,10 @@ records the scores, runs outside it.  Where no sandbox can be made, grading stop
 ``UNSAFE_GRADING=1`` is set: the ``sandbox`` column then says the code ran unconfined.
 
 ``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
-``empty notebook``, ``refused`` (a link or special file), ``autograde failed`` or ``stopped
-after N s``; anything but ``graded`` scores 0.
+``empty notebook``, ``refused`` (a link, a special file or a file too large), ``autograde
+failed`` or ``stopped after N s``; anything but ``graded`` scores 0.
 ``data`` says whether each data file of the lab is the student's own, an unchanged copy
-of the released reference file, or missing.  Written answers stay empty (pending) until an
+of the released reference file, missing, or refused (a link, a special file, too large).  Written answers stay empty (pending) until an
 instructor grades them (``nbgrader formgrader``); ``score`` then includes them.  An answer
 left as released is scored 0 by nbgrader itself and is not pending.
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import hashlib
 import json
 import os
 import shutil
@@ -129,22 +128,29 @@ def column(lab: Lab, notebook: str, grade_id: str) -> str:
 
 
 def data_status(course: Path, lab: Lab, folder: Path) -> str:
-    """'own', 'reference copy' or 'missing', per data file of the lab."""
+    """'own', 'reference copy', 'missing' or 'refused (why)', per data file of the lab (read by
+    :func:`netmodels.outputs.read_input`: a link, a special file or a file too large is
+    refused, also one in a folder reached through a link from ``course``)."""
+    from netmodels.outputs import Refused, read_input
+
     parts = []
     for name in lab.data_files:
         mine, ref = folder / name, course / "source" / lab.name / name
-        if not mine.is_file():
+        try:
+            own = read_input(mine, root=course)
+        except FileNotFoundError:
             state = "missing"
-        elif ref.is_file() and _digest(mine) == _digest(ref):
-            state = "reference copy"
+        except Refused as exc:
+            state = f"refused ({exc.why})"
+        except OSError as exc:
+            state = f"refused ({exc.strerror or exc})"
         else:
-            state = "own"
+            try:
+                state = "reference copy" if read_input(ref, root=course) == own else "own"
+            except OSError:                 # no reference file: the lab releases none
+                state = "own"
         parts.append(f"{name}: {state}")
     return "; ".join(parts)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # ---------------------------------------------------------------- grading
@@ -165,22 +171,31 @@ def ensure_released(course: Path, labs: list[Lab], log) -> None:
                        cwd=course, check=True, capture_output=True, timeout=600)
 
 
-def check_notebooks(folder: Path, lab: Lab) -> str | None:
+def check_notebooks(folder: Path, lab: Lab, root: Path | None = None) -> str | None:
     """None if the notebooks can be handed to nbgrader, else the status to record.
 
-    Only folders and regular files are accepted: a symbolic link could make the grader read
-    its own files (nbgrader copies what links point to), a device could never end.
+    Only folders and regular files of at most :data:`netmodels.outputs.MAX_INPUT_BYTES` are
+    accepted: a symbolic link could make the grader read its own files or another student's
+    (nbgrader copies what links point to), a device could never end, a huge (sparse) file
+    would fill the disk when copied.  With ``root`` (the course), no folder between it and
+    the notebooks may be a link either (a student's folder linked to another's).
     """
+    from netmodels.outputs import MAX_INPUT_BYTES, Refused, read_input
+
     for path in sorted(folder.rglob("*")):
         if path.is_symlink() or not (path.is_dir() or path.is_file()):
             return f"refused: {path.relative_to(folder)} is a link or a special file"
+        if path.is_file() and path.stat().st_size > MAX_INPUT_BYTES:
+            return f"refused: {path.relative_to(folder)} is larger than {MAX_INPUT_BYTES} bytes"
     present = [n for n in lab.notebooks if (folder / f"{n}.ipynb").is_file()]
     if not present:
         return "no notebook"
     for name in present:
         try:
-            nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+            nb = nbformat.reads(read_input(folder / f"{name}.ipynb", root=root).decode("utf-8"), as_version=4)
             nbformat.validate(nb)
+        except Refused as exc:
+            return f"refused: {name}.ipynb: {exc.why}"
         except Exception as exc:  # noqa: BLE001 (anything a student hands in)
             return f"unreadable notebook: {name}.ipynb ({type(exc).__name__})"
         if not any(c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells):
@@ -220,7 +235,7 @@ def grade_submission(course: Path, lab: Lab, student: str, cell_timeout, student
     the other (:func:`run_all` runs several submissions' at once), that returns its status."""
     logfile = course / "autograded" / student / f"{lab.name}.log"
     logfile.parent.mkdir(parents=True, exist_ok=True)
-    status = check_notebooks(course / "submitted" / student / lab.name, lab)
+    status = check_notebooks(course / "submitted" / student / lab.name, lab, course)
     if status:
         logfile.write_text(status + "\n", encoding="utf-8")
         return status
@@ -401,6 +416,8 @@ def _child(target, args, course: Path, env: dict, logfile: Path, append: bool) -
     environment, stdout and stderr to ``logfile``; then ``target(*args)``."""
     if hasattr(os, "setsid"):
         os.setsid()
+    if hasattr(signal, "pthread_sigmask"):      # out of the terminal's process group: Ctrl-C is the parent's
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     os.chdir(course)
     os.environ.clear()
     os.environ.update(env)
@@ -441,7 +458,15 @@ class Watched:
         sys.stderr.flush()
         self.proc = _processes().Process(target=_child, args=(self.target, self.args, self.course, self.env,
                                                               self.logfile, self.append))
-        self.proc.start()
+        # the child takes no Ctrl-C of the terminal's before it has left its process group (_child)
+        blocked = hasattr(signal, "pthread_sigmask")
+        if blocked:
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.proc.start()
+        finally:
+            if blocked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         self.deadline, self.groups = time.monotonic() + self.student_timeout, {self.proc.pid}
 
     @property
@@ -462,6 +487,15 @@ class Watched:
         _kill_groups(self.groups)
         return status
 
+    def stop(self) -> None:
+        """Kill it now, with every process group it made (the batch is stopped)."""
+        if self.proc is None or self.proc.pid is None:     # not started
+            return
+        self.groups |= _process_groups(self.proc.pid)
+        self.proc.kill()
+        _kill_groups(self.groups)
+        self.proc.join()
+
 
 def run_all(tasks, jobs: int, done) -> None:
     """Run the generators ``tasks`` (pairs of a key and a generator of :class:`Watched`, as
@@ -478,22 +512,26 @@ def run_all(tasks, jobs: int, done) -> None:
             running.pop(key, None)
             done(key, stop.value)
             return
+        running[key] = (gen, watched)       # first: a Ctrl-C while it starts stops it too
         watched.start()
-        running[key] = (gen, watched)
 
-    while True:
-        while len(running) < jobs:
-            task = next(tasks, None)
-            if task is None:
-                break
-            advance(task[0], task[1], None)
-        if not running:
-            return
-        wait([w.sentinel for _, w in running.values()], timeout=0.5)
-        for key, (gen, watched) in list(running.items()):
-            status = watched.poll()
-            if status is not None:
-                advance(key, gen, status)
+    try:
+        while True:
+            while len(running) < jobs:
+                task = next(tasks, None)
+                if task is None:
+                    break
+                advance(task[0], task[1], None)
+            if not running:
+                return
+            wait([w.sentinel for _, w in running.values()], timeout=0.5)
+            for key, (gen, watched) in list(running.items()):
+                status = watched.poll()
+                if status is not None:
+                    advance(key, gen, status)
+    finally:                            # Ctrl-C, or an error: no grading process outlives the batch
+        for _, watched in running.values():
+            watched.stop()
 
 
 def _process_groups(pid: int) -> set[int]:
@@ -622,10 +660,56 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def file_version(path: Path):
+    """What tells one version of the file ``path`` from another (inode, size, modification
+    time), None if there is none: a command interrupted by Ctrl-C compares it with the one
+    before it started, to say whether it wrote the file (:func:`interrupted_line`)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def interrupted_line(prog: str, before: dict) -> str:
+    """The one line of a course tool ended by Ctrl-C (:func:`netmodels.commandline.interrupted`):
+    ``before`` maps each file it writes, the first its main result, to its
+    :func:`file_version` when the tool started; a file since replaced is named as kept."""
+    from netmodels import outputs
+    from netmodels.commandline import interrupted
+
+    outputs.WRITTEN.extend(str(path) for path, version in before.items() if file_version(path) != version)
+    return interrupted(prog, next(iter(before)))
+
+
 def main(argv=None) -> int:
+    """``python labs/grade.py`` (see ``--help``).  Ctrl-C kills the grading processes under way,
+    removes their submissions from the gradebook (as for a failed one: no stale grades) and
+    ends with one line and exit status 130; grades.csv is then left as it was."""
     parser = build_parser()
     args = parser.parse_args(argv)
     course = course_folder(parser, args.course)
+    out = args.csv or course / "grades.csv"
+    before, started, outcomes = file_version(out), {}, {}
+    try:
+        return grade_all(parser, args, course, out, started, outcomes)
+    except KeyboardInterrupt:             # run_all has killed the grading processes under way
+        from netmodels.commandline import INTERRUPTED
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)       # a second Ctrl-C does not stop the cleanup
+        stopped = [key for key in started if key not in outcomes]
+        with gradebook_lock(course):
+            for student, lab in stopped:
+                forget(course, Lab(lab, []), student)
+        print(interrupted_line("python labs/grade.py", {out: before})
+              + (f"; {len(stopped)} submission{'s' * (len(stopped) != 1)} under way stopped and left out of the "
+                 "gradebook" if stopped else ""), file=sys.stderr, flush=True)
+        return INTERRUPTED
+
+
+def grade_all(parser, args, course: Path, out: Path, started: dict, outcomes: dict) -> int:
+    """Grade what ``args`` asks for and write ``out``; ``started`` and ``outcomes`` (by
+    (student, lab)) fill in as submissions start and end."""
     labs = [lab for lab in find_labs(course) if not args.lab or lab.name in args.lab]
     if not labs:
         parser.error("no lab to grade")
@@ -650,7 +734,7 @@ def main(argv=None) -> int:
     ensure_released(course, labs, log)
     submitted = course / "submitted"
     students = sorted(p.name for p in submitted.iterdir() if p.is_dir()) if submitted.is_dir() else []
-    outcomes, started, by_name = {}, {}, {lab.name: lab for lab in labs}
+    by_name = {lab.name: lab for lab in labs}
 
     def tasks():
         for lab in labs:
@@ -671,7 +755,6 @@ def main(argv=None) -> int:
             f"log autograded/{student}/{lab.name}.log)")
 
     run_all(tasks(), args.jobs if os.name != "nt" else 1, done)   # Windows: no lock for the gradebook
-    out = args.csv or course / "grades.csv"
     write_csv(out, labs, rows(course, labs, students, outcomes))
     log(f"gradebook written to {out}")
     return 0

@@ -15,10 +15,12 @@ lab    file                 kind (:data:`KINDS`): the command that writes it
 5      ``predict.json``     ``predict``: ``mpiexec -n <cores> ... predict --calibration ...``
 =====  ===================  ==================================================================
 
-``load(path, kind)`` reads one and checks that it is there, is JSON and whole (not cut short),
-is the result of that command (its ``"benchmark"`` field), holds every field the lab reads,
-and was measured with the number of ranks the lab needs (exactly 2 for the ping-pong and the
-round trips, whose third rank would only wait; 4 for the f(L) jig; at least 5 for LoP's fits).
+``load(path, kind)`` reads one and checks that it is there, is a regular file (never a link, a
+pipe or a device) of at most :data:`netmodels.outputs.MAX_INPUT_BYTES`, is JSON and whole (not
+cut short), is the result of that command (its ``"benchmark"`` field), holds every field the
+lab reads, and was measured with the number of ranks the lab needs (exactly 2 for the
+ping-pong and the round trips, whose third rank would only wait; 4 for the f(L) jig; at least
+5 for LoP's fits).
 Anything else raises :class:`LabDataError`, one message: the file, what is wrong, and the
 command that writes it again, e.g. ::
 
@@ -185,15 +187,19 @@ def _unclosed(text: str) -> bool:
     return in_string or depth > 0
 
 
-def _parse(path: Path) -> object:
-    """The JSON of ``path``, or a LabDataError's problem (a str) if it has none."""
+def _parse(path: Path, root=None) -> object:
+    """The JSON of ``path`` (read by :func:`netmodels.outputs.read_input`: no link, no special
+    file, at most :data:`~netmodels.outputs.MAX_INPUT_BYTES`; ``root``: its trusted folder), or
+    a LabDataError's problem (a str) if it has none."""
+    from netmodels.outputs import Refused, read_input
+
     try:
-        raw = path.read_bytes()
+        raw = read_input(path, root=root)
+    except Refused as exc:
+        return exc.why
     except FileNotFoundError:
         folder = path.parent.resolve()
         return f"no such file in {folder}"
-    except IsADirectoryError:
-        return "a folder, not a file"
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     try:
@@ -204,6 +210,8 @@ def _parse(path: Path) -> object:
         return "empty (0 bytes)" if not raw else "empty (only blanks)"
     try:
         return json.loads(text)
+    except RecursionError:
+        return "not JSON the kit writes: nested too deeply to be read"
     except json.JSONDecodeError as exc:
         if _unclosed(text):
             return (f"cut short: its JSON ends at line {text.rstrip().count(chr(10)) + 1} before it is "
@@ -249,15 +257,18 @@ def message(path, kind: str, why: str) -> str:
             f"{KINDS[kind].write_with(Path(path).name if Path(path).parent == Path('.') else path)}")
 
 
-def load(path, kind: str) -> dict:
+def load(path, kind: str, root=None) -> dict:
     """The data file ``path`` of ``kind`` (a key of :data:`KINDS`: the command that writes it),
     parsed; :class:`LabDataError` naming the file, the problem and the command if it is
-    missing, not JSON, cut short, another command's result, lacks a field the labs read, or
-    was measured with ranks the lab cannot use (module docstring)."""
+    missing, a link, a folder, a pipe or a device, too large
+    (:data:`netmodels.outputs.MAX_INPUT_BYTES`), not JSON, cut short, another command's
+    result, lacks a field the labs read, or was measured with ranks the lab cannot use (module
+    docstring).  ``root``: a trusted folder ``path`` lies in, none of whose sub-folders on the
+    way to the file may be a link (a student's folder in a course)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     path = Path(path)
-    data = _parse(path)
+    data = _parse(path, root)
     why = data if isinstance(data, str) else problem(data, kind)
     if why:
         raise LabDataError(message(path, kind, why))
@@ -311,7 +322,8 @@ def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 
     --algorithm A -N nelems [--block B] --repeat repeat --json ...`` per case of ``cases``,
     each run's JSON kept whole, written to ``path`` as ``{"runs": [...]}`` once every run
     succeeded (an existing file is left as it was otherwise).  ``echo`` gets each run's first
-    line.  Returns 0, or 1 with one line on stderr naming the run that failed."""
+    line.  Returns 0, or 1 with one line on stderr naming the run that failed; a Ctrl-C stops
+    the run under way (its whole job) and raises KeyboardInterrupt."""
     from netmodels.outputs import output_problem, write_json
 
     why = output_problem(path)
@@ -330,6 +342,9 @@ def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 
                                     start_new_session=True)
             try:
                 stdout, stderr = proc.communicate(timeout=timeout)
+            except KeyboardInterrupt:       # Ctrl-C: the job, in a session of its own, goes too
+                _kill_job(proc)
+                raise
             except subprocess.TimeoutExpired:
                 _kill_job(proc)
                 print(f"error: {' '.join(argv[3:])} did not finish within {timeout:g} s and was stopped; "
@@ -348,8 +363,8 @@ def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 
     return 0
 
 
-def main(argv=None) -> int:
-    """``python -m mpi_exercises.labdata allreduce-runs [options]`` (see ``--help``)."""
+def build_parser():
+    """The parser of ``python -m mpi_exercises.labdata`` (one-line errors, exit status 2)."""
     from netmodels.commandline import OneLineParser
 
     from .bench.arguments import positive_int
@@ -367,12 +382,25 @@ def main(argv=None) -> int:
     p.add_argument("--ranks", type=positive_int, default=4, help="ranks of every run (default 4: a 2x2 mesh)")
     p.add_argument("-N", type=positive_int, default=100_000, help="vector length in elements (default 100000)")
     p.add_argument("--repeat", type=positive_int, default=20, help="timed calls per run (default 20)")
+    return parser
+
+
+def main(argv=None) -> int:
+    """``python -m mpi_exercises.labdata allreduce-runs [options]`` (see ``--help``); Ctrl-C
+    ends it with one line saying what was kept, and exit status 130."""
+    from netmodels.commandline import INTERRUPTED, interrupted
+
+    parser = build_parser()
     args = parser.parse_args(argv)
     if under_launcher():
         print(f"{parser.prog}: error: run it without mpiexec or srun: it starts `mpiexec -n {args.ranks}` "
               "itself, once per run", file=sys.stderr)
         return 2
-    return measure_allreduce_runs(args.json, args.ranks, args.N, repeat=args.repeat)
+    try:
+        return measure_allreduce_runs(args.json, args.ranks, args.N, repeat=args.repeat)
+    except KeyboardInterrupt:           # the run under way was stopped; a file written is whole
+        print(interrupted(f"{parser.prog} {args.command}", args.json), file=sys.stderr, flush=True)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

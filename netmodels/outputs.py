@@ -1,4 +1,5 @@
-"""Result files written safely: output paths checked before any work, writes atomic.
+"""Result files written safely (output paths checked before any work, writes atomic), and
+input files read safely (:func:`read_input`: no link followed, no special file, size bounded).
 
 Every command of ``python -m netmodels`` and ``python -m mpi_exercises`` that writes a
 file checks its path with :func:`output_problem` at start-up (before measuring or
@@ -12,10 +13,17 @@ as a shell redirection would; a block device, a socket or anything else is refus
 
 An interrupted command says what it kept with :func:`interruption`: the files this process
 has written stay whole, and an interrupted write leaves the old file as it was.
+
+Every file the kit reads that someone else may have made (a student's hand-in, a calibration,
+a submitted notebook) is read with :func:`read_input`: a symbolic link is never followed (a
+link to another student's file would be drawn as this student's machine), a named pipe or a
+device is never opened (a pipe blocks for ever, ``/dev/zero`` never ends), and more than
+:data:`MAX_INPUT_BYTES` is never read.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -31,6 +39,16 @@ WRITING = threading.Lock()
 _partial: str | None = None
 
 
+#: what a path that is not a regular file is, in words, by ``stat``'s test of its mode
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    """What a path of ``mode`` (``os.lstat``'s) is, in words, when it is not a regular file."""
+    return next((word for test, word in _KINDS if test(mode)), "not a regular file")
+
+
 def _special(mode: int) -> str | None:
     """How to write an existing path of ``mode`` (``os.stat``'s): None for a regular file
     (replaced atomically), ``"through"`` for a character device or a named pipe (written
@@ -39,8 +57,7 @@ def _special(mode: int) -> str | None:
         return None
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return "through"
-    kinds = {stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket", stat.S_ISDIR: "a folder"}
-    return next((word for test, word in kinds.items() if test(mode)), "not a regular file")
+    return _kind(mode)
 
 
 def _existing_mode(path) -> int | None:
@@ -198,3 +215,81 @@ def _plain(obj):
 def write_json(path: str | os.PathLike, payload) -> None:
     """Write ``payload`` as indented JSON, atomically (see :func:`write_text`)."""
     write_text(path, json.dumps(payload, indent=1, default=_plain) + "\n")
+
+
+# ---------------------------------------------------------------- reading what others made
+#: the most bytes :func:`read_input` reads (64 MiB): the kit's records are far smaller (a
+#: ping-pong keeping each of its 24 000 samples: 0.35 MB; with 100 times the samples, 35 MB)
+MAX_INPUT_BYTES = 64 * 2**20
+
+
+class Refused(ValueError):
+    """An input file :func:`read_input` does not read: ``path``, and ``why`` in words."""
+
+    def __init__(self, path, why: str):
+        super().__init__(f"{path}: {why}")
+        self.path, self.why = path, why
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes" + (f" ({n / 2**20:,.0f} MiB)" if n >= 2**20 else "")
+
+
+def read_input(path: str | os.PathLike, limit: int = MAX_INPUT_BYTES, *, root=None) -> bytes:
+    """The bytes of the regular file ``path``, read without following a link and without
+    blocking.  :class:`Refused` (one line: the file, and why) if it is a symbolic link, a
+    folder, a named pipe, a device or a socket, or holds more than ``limit`` bytes; with
+    ``root`` (a folder ``path`` lies in, trusted), also if a folder between ``root`` and the
+    file is a link (a hand-in's folder linked to another student's).  A file that is missing
+    or that the system refuses raises the system's OSError, naming ``path``."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError(f"limit must be a whole number of bytes >= 0, got {limit!r}")
+    p = Path(path)
+    parts = [p.name] if root is None else list(p.relative_to(root).parts)   # ValueError: not in root
+    if not parts or not parts[-1] or ".." in parts:
+        raise ValueError(f"path must name a file{'' if root is None else f' inside root {root}'}, got {path}")
+    try:
+        folder = os.open(p.parent if root is None else root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+    try:
+        for part in parts[:-1]:
+            try:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    what = _kind(os.stat(part, dir_fd=folder, follow_symlinks=False).st_mode)
+                    raise Refused(path, f"a folder on its path is {what}, not a folder (a link is never "
+                                        "followed)") from None
+                raise
+            os.close(folder)
+            folder = inner
+        return _read_regular(path, parts[-1], folder, limit)
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+    finally:
+        os.close(folder)
+
+
+def _read_regular(path, name: str, folder: int, limit: int) -> bytes:
+    """:func:`read_input`'s last step: the file ``name`` of the open folder ``folder``."""
+    seen = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if not stat.S_ISREG(seen.st_mode):            # refused before it is opened: a pipe would block
+        link = " (a link is never followed)" if stat.S_ISLNK(seen.st_mode) else ""
+        raise Refused(path, f"{_kind(seen.st_mode)}, not a file{link}")
+    if seen.st_size > limit:
+        raise Refused(path, f"too large: {_size(seen.st_size)}, more than the {_size(limit)} an input file may hold")
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino) or not stat.S_ISREG(now.st_mode):
+            raise Refused(path, "replaced while it was opened")
+        chunks, total = [], 0
+        while chunk := os.read(fd, min(limit + 1 - total, 1 << 20) or 1):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:                     # grown since it was looked at
+                raise Refused(path, f"too large: more than the {_size(limit)} an input file may hold")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

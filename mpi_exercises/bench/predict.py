@@ -45,7 +45,7 @@ from netmodels.models.fit import unphysical as fit_unphysical
 
 from .. import pages
 from ..software import SoftwareCost
-from netmodels.outputs import write_json
+from netmodels.outputs import Refused, read_input, write_json
 
 from . import arguments, placement, records, statistics, timing, measure as sampling
 #: the network models a prediction report compares, by their names in the table of models
@@ -123,14 +123,15 @@ def load_calibration(paths, nprocs: int) -> Calibration:
     replaces an earlier one's): a calibration block or a whole ``predict --json`` report, a
     ``pingpong --json`` file (α-β and NBL, fitted as predict fits its own ping-pong) or a
     ``logp --json`` file (LogGP, by the PRTT fit).  ValueError naming the file and the problem;
-    an unphysical fit is refused (:func:`unphysical`)."""
+    an unphysical fit is refused (:func:`unphysical`), and so is a file that is a link, not a
+    regular file, or too large (:func:`netmodels.outputs.read_input`: a named pipe is never
+    opened, so no rank waits on it)."""
     from . import logp_bench, pingpong
 
     models, software, noisy = {}, None, []
     for path in [paths] if isinstance(paths, str) else paths:
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
+            data = json.loads(read_input(path).decode("utf-8"))
             kind = data.get("benchmark") if isinstance(data, dict) else None
             if kind == "pingpong":
                 part = network_parameters(pingpong.fit(data["results"], "min_s")["alpha_beta"], None, None, nprocs)
@@ -146,8 +147,10 @@ def load_calibration(paths, nprocs: int) -> Calibration:
             if why:
                 raise ValueError(why)
             models.update(part)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, KeyError, ValueError,
+                TypeError) as exc:
             what = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
+            what = exc.why if isinstance(exc, Refused) else what
             raise ValueError(f"--calibration {path}: {what}") from None
     try:
         return Calibration(models, software, ", ".join(map(str, [paths] if isinstance(paths, str) else paths)),
