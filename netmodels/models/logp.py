@@ -309,20 +309,26 @@ class LogPClock:
         self._seen[id(keys)] = (keys, *out)
         return out
 
-    def advance(self, cpu: np.ndarray, step: Step, extra=None) -> None:
+    def advance(self, cpu: np.ndarray, step: Step, extra=None, record=None) -> None:
         """Run one step from per-rank CPU times ``cpu`` (s, updated in place); ``extra``
         (s per message) delays arrivals.  Where a gap cannot bind (it is no longer than the
-        CPU's busy time) its clock is not kept; the times are the same."""
+        CPU's busy time) its clock is not kept; the times are the same.  ``record``, if given,
+        is called once with, per message (s): its sender's CPU time before the send, the
+        send's start, the arrival of its last byte, its receiver's CPU time before the
+        receive and the start of the receive overhead (a trace, :mod:`netmodels.simulate.trace`)."""
         src, dst, n = step.src, step.dst, step.src.size
         send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = self.model.message_terms(step)
         wired = np.ndim(recv_wire) > 0 or recv_wire > 0
         send_binds = np.ndim(send_gap) > 0 or np.ndim(send_busy) > 0 or send_gap > send_busy
         recv_binds = wired or np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
         arrival = np.empty(n)
+        rec = None if record is None else np.empty((4, n))
         index, unique = self._ranks(src)
         sends = [(slice(None), index)] if unique else [(i, src[i]) for i in _positions(src, self.p)]
         for idx, s in sends:
             start = np.maximum(cpu[s], self.next_send[s]) if send_binds else cpu[s]
+            if rec is not None:
+                rec[0, idx], rec[1, idx] = cpu[s], start
             busy = start + _at(send_busy, idx)
             cpu[s] = busy
             if send_binds:
@@ -333,6 +339,8 @@ class LogPClock:
         recvs = ([(slice(None), index)] if unique else
                  [(i, dst[i]) for i in _positions(dst, self.p, np.argsort(arrival, kind="stable"))])
         for idx, d in recvs:
+            if rec is not None:
+                rec[2, idx] = cpu[d]
             if wired:       # the first byte waits for the CPU and the gap, the rest follows
                 w = _at(recv_wire, idx)
                 start = np.maximum(np.maximum(cpu[d], self.next_recv[d]) + w, arrival[idx])
@@ -343,6 +351,10 @@ class LogPClock:
             if recv_binds:
                 self.next_recv[d] = start + _at(recv_gap, idx)
             cpu[d] = start + _at(recv_busy, idx)
+            if rec is not None:
+                rec[3, idx] = start
+        if record is not None:
+            record(rec[0], rec[1], arrival, rec[2], rec[3])
 
 
 # ---------------------------------------------------------------- closed forms

@@ -55,6 +55,15 @@ every message from an exponential distribution (``numpy.random.default_rng(seed)
 one draw per message in step and column order): it delays the message's arrival
 (clocked rules) or is added to the receiver's communication time of the step
 (step-synchronous rules; the largest draw of its incoming messages).
+
+**Trace** (``trace=True``): the result also holds a :class:`~netmodels.simulate.trace.Trace`,
+every rank's operations with their start, end and kind (the model term that prices them):
+per message under the LogP family (the times its clocked rule or LogGOPSim's rules give),
+per rank and step under a step-synchronous rule: ``comm`` as ``wire`` (under *sync* from the
+step's start; under *stepwise* ending where the rank's communication of the step ends, so that
+the time it waits for a later partner is left blank before it), then ``comp`` as ``combine``
+(under *sync* after the step's longest ``comm``).  A trace that would not fit in the memory available is refused, in one
+line, before the run starts (:func:`netmodels.simulate.trace.refusal`).
 """
 
 from __future__ import annotations
@@ -66,6 +75,7 @@ import numpy as np
 from .._check import positive, positive_int
 from ..algorithms.arrays import ArraySchedule, as_arrays
 from ..models.step import all_messages, steps
+from . import trace as tr
 
 SEMANTICS = ("sync", "stepwise", "loggopsim")
 #: bytes per vector element unless told otherwise (float64): every caller's default
@@ -82,7 +92,8 @@ class SimResult:
     *sync* the end of the last step the rank takes part in (its entry time if none).
     steps, messages, bytes: the schedule's steps, messages (``src != dst``) and bytes
     sent.  step_times: under *sync* the duration of every step (s; the first step is
-    counted from the last rank's entry), None under *stepwise* and *loggopsim*.
+    counted from the last rank's entry), None under *stepwise* and *loggopsim*.  trace:
+    the :class:`~netmodels.simulate.trace.Trace` when asked, else None.
     """
 
     time: float
@@ -93,6 +104,7 @@ class SimResult:
     step_times: np.ndarray | None
     semantics: str
     model: str
+    trace: "tr.Trace | None" = None     #: every rank's operations, when asked (``trace=True``)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -125,15 +137,52 @@ def _sync_finish(a: ArraySchedule, entry, ends) -> np.ndarray:
     return finish
 
 
+# ----------------------------------------------------------------------------- traces
+def _record_messages(out: "tr.Collector", t, step, model):
+    """The ``record`` callback of a clocked rule (:meth:`netmodels.models.logp.LogPClock.advance`)
+    for the messages of ``step`` (step index ``t``): their operations into ``out``."""
+    def record(send_ready, send_start, arrival, recv_ready, recv_start):
+        send_busy, _, _, recv_wire, recv_busy, _ = model.message_terms(step)
+        src, dst = step.src, step.dst
+        sent = send_start + send_busy
+        first = recv_start - recv_wire                   # the receiver takes the first byte
+        comb = getattr(model, "combine", 0.0) * np.where(step.combine, step.count, 0)
+        out.add(tr.GAP, src, dst, t, send_ready, send_start)
+        out.add(tr.SEND, src, dst, t, send_start, sent, keep_empty=True)
+        out.add(tr.WIRE, src, dst, t, sent, first, keep_empty=True)
+        out.add(tr.GAP, dst, src, t, np.maximum(recv_ready, arrival - recv_wire), first)
+        out.add(tr.BYTES, dst, src, t, first, recv_start)
+        out.add(tr.RECV, dst, src, t, recv_start, recv_start + recv_busy - comb, keep_empty=True)
+        out.add(tr.COMBINE, dst, src, t, recv_start + recv_busy - comb, recv_start + recv_busy)
+    return record
+
+
+def _record_ranks(out: "tr.Collector", t, comm, comm_start, comp, comp_start):
+    """Per rank of a step-synchronous step (index ``t``): ``comm`` as ``wire`` from
+    ``comm_start``, ``comp`` (None: none) as ``combine`` from ``comp_start`` (s, per rank or scalar)."""
+    ranks = np.flatnonzero(comm > 0)
+    out.add(tr.WIRE, ranks, -1, t, _at(comm_start, ranks), _at(comm_start, ranks) + comm[ranks])
+    if comp is not None:
+        ranks = np.flatnonzero(comp > 0)
+        out.add(tr.COMBINE, ranks, -1, t, _at(comp_start, ranks), _at(comp_start, ranks) + comp[ranks])
+
+
+def _at(x, idx):
+    return x if np.ndim(x) == 0 else x[idx]
+
+
 # ----------------------------------------------------------------------------- walking the steps
 # ----------------------------------------------------------------------------- LogGOPSim's rules
-def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives) -> SimResult:
+def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives,
+               out=None) -> SimResult:
     """The *loggopsim* semantics (:mod:`netmodels.simulate.arrival`): the LogP family only."""
     from .arrival import Messages, run
 
     if not rule.clocked:
         raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, PLogP), "
                          f"got {type(model).__name__}")
+    if out is not None:
+        raise ValueError("a trace under the loggopsim semantics is not available yet; use 'stepwise' or 'sync'")
     t, every = all_messages(a, elem_bytes, topology)    # the terms are per message: one call
     held = Messages(t.size)
     nbytes_total = 0
@@ -152,7 +201,7 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
 # ----------------------------------------------------------------------------- entry point
 def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=None, seed=None,
              topology=None, elem_bytes: int = ELEM_BYTES, progress=None,
-             receives: str = "after-sends") -> SimResult:
+             receives: str = "after-sends", trace: bool = False, memory: float | None = None) -> SimResult:
     """Time of ``schedule`` on ``model`` (see the module docstring for every rule).
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
@@ -166,6 +215,9 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     tqdm bar's ``update``).  receives (*loggopsim* only): when a rank posts a step's
     receives, "after-sends" (after its last send of the step, default) or "with-sends"
     (with its first send: pre-posted), :data:`netmodels.simulate.arrival.RECEIVES`.
+    trace: also return every rank's operations (``result.trace``, see the module docstring),
+    refused (ValueError, one line) before the run when they would not fit in ``memory``
+    (bytes; default: what the system says is available).
     """
     if not callable(getattr(model, "step_rule", None)):
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
@@ -188,9 +240,20 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     if noise is not None:
         noise = positive("noise", noise, allow_zero=True)
         rng = np.random.default_rng(seed)
+    if not isinstance(trace, bool):
+        raise ValueError(f"trace must be True or False, got {trace!r}")
     rule = model.step_rule(a)
+    out = None
+    if trace:
+        if memory is None:
+            from ..commandline import available_memory
+            memory = available_memory()
+        refused = tr.refusal(tr.estimate_rows(a, rule.clocked), p, memory)
+        if refused:
+            raise ValueError(refused)
+        out = tr.Collector(p)
     if semantics == "loggopsim":
-        return _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives)
+        return _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives, out)
     if receives != "after-sends":
         raise ValueError(f"receives={receives!r} is a choice of the loggopsim semantics; under {semantics!r} "
                          "a rank's receives of a step always follow its sends")
@@ -215,7 +278,7 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
                 step_ends[t] = now
                 continue
             cpu = np.full(p, now) if sync else clock
-            rule.advance(cpu, step, extra)
+            rule.advance(cpu, step, extra, None if out is None else _record_messages(out, t, step, model))
             if sync:        # ranks outside the step are still at `now`
                 end = max(now, float(cpu[step.src].max()), float(cpu[step.dst].max()))
                 step_times[t], now = end - now, end
@@ -229,7 +292,10 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
             np.maximum.at(late, step.dst, extra)
             comm = comm + late
         if sync:
-            dt = float(comm.max(initial=0.0)) + (float(comp.max()) if comp is not None else 0.0)
+            longest = float(comm.max(initial=0.0))
+            if out is not None:
+                _record_ranks(out, t, comm, now, comp, now + longest)
+            dt = longest + (float(comp.max()) if comp is not None else 0.0)
             step_times[t], now = dt, now + dt
             step_ends[t] = now
         else:
@@ -239,7 +305,10 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
             msg_end = np.maximum(b[src], b[dst]) + np.maximum(comm[src], comm[dst])
             np.maximum.at(end, src, msg_end)
             np.maximum.at(end, dst, msg_end)
+            if out is not None:
+                _record_ranks(out, t, comm, end - comm, comp, end)
             clock = end if comp is None else end + comp
     finish = _sync_finish(a, entry, step_ends) if sync else clock
     return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
-                     step_times, semantics, type(model).__name__)
+                     step_times, semantics, type(model).__name__,
+                     None if out is None else out.trace(semantics, type(model).__name__))
