@@ -42,6 +42,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+if __name__ == "__main__":      # a Ctrl-C while the modules below load: one line, not a traceback
+    from netmodels.commandline import ctrl_c_in_one_line
+
+    ctrl_c_in_one_line("python labs/class_report.py")
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import class_report_labs as views  # noqa: E402 (next to this file)

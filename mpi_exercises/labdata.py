@@ -316,6 +316,23 @@ def _kill_job(proc: subprocess.Popen) -> None:
     proc.communicate()
 
 
+#: seconds a job given a Ctrl-C has to end by itself before it is killed
+INTERRUPT_GRACE_S = 3.0
+
+
+def _interrupt_job(proc: subprocess.Popen) -> None:
+    """Pass a Ctrl-C on to a launcher started in a session of its own: its ranks end as on a
+    Ctrl-C of their own (:mod:`mpi_exercises.interrupt`: MPI's shared memory removed); what
+    still runs after :data:`INTERRUPT_GRACE_S` is killed."""
+    import signal
+
+    try:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=INTERRUPT_GRACE_S)
+    except subprocess.TimeoutExpired:
+        _kill_job(proc)
+
+
 def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 100_000,
                            cases=ALLREDUCE_CASES, repeat: int = 20, timeout: float = 900, echo=print) -> int:
     """Lab 2's ``allreduce.json``: one ``mpiexec -n ranks python -m mpi_exercises allreduce
@@ -342,8 +359,8 @@ def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 
                                     start_new_session=True)
             try:
                 stdout, stderr = proc.communicate(timeout=timeout)
-            except KeyboardInterrupt:       # Ctrl-C: the job, in a session of its own, goes too
-                _kill_job(proc)
+            except KeyboardInterrupt:       # Ctrl-C: the job, in a session of its own, is ended too
+                _interrupt_job(proc)
                 raise
             except subprocess.TimeoutExpired:
                 _kill_job(proc)
@@ -404,4 +421,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    from netmodels.commandline import ctrl_c_in_one_line
+
+    ctrl_c_in_one_line("python -m mpi_exercises.labdata")
     sys.exit(main())

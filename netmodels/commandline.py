@@ -45,3 +45,20 @@ def interrupted(prog: str, path) -> str:
     from .outputs import interruption
 
     return f"{prog}: interrupted (Ctrl-C); {interruption(path)}"
+
+
+def ctrl_c_in_one_line(prog: str) -> None:
+    """From now on, a Ctrl-C that nothing catches (one while a script's modules load, before
+    its own handler runs) ends this process with one line and exit status :data:`INTERRUPTED`,
+    not a traceback.  For a script's first lines, before its slow imports."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        if not issubclass(kind, KeyboardInterrupt):
+            return previous(kind, value, traceback)
+        try:
+            print(f"{prog}: interrupted (Ctrl-C) while starting; nothing was written", file=sys.stderr, flush=True)
+        finally:
+            os._exit(INTERRUPTED)
+
+    sys.excepthook = hook

@@ -42,3 +42,165 @@ def test_ctrl_c_on_a_ping_pong_is_one_line_and_status_130(tmp_path):
     assert took < 5
     assert json.loads(out.read_text()) == GOOD
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+# ---------------------------------------------------------------- the course tools
+def _descendants(proc) -> list:
+    import psutil
+
+    try:
+        return psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _interrupt_when(cmd: list[str], ready, cwd=None, timeout: float = 600):
+    """Start ``cmd`` in a session of its own (as a terminal starts a foreground job), wait until
+    ``ready(proc)`` (polled every 0.2 s, at most ``timeout`` s), send SIGINT to its whole group
+    (a Ctrl-C) and return (the finished process, seconds it took to end, its descendants at the
+    moment of the Ctrl-C)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.mpirun import ROOT, kill_job
+
+    proc = subprocess.Popen(cmd, cwd=cwd or ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + timeout
+    try:
+        while not ready(proc):
+            assert proc.poll() is None, f"{cmd} ended before Ctrl-C: {proc.communicate()}"
+            assert time.monotonic() < deadline, f"{cmd} was not busy within {timeout} s"
+            time.sleep(0.2)
+        children = _descendants(proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        start = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=10)
+    except BaseException:
+        kill_job(proc)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), time.monotonic() - start, children
+
+
+def _after(seconds: float):
+    """A ``ready`` of :func:`_interrupt_when`: true ``seconds`` after it is first asked."""
+    import time
+
+    start = time.monotonic()
+    return lambda proc: time.monotonic() - start > seconds
+
+
+def _none_left(children) -> None:
+    import time
+
+    from tests.mpirun import running
+
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and any(running(p) for p in children):
+        time.sleep(0.05)
+    assert not [p.pid for p in children if running(p)], "a process of the interrupted tool outlived it"
+
+
+@pytest.mark.mpi
+def test_ctrl_c_on_labdata_allreduce_runs_ends_its_job_with_one_line(tmp_path):
+    import os
+
+    out = tmp_path / "allreduce.json"
+
+    def ranks_running(proc):
+        return sum("mpi_exercises" in " ".join(p.cmdline()) and "python" in p.name() for p in _descendants(proc)) >= 2
+
+    res, took, children = _interrupt_when(
+        [sys.executable, "-m", "mpi_exercises.labdata", "allreduce-runs", "--ranks", "2", "-N", "2000000",
+         "--repeat", "100000", "--json", str(out)], ranks_running, timeout=60)
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.splitlines() == [f"python -m mpi_exercises.labdata allreduce-runs: interrupted (Ctrl-C); "
+                                       f"nothing was written ({out} was not created)"], res.stderr
+    assert took < 3
+    _none_left(children)
+    assert not os.listdir(tmp_path)
+
+
+@pytest.mark.cli
+def test_ctrl_c_on_the_class_report_is_one_line_and_status_130(tmp_path):
+    from tests.test_class_report import make_course
+    from tests.mpirun import ROOT
+
+    course = make_course(tmp_path, [f"s{i:02d}" for i in range(24)])
+    out = tmp_path / "out"
+    # past its imports: reading and fitting the hand-ins (24 of them take 10 s or more)
+    res, took, _ = _interrupt_when([sys.executable, str(ROOT / "labs" / "class_report.py"), "--lab", "lab1",
+                                    "--course", str(course), "--out", str(out)], _after(3))
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.splitlines() in (
+        [f"python labs/class_report.py: interrupted (Ctrl-C); nothing was written ({out / 'lab1.html'} was not "
+         "created)"],
+        ["python labs/class_report.py: interrupted (Ctrl-C) while starting; nothing was written"]), res.stderr
+    assert took < 3
+    assert not (out / "lab1.html").exists() and not (out / "lab1.csv").exists()
+
+
+@pytest.fixture
+def sleeping_course(tmp_path, released_labs):
+    """A course of lab 6 with two submissions: ``alice6``'s, solved, then ``sleeper``'s, whose
+    first answer never ends (it sleeps)."""
+    import nbformat
+
+    from tests.labcourse import released_course, replace, require_sandbox, solved
+
+    require_sandbox()
+    course = released_course(tmp_path / "labs", released_labs, labs=["lab6"])
+    for student, sleeps in (("alice6", False), ("sleeper", True)):
+        nb = solved(course, "lab6")
+        if sleeps:
+            replace(nb, "lca", "def lca_level", "import time\ntime.sleep(3600)\n\n\ndef lca_level")
+        folder = course / "submitted" / student / "lab6"
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / "lab6.ipynb")
+    return course
+
+
+def _sleeper_running(course):
+    """Whether the sleeper's submission is being graded: its log exists, and a kernel runs."""
+    def ready(proc):
+        return (course / "autograded" / "sleeper" / "lab6.log").exists() and any(
+            "ipykernel" in " ".join(p.cmdline()) for p in _descendants(proc))
+    return ready
+
+
+def _gradebook(course):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {s.student_id: s.score for s in gb.assignment_submissions("lab6")}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("how", ["grade.py", "make grade"])
+def test_ctrl_c_on_grading_stops_the_sandbox_and_keeps_the_gradebook(sleeping_course, how):
+    import signal
+    from pathlib import Path
+
+    from tests.mpirun import ROOT
+
+    course = sleeping_course
+    grade = [sys.executable, str(course / "grade.py"), "--course", str(course), "--jobs", "1", "--scores-only"]
+    status = 130
+    if how == "make grade":
+        venv = Path(sys.prefix)
+        grade = ["make", "-s", "-C", str(ROOT), "-o", str(venv / ".installed-requirements"), f"VENV={venv}",
+                 f"COURSE={course}", "JOBS=1", "grade"]
+        status = -signal.SIGINT              # make ends by the signal itself: status 130 in a shell
+    res, took, children = _interrupt_when(grade, _sleeper_running(course))
+    assert res.returncode == status, res.stderr
+    assert res.stderr.splitlines() == [
+        f"python labs/grade.py: interrupted (Ctrl-C); nothing was written ({course / 'grades.csv'} was not "
+        "created); 1 submission under way stopped and left out of the gradebook"], res.stderr
+    assert took < 3
+    _none_left(children)
+    # alice's grades are in the gradebook, the sleeper's submission is not: nbgrader can open it
+    scores = _gradebook(course)
+    assert set(scores) == {"alice6"} and scores["alice6"] > 0, scores
