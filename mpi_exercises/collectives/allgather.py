@@ -76,6 +76,6 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
     if ex is None:
         comm.Allgather(x if x.flags.c_contiguous else np.ascontiguousarray(x), out)
         return out
-    out[comm.Get_rank()] = x
+    out[ex.rank] = x
     ex.run(out)
     return out
