@@ -9,13 +9,14 @@ of the lab's ``Autograde.exclude_overwriting`` in ``nbgrader_config.py``: the ha
 lists), checks each one, fits it with the kit's own functions (those the lab uses), and writes
 
 * ``<out>/<lab>.html``: one self-contained page (figures as inline SVG, inline CSS, no script,
-  nothing loaded from anywhere: it opens offline, from a USB stick or a projector's laptop):
+  nothing loaded from anywhere, which its Content Security Policy enforces: it opens offline,
+  from a USB stick or a projector's laptop; every text from a hand-in is escaped):
   the class's figures, with the reference machine (the lab's own data in ``source/<lab>/``)
   and the papers' machines beside them; a table of the machines, each labelled by what its
   files record (ranks and cores, oversubscribed or not, MPI library, operating system, whether
   the run met its precision target, load); and the files that could not be used, with why;
 * ``<out>/<lab>.csv``: the same numbers (SI units), one row per student folder and one for the
-  reference machine.
+  reference machine (a text that would start a spreadsheet formula is prefixed by ``'``).
 
 A file that is missing, spoiled (not JSON, cut short, another command's result, without a field
 the lab reads: the labs' own loader, ``mpi_exercises.labdata``, says which), measured on a rank
@@ -51,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import class_report_labs as views  # noqa: E402 (next to this file)
 import grade  # noqa: E402 (the course's layout: which files each lab hands in, reference copies)
+from page_safety import csp_meta, csv_cell  # noqa: E402 (what a page and a CSV let through of a hand-in)
 
 KEY_FILE = Path("autograded") / ".class-report-key"
 
@@ -415,6 +417,7 @@ def page(view: views.LabView, machines: list[Machine], files: list[str], course:
 <html lang="en">
 <head>
 <meta charset="utf-8">
+{csp_meta()}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{_e(view.title)}: the class's machines</title>
 <style>{CSS}</style>
@@ -471,11 +474,11 @@ def write_csv(path: Path, view: views.LabView, machines: list[Machine], names: b
                    else d.get("ranks", ""), d.get("cores", ""),
                    "" if not d else ("yes: " + d["oversubscribed"] if d.get("oversubscribed") else "no"),
                    d.get("mpi_library", ""), d.get("os", ""), d.get("precision", ""),
-                   "" if d.get("load_average_1min") is None else f"{d['load_average_1min']:.3g}"]
-            for c in view.columns:
-                v = c.value(m) if m.values else None
-                row.append("" if v is None else repr(v) if isinstance(v, float) else v)
-            w.writerow(row)
+                   None if d.get("load_average_1min") is None else float(f"{d['load_average_1min']:.3g}")]
+            row += [c.value(m) if m.values else None for c in view.columns]
+            # texts (a student's id, names and strings from the files) never start a formula;
+            # numbers stay numbers
+            w.writerow(["" if v is None else repr(v) if isinstance(v, float) else csv_cell(v) for v in row])
     tmp.replace(path)
 
 

@@ -4,7 +4,10 @@ Each lab is a :class:`LabView`: the data files it reads (their kinds: :data:`KIN
 one student's usable files (:meth:`LabView.extract`, with the kit's own fits, those the lab
 notebooks use), its columns and its figures.  Figures are matplotlib's SVG, inlined in the page
 by ``class_report.py``; every point of a machine carries its label as an SVG ``<title>``
-(a tooltip).  Nothing here reads a file: the report hands over parsed JSON.
+(a tooltip).  Nothing here reads a file: the report hands over parsed JSON.  Every text a
+hand-in brings (algorithm names, model names, student ids) is escaped where it meets HTML
+(summaries, tooltips; matplotlib escapes its SVG text) and kept from matplotlib's math
+(:func:`literal`).
 """
 
 from __future__ import annotations
@@ -129,6 +132,12 @@ def plain_log(ax, axis: str = "both", unit: str = "") -> None:
         a.set_minor_formatter(ticker.NullFormatter())
 
 
+def literal(text) -> str:
+    """A text from a hand-in (an algorithm, a model, a student id) as a figure's label: shown as
+    written, never read as matplotlib's math (``$...$``)."""
+    return str(text).replace("$", r"\$")
+
+
 def jitter(n: int, seed: int = 0, width: float = 0.28) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-width, width, n)
 
@@ -170,7 +179,7 @@ class LabView:
     extract: Callable                          #: {file: JSON} -> (values, caveats) of one machine
     columns: list[Column]
     figures: Callable                          #: machines -> [Figure]
-    summary: Callable                          #: machines -> [sentence (HTML)]
+    summary: Callable                          #: machines -> [sentence (HTML: a hand-in's text escaped)]
     about: str = ""                            #: what the page shows, one paragraph (HTML)
     notes: dict = field(default_factory=dict)  #: file -> why it is only checked (HTML)
 
@@ -303,7 +312,7 @@ def lab1_figures(machines) -> list[Figure]:
                   zorder=st.zorder + 1, gid=gid)
         titles[gid] = m.tooltip
         if m.reference or m.oversubscribed:
-            ax.annotate(m.name, (a, b), xytext=(5, 4), textcoords="offset points", fontsize=7,
+            ax.annotate(literal(m.name), (a, b), xytext=(5, 4), textcoords="offset points", fontsize=7,
                         color=st.color)
     med_a = class_median(drawn, lambda m: m.values["alpha_s"] / US)
     med_b = class_median(drawn, lambda m: m.values["beta_s_per_byte"] * 1e9)
@@ -434,8 +443,8 @@ def lab3_extract(files: dict) -> tuple[dict, list[str]]:
         data = files["barriers.json"]
         P = need(data, "environment", "ranks")
         try:
-            measured = {r["algorithm"]: float(r["min_s"]) for r in need(data, "results")}
-            options = {r["algorithm"]: dict(r.get("options") or {}) for r in data["results"]}
+            measured = {str(r["algorithm"]): float(r["min_s"]) for r in need(data, "results")}
+            options = {str(r["algorithm"]): dict(r.get("options") or {}) for r in data["results"]}
         except (KeyError, TypeError, ValueError) as exc:
             raise Unusable(f"barriers.json: malformed results: {exc!r}") from None
         if not measured:
@@ -552,7 +561,7 @@ def _ranking_figure(plt, lab, ranked) -> Figure:
             for pos, a in enumerate(order_ref):
                 ax.add_patch(plt.Rectangle((pos - 0.5, names.index(a) - 0.5), 1, 1, fill=False,
                                            edgecolor=REFERENCE_COLOR, lw=1.2))
-        ax.set_yticks(range(len(names)), names, fontsize=8)
+        ax.set_yticks(range(len(names)), [literal(a) for a in names], fontsize=8)
         ax.set_xticks(range(len(names)), [str(k + 1) for k in range(len(names))], fontsize=8)
         ax.set(xlabel="place (1 = fastest)", title=label)
         for side in ("top", "right", "left", "bottom"):
@@ -584,7 +593,7 @@ def lab3_summary(machines) -> list[str]:
         first = {}
         for m in ranked:
             first[m.values["ranking_measured"][0]] = first.get(m.values["ranking_measured"][0], 0) + 1
-        out.append("Fastest barrier measured: " + ", ".join(f"{a} on {k}" for a, k in
+        out.append("Fastest barrier measured: " + ", ".join(f"{html.escape(str(a))} on {k}" for a, k in
                                                              sorted(first.items(), key=lambda x: -x[1]))
                    + f" of {len(ranked)} machines.")
         agree = [m for m in ranked if m.values.get("ranking_predicted")]
@@ -705,7 +714,7 @@ def lab5_figures(machines) -> list[Figure]:
                 ax.plot([i - 0.32, i + 0.32], [100 * med] * 2, color=MEDIAN_COLOR, lw=2, zorder=8)
         ax.set(xticks=range(len(models)), xlim=(-0.5, len(models) - 0.5), yscale="log",
                title=f"Median |error| per machine, {label}")
-        ax.set_xticks(range(len(models)), [MODEL_NAMES.get(k, k) for k in models])
+        ax.set_xticks(range(len(models)), [MODEL_NAMES.get(k, literal(k)) for k in models])
         plain_log(ax, "y", " %")
     axes[0].set_ylabel("median |predicted − measured| / measured")
     fig.tight_layout()
@@ -734,7 +743,8 @@ def lab5_summary(machines) -> list[str]:
         best[m.values["best"]] = best.get(m.values["best"], 0) + 1
     if best:
         out.append("Best model (with the software term): " + ", ".join(
-            f"{k} on {n}" for k, n in sorted(best.items(), key=lambda x: -x[1])) + f" of {len(clean)} machines.")
+            f"{html.escape(str(k))} on {n}" for k, n in sorted(best.items(), key=lambda x: -x[1]))
+            + f" of {len(clean)} machines.")
     return out
 
 

@@ -617,6 +617,10 @@ def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> 
 
 
 def write_csv(path: Path, labs: list[Lab], table: list[dict]) -> None:
+    """``grades.csv``: one row per student and lab; scores as numbers, texts (the student's id,
+    statuses) through ``page_safety.csv_cell``, so that no spreadsheet reads one as a formula."""
+    from page_safety import csv_cell
+
     columns = list(FIELDS)
     for lab in labs:
         for nb, gid, _ in lab.cells:
@@ -627,7 +631,7 @@ def write_csv(path: Path, labs: list[Lab], table: list[dict]) -> None:
         writer = csv.DictWriter(fh, fieldnames=columns, restval="")
         writer.writeheader()
         for row in table:
-            writer.writerow({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in row.items()})
+            writer.writerow({k: (f"{v:g}" if isinstance(v, float) else csv_cell(v)) for k, v in row.items()})
     tmp.replace(path)
 
 

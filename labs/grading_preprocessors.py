@@ -42,7 +42,6 @@ import base64
 import copy
 import functools
 import gzip
-import html
 import os
 from pathlib import Path
 
@@ -122,6 +121,8 @@ class HideHiddenTestsInFeedback(NbGraderPreprocessor):
     display_data_priority = List().tag(config=True)  # set by the HTML exporter; unused here
 
     def preprocess(self, nb, resources):
+        for cell in nb.cells:       # the page's notes are the grader's: none from the submission
+            cell.metadata.pop(NOTES, None)
         run = _feedback_run(nb, resources)
         if run is None:
             return self._hide_after_first_hidden_test(nb), resources
@@ -137,10 +138,10 @@ class HideHiddenTestsInFeedback(NbGraderPreprocessor):
                 continue
             failed = float(meta["score"]) < float(meta.get("points", 0))
             if failed and not any(o.output_type == "error" for o in cell.outputs):
-                cell.outputs.append(_notice(
+                cell.metadata.setdefault(NOTES, []).append(
                     "A hidden test of this cell failed; its message is not shown." if hidden else
                     "This test failed while grading, and passed when your notebook was run again "
-                    "for this page: its result depends on something that changed between the runs."))
+                    "for this page: its result depends on something that changed between the runs.")
         return nb, resources
 
     def without_hidden(self, source: str) -> str:
@@ -175,11 +176,9 @@ def _note(cell) -> str:
     return head + "\n"
 
 
-def _notice(text: str):
-    """An output of the feedback page itself (not of the student's code)."""
-    return nbformat.v4.new_output("display_data", data={
-        "text/plain": f"[feedback] {text}",
-        "text/html": f'<div class="alert alert-warning kit-feedback-note">{html.escape(text)}</div>'})
+#: a cell's metadata key for the feedback page's own notes on it (texts; the template shows them
+#: after the cell's outputs, which the student's code made and which are shown through an allow-list)
+NOTES = "kit_feedback_notes"
 
 
 # ---------------------------------------------------------------- the run for feedback
@@ -286,19 +285,33 @@ MATHJAX = "tex-svg-full.js"
 @functools.cache
 def mathjax_gzip_base64() -> str:
     """``MATHJAX`` of the installed ``django-static-mathjax``, gzip-compressed, base64."""
+    return base64.b64encode(gzip.compress(_mathjax_path().read_bytes(), compresslevel=9, mtime=0)).decode("ascii")
+
+
+def _mathjax_path() -> Path:
     from importlib import resources as importlib_resources
 
-    path = Path(str(importlib_resources.files("mathjax"))) / "static" / "mathjax" / "es5" / MATHJAX
-    return base64.b64encode(gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)).decode("ascii")
+    return Path(str(importlib_resources.files("mathjax"))) / "static" / "mathjax" / "es5" / MATHJAX
+
+
+@functools.cache
+def mathjax_sha256() -> str:
+    """The CSP source of ``MATHJAX``'s text, the script the page's unpacker makes (its text is the
+    file's, an ASCII file: ``page_safety.script_hash``)."""
+    from page_safety import script_hash
+
+    return script_hash(_mathjax_path().read_bytes().decode("utf-8").encode("utf-8"))
 
 
 class InlineMathJax(NbGraderPreprocessor):
-    """Puts MathJax into the page's resources (``resources["kit_mathjax"]``, see the template)."""
+    """Puts MathJax into the page's resources (``resources["kit_mathjax"]``, see the template) and
+    the hash by which the page's Content Security Policy lets it run (``kit_mathjax_sha256``)."""
 
     display_data_priority = List().tag(config=True)  # set by the HTML exporter; unused here
 
     def preprocess(self, nb, resources):
         resources["kit_mathjax"] = mathjax_gzip_base64()
+        resources["kit_mathjax_sha256"] = mathjax_sha256()
         return nb, resources
 
 

@@ -8,7 +8,7 @@ versions), ``submitted/<student>/<lab>/`` (hand-ins), ``autograded/``, ``feedbac
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for grading_preprocessors
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for grading_preprocessors, feedback_page
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -63,14 +63,18 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
-# The page: nbgrader's feedback template (its folder stays on the search path), extended by
-# templates/kit_feedback: pending answers, the notes of the feedback run, MathJax from the page
-# itself instead of a CDN.  A page handed out alone loads nothing.
+# The page: feedback_page.FeedbackExporter, for the feedback pages only (the Formgrader's own
+# HTML exporter keeps its templates), with nbgrader's feedback template (its folder stays on the
+# search path) extended by templates/kit_feedback: a Content Security Policy (no script but the
+# page's own), the student's HTML through an allow-list and the score out of its reach, pending
+# answers, the notes of the feedback run, MathJax from the page itself instead of a CDN.  A page
+# handed out alone loads nothing.
 import nbgrader  # noqa: E402
 
-c.HTMLExporter.template_name = "kit_feedback"            # its base template is nbgrader's "feedback"
-c.HTMLExporter.template_file = "feedback_offline.html.j2"
-c.HTMLExporter.extra_template_basedirs = [
+c.GenerateFeedback.exporter_class = "feedback_page.FeedbackExporter"
+c.FeedbackExporter.template_name = "kit_feedback"            # its base template is nbgrader's "feedback"
+c.FeedbackExporter.template_file = "feedback_offline.html.j2"
+c.FeedbackExporter.extra_template_basedirs = [
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates"),
     os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
 ]

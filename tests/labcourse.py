@@ -53,7 +53,8 @@ def require_sandbox() -> None:
         pytest.skip(msg)
 
 
-COURSE_FILES = ("nbgrader_config.py", "grade.py", "release.py", "grading_preprocessors.py", "grading_sandbox.py")
+COURSE_FILES = ("nbgrader_config.py", "grade.py", "release.py", "grading_preprocessors.py", "grading_sandbox.py",
+                "feedback_page.py", "page_safety.py")
 
 
 def release_every_lab(dest: Path) -> subprocess.CompletedProcess:
