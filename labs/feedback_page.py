@@ -36,6 +36,16 @@ def _pixels(value) -> str:
     return str(int(n)) if 1 <= n <= 10_000 else ""
 
 
+#: a CSS font rule that loads a file (bootstrap's Glyphicons, which the pages do not use)
+FONT_FILE_RULE = re.compile(r"@font-face\s*\{[^}]*url\(\s*['\"]?(?!data:)[^}]*\}")
+
+
+def _without_font_files(css: str) -> str:
+    """Template filter: ``css`` (or a page's head) without the font rules that load a file: under
+    the page's policy Chromium would still try to load them, and report each refusal."""
+    return FONT_FILE_RULE.sub("", css)
+
+
 def _page_csp(scripts, *hashes) -> str:
     """Template filter: the ``<meta>`` of a page running the inline ``scripts`` (their texts as
     rendered) and the scripts named by ``hashes`` (CSP sources of scripts the page makes)."""
@@ -46,7 +56,8 @@ def _page_csp(scripts, *hashes) -> str:
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter with the feedback pages' template (``templates/kit_feedback``,
     set in ``nbgrader_config.py``), the filters it uses (``kit_clean``: ``page_safety.clean``;
-    ``kit_csp``: the page's policy; ``kit_base64``, ``kit_pixels``: an image's data and size),
+    ``kit_csp``: the page's policy; ``kit_base64``, ``kit_pixels``: an image's data and size;
+    ``kit_without_font_files``),
     nbconvert's own sanitising on, and no JavaScript or widget output in the priority."""
 
     sanitize_html = Bool(True, help="always on for feedback pages").tag(config=True)
@@ -76,3 +87,4 @@ class FeedbackExporter(HTMLExporter):
         yield ("kit_csp", _page_csp)
         yield ("kit_base64", _base64)
         yield ("kit_pixels", _pixels)
+        yield ("kit_without_font_files", _without_font_files)

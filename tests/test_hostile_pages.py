@@ -335,9 +335,10 @@ def test_feedback_page_in_a_browser(feedback, tmp_path):
         assert browser.evaluate("document.title") == "lab1"
         assert browser.evaluate("typeof window.pwned") == "undefined"
         blocked = [e["params"]["entry"]["text"] for e in browser.events if e["method"] == "Log.entryAdded"
-                   and "script" in e["params"]["entry"]["text"].lower()
                    and "Content Security Policy" in e["params"]["entry"]["text"]]
-        assert not blocked, blocked[:2]     # nothing of the page's own was refused (and no student script is left)
+        assert not blocked, blocked[:2]     # nothing of the page's own was refused, no student's left to refuse
+        requested = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+        assert [u for u in requested if not u.startswith("data:")] == [feedback.as_uri()], requested
 
         where = """(() => {
           const h = document.querySelector('#kit-score h4'), r = h.getBoundingClientRect();
