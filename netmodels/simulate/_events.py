@@ -14,6 +14,8 @@ at the age of the oldest.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba import njit
 
@@ -170,23 +172,18 @@ def _drop_root(r, key, child, sib, scratch):
 #: rows of the per-rank table of :func:`_run` (int64, one column per rank)
 (NEXTO, NEXTGS, NEXTGR, SCUR, RCUR, REND, RNEXT, CSTEP, MATCHED, TOK_T, TOK_S, HEAD, PENDING, POSTED,
  TOKEN) = range(15)
-#: words of the loop's state between calls of :func:`_run`
-HN, TS, START, FREE, USED = range(5)
+#: words of the loop's state between calls of :func:`_run` (DONE: the events of the last call)
+HN, TS, START, FREE, USED, DONE = range(6)
 #: heap entries one event may add: its own, then its rank's next send and its receives, or
 #: those of its rank's next phase (3), and one to spare
 ROOM = 4
 
 
 @njit(cache=True)
-def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
-    """Per rank, the tick its CPU is last free.  ``table[row[i]]``: message i's send busy,
-    send gap, first byte after the send busy, receive hold and receive gap (ticks);
-    ``extra``: per message its extra latency (ticks) or empty; ``entry``: per rank (ticks).
-    A rank's *phase* is its part in one step: its sends of the step, then its receives.
-
-    The event loop (:func:`_run`) stops where an array it fills is full; it is grown here and
-    the loop goes on.  In the loop no array is ever replaced, which lets numba drop the
-    reference counting of every array at every event (16 % of the loop's time)."""
+def prepare(nprocs, src, dst, step, entry):
+    """The loop's arrays before its first event: ``(sbeg, sorder, rbeg, rorder, grp, ranks,
+    balance, pool, scratch, heap, state)``, the arguments of :func:`_run` after
+    ``recv_first`` (``entry``: per rank, ticks)."""
     sbeg, sorder, rbeg, rorder = layout(nprocs, src, dst)
     grp = groups(nprocs, src, step, rbeg, rorder)
     ranks = np.zeros((15, nprocs), np.int64)
@@ -201,24 +198,54 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
     pool = np.empty((4, 64), np.int64)      # nodes of the pairing heaps: age, message, first child, next sibling
     scratch = np.empty(64, np.int64)
     heap = np.empty(3 * max(64, 2 * nprocs), np.int64)
-    state = np.zeros(5, np.int64)
+    state = np.zeros(6, np.int64)
     state[FREE] = -1
-    while _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
-               ranks, balance, pool, scratch, heap, state):
+    return sbeg, sorder, rbeg, rorder, grp, ranks, balance, pool, scratch, heap, state
+
+
+#: events of the first call of :func:`_run` (later calls: as many as take about :data:`CHUNK_S`)
+FIRST_CHUNK = 2**14
+#: wall time of one call of :func:`_run`, s: between calls Python runs its signal handlers
+#: (Ctrl-C), which it cannot while the compiled loop holds the thread
+CHUNK_S = 0.05
+
+
+def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
+    """Per rank, the tick its CPU is last free.  ``table[row[i]]``: message i's send busy,
+    send gap, first byte after the send busy, receive hold and receive gap (ticks);
+    ``extra``: per message its extra latency (ticks) or empty; ``entry``: per rank (ticks).
+    A rank's *phase* is its part in one step: its sends of the step, then its receives.
+
+    The event loop (:func:`_run`) runs about :data:`CHUNK_S` of events per call and stops
+    early where an array it fills is full; between calls the arrays are grown and Python
+    handles its signals (a Ctrl-C ends the run within a chunk).  In the loop no array is
+    ever replaced, which lets numba drop the reference counting of every array at every
+    event (16 % of the loop's time)."""
+    sbeg, sorder, rbeg, rorder, grp, ranks, balance, pool, scratch, heap, state = prepare(nprocs, src, dst,
+                                                                                          step, entry)
+    chunk = FIRST_CHUNK
+    while True:
+        t0 = time.perf_counter()
+        more = _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
+                    ranks, balance, pool, scratch, heap, state, chunk)
+        if not more:
+            return ranks[NEXTO].copy()
+        took = time.perf_counter() - t0
+        if state[DONE] >= chunk:         # a whole chunk: the next one sized to take about CHUNK_S
+            chunk = int(min(max(chunk * CHUNK_S / max(took, 1e-6), 1024), 2 * chunk, 2**40))
         if 3 * (state[HN] + ROOM) > heap.size:
             heap = _room(heap, 3 * (state[HN] + ROOM))
         if state[USED] == pool.shape[1]:
             pool = _room(pool, state[USED] + 1)
             scratch = _room(scratch, pool.shape[1])
-    return ranks[NEXTO].copy()
 
 
 @njit(cache=True)
 def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
-         ranks, balance, pool, scratch, heap, state):
-    """The events of :func:`simulate` from ``state`` on: False when every event is handled,
-    True (``state`` saved) when ``heap`` lacks room for one more event's entries or ``pool``
-    for one more node."""
+         ranks, balance, pool, scratch, heap, state, limit):
+    """At most ``limit`` events of :func:`simulate` from ``state`` on: False when every
+    event is handled, True (``state`` saved) after ``limit`` events or when ``heap`` lacks
+    room for one more event's entries or ``pool`` for one more node."""
     shared = grp.size > 0
     nexto, nextgs, nextgr = ranks[NEXTO], ranks[NEXTGS], ranks[NEXTGR]
     scur, rcur, rend, rnext = ranks[SCUR], ranks[RCUR], ranks[REND], ranks[RNEXT]
@@ -227,9 +254,11 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
     bl_s, bl_i, bl_child, bl_sib = pool[0], pool[1], pool[2], pool[3]
     hn, ts, start, free, used = state[HN], state[TS], state[START], state[FREE], state[USED]
     noisy = extra.size > 0
+    done = 0
     while start < nprocs or hn > 0:
-        if 3 * (hn + ROOM) > heap.size or (free < 0 and used == bl_s.size):
-            break                               # the driver makes room, then calls again
+        if 3 * (hn + ROOM) > heap.size or (free < 0 and used == bl_s.size) or done == limit:
+            break                               # the driver makes room (or handles signals), then calls again
+        done += 1
         adv = -1
         if start < nprocs:
             adv = start
@@ -342,5 +371,5 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
             matched[h] = 0
             posted[h] = pending[h] = 0
             cstep[h] = -1
-    state[HN], state[TS], state[START], state[FREE], state[USED] = hn, ts, start, free, used
+    state[HN], state[TS], state[START], state[FREE], state[USED], state[DONE] = hn, ts, start, free, used, done
     return start < nprocs or hn > 0
