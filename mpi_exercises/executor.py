@@ -309,7 +309,7 @@ class Executor(Resource):
         schedule straddles two pieces, or if a piece the schedule writes is read-only.  Then
         :meth:`run_bound` executes the schedule on them (as often as wanted)."""
         starts, arrays, at = [], [], 0
-        for start, a in sorted(pieces, key=lambda sa: sa[0]):
+        for start, a in sorted(pieces, key=lambda sa: (sa[0], getattr(sa[1], "size", 0))):
             if not isinstance(a, np.ndarray) or a.dtype != self.dtype or a.ndim != 1 or not a.flags.c_contiguous:
                 raise ValueError(f"pieces must be contiguous 1-D numpy arrays of {self.dtype}")
             if start != at:

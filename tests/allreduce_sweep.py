@@ -174,6 +174,33 @@ if P >= 2:
     if not np.array_equal(buf, mine):
         failures.append(f"FAIL rank {rank}: executor swap gave {buf}, expected {mine}")
     count += 1
+    # Executor.bind: the same swap on a working vector given as pieces (one here; alltoall's
+    # pieces are checked in tests/collectives_sweep.py), and pieces it must refuse
+    with Executor(comm, swap, np.float64, MPI.SUM) as ex:
+        whole = np.array([10.0 * rank, 10.0 * rank + 1, rank + 1.0])
+        ro = whole.copy()
+        ro.flags.writeable = False
+        refused = {"run_bound before bind": lambda: ex.run_bound(),
+                   "a gap": lambda: ex.bind([(0, whole[0:1]), (2, whole[2:3])]),
+                   "too short": lambda: ex.bind([(0, whole[0:2])]),
+                   "another dtype": lambda: ex.bind([(0, whole.astype(np.float32))]),
+                   "a list": lambda: ex.bind([(0, [1.0, 2.0, 3.0])])}
+        if rank < 2:                                   # ranks 0 and 1 write and send across [0:3)
+            refused["a block across two pieces"] = lambda: ex.bind([(0, whole[0:1]), (1, whole[1:3])])
+            refused["a read-only piece written"] = lambda: ex.bind([(0, ro)])
+        for name, call in refused.items():
+            try:
+                call()
+                failures.append(f"FAIL rank {rank}: Executor.bind accepted {name}")
+            except ValueError:
+                pass
+            count += 1
+        for _ in range(2):
+            ex.bind([(0, np.empty(0)), (0, whole)])     # an empty piece anywhere is allowed
+            ex.run_bound()
+        if not np.array_equal(whole, mine):
+            failures.append(f"FAIL rank {rank}: executor swap on pieces gave {whole}, expected {mine}")
+        count += 1
 summing = Schedule("sum", P, 1, [(Transfer(0, 1, 0, 1, True),)] if P >= 2 else [])
 bad_executors = {"nprocs mismatch": lambda: Executor(comm, Schedule("x", P + 1, 0, []), np.float64),
                  "bool dtype": lambda: Executor(comm, Schedule("z", P, 0, []), bool)}
