@@ -43,6 +43,7 @@ import copy
 import functools
 import gzip
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -123,6 +124,10 @@ class HideHiddenTestsInFeedback(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         for cell in nb.cells:       # the page's notes are the grader's: none from the submission
             cell.metadata.pop(NOTES, None)
+            tags = cell.metadata.get("tags")     # they become class names on the page: one word each
+            if tags is not None:
+                cell.metadata["tags"] = ([t for t in tags if isinstance(t, str) and TAG.fullmatch(t)]
+                                         if isinstance(tags, list) else [])
         run = _feedback_run(nb, resources)
         if run is None:
             return self._hide_after_first_hidden_test(nb), resources
@@ -179,6 +184,8 @@ def _note(cell) -> str:
 #: a cell's metadata key for the feedback page's own notes on it (texts; the template shows them
 #: after the cell's outputs, which the student's code made and which are shown through an allow-list)
 NOTES = "kit_feedback_notes"
+#: a cell tag the page keeps (nbconvert writes each as a class name, ``celltag_<tag>``)
+TAG = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 # ---------------------------------------------------------------- the run for feedback

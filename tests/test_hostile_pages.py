@@ -236,7 +236,8 @@ def _graded_notebook():
             v4.new_output("display_data", data={"text/html": "<p>isolated</p>" + PAYLOADS["script"]},
                           metadata={"text/html": {"isolated": True}}),
         ], metadata={"nbgrader": {"grade": True, "solution": True, "points": 3, "score": 0.0, "grade_id": "fit"},
-                     "kit_feedback_notes": ["All hidden tests passed: 19 of 19."]}),
+                     "kit_feedback_notes": ["All hidden tests passed: 19 of 19."],
+                     "tags": ["mine", "x navbar-fixed-top modal"]}),   # a tag becomes a class name
         v4.new_code_cell("assert ok", metadata={"nbgrader": {"grade": True, "solution": False, "points": 10,
                                                              "score": 0.0, "grade_id": "test_fit"}}),
         v4.new_raw_cell(everything, metadata={"raw_mimetype": "text/html"}),
@@ -290,6 +291,7 @@ def test_feedback_page_keeps_no_element_of_a_student(feedback):
     assert not [t for t, _ in body_tree.tags if t in ("style", "script", "meta")]
     assert [a.get("id") for _, a in tree.tags].count("kit-score") == 1
     assert not [a for _, a in tree.tags if "navbar-fixed-top" in (a.get("class") or "")]
+    assert [a for _, a in tree.tags if "celltag_mine" in (a.get("class") or "").split()]
     assert not [a for t, a in tree.tags if t == "a" and (a.get("href") or "").lower().startswith(("javascript", "data"))]
     assert all(a["src"].startswith("data:image/") for t, a in tree.tags if t == "img" and "src" in a)
     assert not [a for t, a in tree.tags if t == "img" and a.get("width") not in (None, "")], "width from a student"
