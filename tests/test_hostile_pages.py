@@ -235,6 +235,8 @@ def _graded_notebook():
                           metadata={"image/png": {"width": "1 onerror=window.pwned=1", "height": 20}}),
             v4.new_output("display_data", data={"text/html": "<p>isolated</p>" + PAYLOADS["script"]},
                           metadata={"text/html": {"isolated": True}}),
+            v4.new_output("stream", name="stdout", text=everything),
+            v4.new_output("error", ename="ValueError", evalue=everything, traceback=[everything]),
         ], metadata={"nbgrader": {"grade": True, "solution": True, "points": 3, "score": 0.0, "grade_id": "fit"},
                      "kit_feedback_notes": ["All hidden tests passed: 19 of 19."],
                      "tags": ["mine", "x navbar-fixed-top modal"]}),   # a tag becomes a class name
