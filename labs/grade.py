@@ -11,13 +11,16 @@ notebook that hangs, prints megabytes, exits, is empty or is not JSON at all), t
 batch goes on and every student gets a row in ``grades.csv``.  ``--jobs N`` grades N
 submissions side by side (their processes share the gradebook one at a time):
 
-    student, lab, status, data, sandbox, auto_score, auto_max, score, max_score,
+    student, lab, status, data, sandbox, flags, auto_score, auto_max, score, max_score,
     manual_pending, then one column per graded cell (its ``grade_id``) with the points scored.
 
 The submission's code runs in a sandbox (``grading_sandbox.py``): its kernel sees a scratch
 copy of that submission and the lab's released data files, not the course.  nbgrader, which
 records the scores, runs outside it.  Where no sandbox can be made, grading stops, unless
 ``UNSAFE_GRADING=1`` is set: the ``sandbox`` column then says the code ran unconfined.
+``flags`` names the test cells that did not run as written (the grader's probe found IPython's
+machinery, a built-in or numpy changed by the submission: ``grading_preprocessors``), which
+score 0, and names of that machinery in the submission's own code (:func:`flags`).
 
 ``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
 ``empty notebook``, ``refused`` (a link, a special file or a file too large), ``autograde
@@ -59,8 +62,8 @@ import nbformat  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import grading_sandbox  # noqa: E402 (next to this file)
-FIELDS = ["student", "lab", "status", "data", "sandbox", "auto_score", "auto_max", "score", "max_score",
-          "manual_pending"]
+FIELDS = ["student", "lab", "status", "data", "sandbox", "flags", "auto_score", "auto_max", "score",
+          "max_score", "manual_pending"]
 SANDBOXED, UNCONFINED = "bwrap", "none (UNSAFE_GRADING=1)"
 GIB = 2**30
 
@@ -316,6 +319,34 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
                 out.unlink(missing_ok=True)
 
 
+def flags(course: Path, lab: Lab, student: str) -> str:
+    """What the instructor should look at in a graded submission, or '':
+
+    ``tampering: <columns>``, the test cells that did not run as written (the grader put the error
+    ``grading_preprocessors.TAMPERED`` first in their outputs; they score 0), and ``suspect code:
+    <names>``, names of IPython's machinery or the built-ins in the submission's own cells
+    (``grading_preprocessors.SUSPECT``; not scored)."""
+    from grading_preprocessors import SUSPECT, TAMPERED
+
+    tampered, suspect = [], set()
+    for name in lab.notebooks:
+        try:
+            nb = nbformat.read(course / "autograded" / student / lab.name / f"{name}.ipynb", as_version=4)
+        except Exception:  # noqa: BLE001 (no graded notebook: nothing to flag)
+            continue
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code":
+                continue
+            if not meta.get("grade") or meta.get("solution"):       # the student's code
+                suspect.update(m.group(0) for m in SUSPECT.finditer(cell.source))
+            elif any(o.get("output_type") == "error" and o.get("ename") == TAMPERED for o in cell.get("outputs", [])):
+                tampered.append(column(lab, name, meta.get("grade_id", "?")))
+    found = ([f"tampering: {', '.join(tampered)}"] if tampered else []) + (
+        [f"suspect code: {', '.join(sorted(suspect))}"] if suspect else [])
+    return "; ".join(found)
+
+
 def _timed_out(graded: Path) -> bool:
     """Whether a cell of the graded notebook ``graded`` was stopped at the cell time limit."""
     try:
@@ -335,10 +366,12 @@ def _environment(course: Path, lab: Lab, student: str, sandbox: dict | None):
         return
     scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))
     try:
-        work, run = scratch / "work", scratch / "run"
+        work, run, connection = scratch / "work", scratch / "run", scratch / "connection"
         run.mkdir()
+        connection.mkdir()     # the grader's: bound read-only into the sandbox
         scratch_copy(course, lab, course / "submitted" / student / lab.name, work)
-        env[grading_sandbox.ENV] = json.dumps({"work": str(work), "run": str(run), **sandbox})
+        env[grading_sandbox.ENV] = json.dumps({"work": str(work), "run": str(run), "connection": str(connection),
+                                               **sandbox})
         yield env
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -591,7 +624,8 @@ def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> 
             for student in students:
                 oc = outcomes.get((student, lab.name), Outcome("not submitted"))
                 row = {"student": student, "lab": lab.name, "status": oc.status, "data": oc.data,
-                       "sandbox": oc.sandbox, "auto_score": 0.0, "auto_max": 0.0, "score": 0.0,
+                       "sandbox": oc.sandbox, "flags": flags(course, lab, student) if oc.status == "graded" else "",
+                       "auto_score": 0.0, "auto_max": 0.0, "score": 0.0,
                        "max_score": float(sum(maxima.values())), "manual_pending": 0}
                 for nb, gid, manual in lab.cells:
                     value = 0.0

@@ -3,7 +3,9 @@
 ``ExecuteRestartingDeadKernel`` (autograde): nbgrader's ``Execute`` gives up on the whole
 notebook when the kernel dies (``exit()``, ``os._exit()``, a crash), and the student gets
 nothing.  This one records the death in the cell, starts a fresh kernel and goes on: the
-cells after it run without the lost variables, as they would for the student.
+cells after it run without the lost variables, as they would for the student.  It also bounds
+each cell's outputs as they arrive (not only once the cell is done), and checks from outside,
+around each test cell, that the kernel still runs code as written (``TAMPERED``).
 
 ``LimitOutputSize`` (autograde): nbgrader's ``LimitOutput`` counts lines: one ``print("x" * 10**7)`` is a single line of
 10 MB that would end up in the gradebook's notebook and in the student's HTML feedback.
@@ -38,19 +40,24 @@ every visible test, never a hidden test's code or message, so that a lab can be 
 
 from __future__ import annotations
 
+import ast
 import base64
 import copy
 import functools
 import gzip
 import os
 import re
+import secrets
 from pathlib import Path
 
 import nbformat
-from nbclient.exceptions import DeadKernelError
+import zmq
+import zmq.asyncio
+from jupyter_client.asynchronous import AsyncKernelClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute, GetGrades, LimitOutput, NbGraderPreprocessor
-from traitlets import Integer, List, Unicode
+from traitlets import Bool, Integer, List, Unicode, default
 
 
 NOTE = "\n... output truncated while grading ({} characters) ...\n"
@@ -60,19 +67,89 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + NOTE.format(len(text))
 
 
-class ExecuteRestartingDeadKernel(Execute):
-    """``Execute`` that survives the death of the kernel: restart it and run the next cells.
+#: characters of output a cell may send while it runs (streams, results, displays, errors,
+#: widget messages); past it, further outputs are dropped as they arrive and a note is kept.
+#: (The sandboxed kernel itself cuts its stdout and its stderr at a million characters each.)
+OUTPUT_BUDGET = 2_000_000
+#: largest part of a message the grader accepts from a kernel, bytes (a larger one is dropped by
+#: ZeroMQ before it is read: the kernel's connection is cut and made again)
+MESSAGE_BYTES = 16 * 2**20
+#: seconds the grader's probe of the kernel may take (at least; it takes well under one)
+PROBE_TIMEOUT = 120
+#: ``ename`` of the error the grader puts first in a test cell that did not run as written:
+#: nbgrader scores the cell 0, ``grade.py`` flags the submission
+TAMPERED = "TamperingDetected"
+#: names in a submission's own code that reach into what runs and reports the tests: flagged for
+#: the instructor to read (``grade.py``), not scored (a change the checks above see scores 0)
+SUSPECT = re.compile(r"\b(input_transformers\w*|input_transformer_manager|ast_transformers|displayhook|"
+                     r"excepthook|showtraceback|_showtraceback|set_custom_exc|display_pub|display_trap|"
+                     r"builtin_trap|events\.register|__builtins__|builtins|shell_handlers|iopub_socket)\b")
 
-    A kernel may also die just after a cell that called ``exit()`` replied; the death then
-    shows at the next cell, which is run again once in the fresh kernel.
+
+def _chars(obj, limit: int) -> int:
+    """Characters of the strings (and bytes) in ``obj`` (dicts, lists), counted up to past ``limit``."""
+    if isinstance(obj, (str, bytes)):
+        return len(obj)
+    total, todo = 0, [obj]
+    while todo and total <= limit:
+        item = todo.pop()
+        if isinstance(item, (str, bytes, bytearray, memoryview)):
+            total += len(item)
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return total
+
+
+class BoundedKernelClient(AsyncKernelClient):
+    """A kernel client whose sockets refuse message parts over :data:`MESSAGE_BYTES`."""
+
+    @default("context")
+    def _context_default(self):
+        self._created_context = True
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, MESSAGE_BYTES)   # for every socket made from it
+        return context
+
+
+class ExecuteRestartingDeadKernel(Execute):
+    """``Execute`` that survives the death of the kernel, bounds outputs as they arrive, and
+    checks that each test cell runs as written.
+
+    - A dead kernel is restarted and the next cells run.  A kernel may also die just after a
+      cell that called ``exit()`` replied; the death then shows at the next cell, which is run
+      again once in the fresh kernel.
+    - Outputs: at most ``output_budget`` characters per cell are kept as they arrive (the rest is
+      dropped, with a note), each message part at most :data:`MESSAGE_BYTES`, so that a cell
+      printing gigabytes cannot fill the grader's memory (``LimitOutputSize`` then cuts further).
+    - Tampering: before and after each test cell the grader runs a probe of its own (random
+      nonces, not stored in the history): it must print its nonce, fail its own ``assert`` with
+      its message, and find IPython's input and output machinery, the built-ins, ``numpy`` and
+      ``math`` as they were when the kernel started (the identities of their functions).  A test
+      cell that also shows a result its code does not compute, or clears its outputs, is
+      suspect too.  Such a test scores 0 (an error :data:`TAMPERED` first in its outputs) and
+      the log says why.  The kernel is the student's: a probe written against this one can
+      still be fooled; it catches the generic ways (input or AST transformers, replaced hooks
+      or built-ins, patched numpy), and the submission's code is in plain view.
     """
+
+    output_budget = Integer(OUTPUT_BUDGET, help="characters of output kept per cell as it runs").tag(config=True)
+    check_tampering = Bool(True, help="probe the kernel's machinery around each test cell").tag(config=True)
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.client_factory = BoundedKernelClient
+        return km
 
     def preprocess_cell(self, cell, resources, index):
         for attempt in (1, 2):
             try:
-                return super().preprocess_cell(cell, resources, index)
+                return self._run_checked(cell, resources, index)
             except DeadKernelError:
                 self.log.warning("The kernel died in cell %d (attempt %d): restarting it", index, attempt)
+                self._baseline = None
                 run_sync(self.km.restart_kernel)(now=True)
                 run_sync(self.kc.wait_for_ready)(timeout=self.startup_timeout)
         cell.outputs.append(nbformat.v4.new_output(
@@ -81,6 +158,195 @@ class ExecuteRestartingDeadKernel(Execute):
             traceback=["DeadKernelError: the kernel died while running this cell (exit(), os._exit(), "
                        "a crash); the next cells run in a new kernel, without this cell's variables"]))
         return cell, self.resources
+
+    # ------------------------------------------------------------ outputs, bounded as they arrive
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        self._spent, self._dropped, self._cleared, self._results = 0, 0, False, 0
+        try:
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        except CellTimeoutError as exc:   # replied, but its outputs never ended: some were lost
+            if "Timeout waiting for IOPub output" not in str(exc):
+                raise
+            self.log.warning("Cell %d: outputs lost (a message over %d bytes, or no end)", cell_index,
+                             MESSAGE_BYTES)
+            cell.outputs.append(nbformat.v4.new_output("error", ename="OutputLost", evalue=(
+                f"outputs of this cell were lost: a message over {MESSAGE_BYTES} bytes, or no end"),
+                traceback=[f"OutputLost: outputs of this cell were lost (a message over {MESSAGE_BYTES} "
+                           "bytes, or none that ended the cell); a test cell scores 0"]))
+            self.nb.cells[cell_index] = cell
+            self.kc.stop_channels()       # ZeroMQ cut the connection that carried it: a new client
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            await self.kc.wait_for_ready(timeout=self.startup_timeout)
+            self.kc.allow_stdin = False
+        if self._dropped:
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": (
+                f"[grader] this cell's output was cut while it ran: {self.output_budget} characters kept, "
+                f"{self._dropped} or more dropped")}))
+        return cell
+
+    execute_cell = run_sync(async_execute_cell)
+
+    def process_message(self, msg, cell, cell_index):
+        kind, content = msg["msg_type"], msg["content"]
+        if kind in ("status", "execute_input"):
+            return super().process_message(msg, cell, cell_index)
+        if kind == "clear_output":
+            self._cleared = True
+            return super().process_message(msg, cell, cell_index)
+        left = max(self.output_budget - self._spent, 0)
+        size = _chars(content, left)
+        if size <= left:
+            self._spent += size
+            self._results += kind == "execute_result"
+            return super().process_message(msg, cell, cell_index)
+        self._spent = self.output_budget
+        if kind == "stream" and left:
+            self._dropped += size - left
+            content["text"] = str(content.get("text", ""))[:left]
+            return super().process_message(msg, cell, cell_index)
+        if kind == "error":           # an error always counts: cut its text, keep it
+            keep = max(left, 2000)
+            content["evalue"] = str(content.get("evalue", ""))[:keep]
+            lines, kept = [], 0
+            for line in content.get("traceback", []) if isinstance(content.get("traceback"), list) else []:
+                line = str(line)[:keep - kept]
+                lines.append(line)
+                kept += len(line)
+                if kept >= keep:
+                    break
+            content["traceback"] = lines
+            self._dropped += size - keep
+            return super().process_message(msg, cell, cell_index)
+        self._dropped += size
+        return None
+
+    # ------------------------------------------------------------ tampering
+    _baseline = None
+
+    def _run_checked(self, cell, resources, index):
+        test = (cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")
+                and not cell.metadata.get("nbgrader", {}).get("solution"))
+        if not self.check_tampering or not cell.source.strip() or (not test and self._baseline is not None):
+            return super().preprocess_cell(cell, resources, index)
+        if self._baseline is None:       # a new kernel: what it is before any cell of the notebook
+            why, found = self._probe(cell, index, None)
+            self._baseline = found or f"!{why}"
+        why = self._probe(cell, index, self._baseline)[0] if test else None
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        if not test:
+            return cell, resources
+        if why is None and self._results and not _ends_in_expression(cell.source):
+            why = "it showed a result its code does not compute"
+        if why is None and self._cleared:
+            why = "its outputs were cleared while it ran"
+        why = why or self._probe(cell, index, self._baseline)[0]
+        if why:
+            self.log.warning("Test cell %d (%s) did not run as written: %s; scored 0", index,
+                             cell.metadata["nbgrader"].get("grade_id"), why)
+            cell.outputs.insert(0, nbformat.v4.new_output("error", ename=TAMPERED, evalue=why, traceback=[
+                f"{TAMPERED}: this test did not run as written ({why}): the notebook changed how "
+                "the kernel runs code or reports results; the test scores 0"]))
+        return cell, resources
+
+    def _probe(self, cell, index, baseline):
+        """Run the grader's probe in the kernel: (what is wrong or None, the fingerprint)."""
+        said, failing = secrets.token_hex(8), secrets.token_hex(8)
+        probe = nbformat.v4.new_code_cell(_PROBE.format(name=f"_kit_probe_{said}", said=said, failing=failing))
+        timeout, self.timeout = self.timeout, max(self.timeout or 0, PROBE_TIMEOUT)   # never the load's fault
+        try:
+            self.execute_cell(probe, index, store_history=False)
+        except CellTimeoutError:
+            return f"the grader's probe did not finish in {self.timeout} s", None
+        finally:
+            self.timeout = timeout
+            self.nb.cells[index] = cell        # nbclient put the probe in the cell's place
+        if any(o.get("ename") == "CellTimeoutError" for o in probe.outputs):
+            return f"the grader's probe did not finish in {max(timeout or 0, PROBE_TIMEOUT)} s", None
+        text = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream"
+                       and o.get("name") == "stdout")
+        found = [line.split()[1] for line in text.splitlines() if line.startswith(said + " ") and
+                 len(line.split()) == 2]
+        errors = [(o.get("ename"), o.get("evalue")) for o in probe.outputs if o.get("output_type") == "error"]
+        if not found:
+            return "the grader's probe printed nothing", None
+        if errors[:1] != [("AssertionError", failing)]:
+            return "a failing assert did not report its error", found[0]
+        if baseline is not None and baseline.startswith("!"):
+            return f"the grader's probe failed when the kernel started: {baseline[1:]}", found[0]
+        if baseline is not None and found[0] != baseline:
+            return ("IPython's input or output machinery, a built-in, numpy or math was replaced "
+                    "since the kernel started"), found[0]
+        return None, found[0]
+
+
+def _ends_in_expression(source: str) -> bool:
+    """Whether the code ``source`` ends with an expression (whose value IPython shows)."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    return bool(body) and isinstance(body[-1], ast.Expr)
+
+
+# Run in the kernel (a cell of its own, not in its history): print the nonce and a fingerprint of
+# what runs and reports the cells' code, then fail an assert with the second nonce.
+_PROBE = '''
+def {name}():
+    import builtins, hashlib, importlib, os, sys
+    seen = []
+    def add(obj):
+        func = getattr(obj, "__func__", None)
+        if func is not None:           # a bound method: made anew at each access
+            seen.append(id(getattr(obj, "__self__", None)))
+            obj = func
+        seen.append(id(obj))
+        for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+            seen.append(id(getattr(obj, attr, None)))
+    def space(ns):
+        for key in sorted(k for k in ns if isinstance(k, str)):
+            value = ns[key]
+            if callable(value) or isinstance(value, (property, classmethod, staticmethod)):
+                seen.append(key)
+                add(value)
+    space(vars(builtins))
+    for module in ("ast", "codeop", "math", "numpy", "numpy.testing", "IPython.core.interactiveshell",
+                   "IPython.core.inputtransformer2", "IPython.core.compilerop", "IPython.core.displayhook",
+                   "IPython.core.displaypub", "IPython.core.ultratb", "ipykernel.zmqshell", "ipykernel.ipkernel",
+                   "ipykernel.kernelbase", "ipykernel.iostream", "ipykernel.displayhook", "jupyter_client.session"):
+        path = sys.path[:]          # never a module of the submission's folder
+        sys.path[:] = [p for p in path if os.path.abspath(p or ".") != os.getcwd()]
+        try:
+            space(vars(importlib.import_module(module)))
+        except ImportError:
+            seen.append(module)
+        finally:
+            sys.path[:] = path
+    from IPython import get_ipython
+    ip = get_ipython()
+    kernel = getattr(ip, "kernel", None)
+    parts = [ip, kernel, getattr(kernel, "session", None), ip.displayhook, ip.display_pub, ip.display_trap,
+             ip.builtin_trap, ip.compile, ip.input_transformer_manager, ip.InteractiveTB, ip.SyntaxTB,
+             sys.stdout, sys.stderr, sys.displayhook, sys.excepthook, ip.display_trap.hook, ip.CustomTB]
+    for part in parts:
+        add(part)
+        for cls in type(part).__mro__:
+            space(vars(cls))
+    space({{k: v for k, v in vars(ip).items() if callable(v)}})
+    manager = ip.input_transformer_manager
+    for chain in (ip.input_transformers_cleanup, ip.input_transformers_post, ip.ast_transformers,
+                  manager.cleanup_transforms, manager.line_transforms, manager.token_transformers,
+                  ip.custom_exceptions, list(getattr(kernel, "shell_handlers", {{}}).values())):
+        seen.append(len(chain))
+        for item in chain:
+            add(item)
+    return hashlib.sha256(repr(seen).encode()).hexdigest()[:32]
+try:
+    print({said!r}, {name}())
+finally:
+    del {name}
+assert False, {failing!r}
+'''
 
 
 class LimitOutputSize(LimitOutput):

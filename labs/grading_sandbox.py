@@ -15,7 +15,16 @@ sockets in ``run/``.  The kernel and everything it starts:
   anyone's home;
 - have no network (a private loopback only), their own PID namespace (all of them die with
   the kernel, sessions and double forks included), no capabilities;
-- run under resource limits: address space, CPU time and file size per process.
+- run under resource limits: address space, CPU time and file size per process;
+- inherit no descriptor of the grader's and none of its environment: the sandbox starts with
+  standard input from ``/dev/null`` and its output in a pipe the grader copies, bounded, into
+  the submission's log; bubblewrap itself starts with an empty environment.
+
+Nothing the grader does as the instructor touches ``work/`` or ``run/`` once a kernel has
+started: the connection file lives in ``connection/``, bound read-only; matplotlib's font
+list is bound read-only into the kernel's private ``/tmp``.  (A kernel that replaced a file
+of ``run/`` by a link to the gradebook, then died, would otherwise have the grader write
+through that link when it restarts the kernel.)
 """
 
 from __future__ import annotations
@@ -25,11 +34,12 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-ENV = "LABS_SANDBOX"  # JSON {"work", "run", "memory" (bytes), "cpu" (s), "fsize" (bytes), "fonts"}, set by grade.py
+ENV = "LABS_SANDBOX"  # JSON {"work", "run", "connection", "memory" (bytes), "cpu" (s), "fsize" (bytes), "fonts"}, set by grade.py
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "hosts", "host.conf",
        "nsswitch.conf", "localtime", "fonts")
 SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -50,6 +60,35 @@ _LIMITS = (
     "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
     "os.execv(sys.argv[4], sys.argv[4:])\n"
 )
+
+
+#: characters a kernel's stdout, and its stderr, send per request (a cell); past it the kernel drops
+#: the rest and says so.  Set by :data:`_KERNEL`, which the submission may undo: the grader bounds
+#: what it receives too (``grading_preprocessors.ExecuteRestartingDeadKernel``).
+KERNEL_STREAM_CHARS = 1_000_000
+
+# The kernel's own start (``python -c``, instead of ``-m ipykernel_launcher``): bound what each
+# output stream sends per request, then start ipykernel as its launcher does.
+_KERNEL = f"""
+from ipykernel import iostream
+def _bounded(write, limit={KERNEL_STREAM_CHARS}):
+    def bounded_write(self, string):
+        key = self.parent_header.get("msg_id")
+        used = self.__dict__.get("_kit_used")
+        if not used or used[0] != key:
+            used = self.__dict__["_kit_used"] = [key, 0]
+        before, used[1] = used[1], used[1] + len(string)
+        if before < limit:
+            write(self, string[:limit - before])
+            if used[1] > limit:
+                write(self, f"\\n... output cut while grading: more than {{limit}} characters ...\\n")
+        return len(string)
+    return bounded_write
+iostream.OutStream.write = _bounded(iostream.OutStream.write)
+del iostream, _bounded
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
 
 
 def bwrap() -> str | None:
@@ -114,8 +153,8 @@ def _load(path: Path):
 
 def font_list() -> str | None:
     """This environment's matplotlib font list (its cache file, built now if missing), or None
-    without matplotlib.  Each sandboxed kernel starts from a copy (:func:`command`) instead of
-    listing the system's fonts again, which took 0.2 CPU-s per kernel that plots."""
+    without matplotlib.  Each sandboxed kernel reads it (bound read-only: :func:`command`)
+    instead of listing the system's fonts again, which took 0.2 CPU-s per kernel that plots."""
     try:
         import matplotlib
         from matplotlib import font_manager
@@ -125,13 +164,20 @@ def font_list() -> str | None:
     return str(path) if path.is_file() else None
 
 
-def command(work: str, run: str, *, memory: int, cpu: int, fsize: int, fonts: str | None = None) -> list[str]:
+#: the kernel's matplotlib folder (``$MPLCONFIGDIR``), in its private ``/tmp``
+MATPLOTLIB_DIR = "/tmp/matplotlib"
+
+
+def command(work: str, run: str, *, memory: int, cpu: int, fsize: int, fonts: str | None = None,
+            connection: str | None = None) -> list[str]:
     """The bwrap command line up to the kernel's own command (append it).
 
-    ``work`` and ``run``: host folders, bound read-write at the same paths; ``memory``:
-    address space per process in bytes; ``cpu``: CPU seconds per process; ``fsize``:
-    largest file a process may write, in bytes; ``fonts``: a matplotlib font list
-    (:func:`font_list`) copied into the kernel's matplotlib folder, ``run/matplotlib``.
+    ``work`` and ``run``: host folders, bound read-write at the same paths; ``connection``:
+    a host folder bound read-only at the same path (the kernel's connection file); ``memory``:
+    address space per process in bytes; ``cpu``: CPU seconds per process; ``fsize``: largest
+    file a process may write, in bytes; ``fonts``: a matplotlib font list (:func:`font_list`)
+    bound read-only into the kernel's matplotlib folder, :data:`MATPLOTLIB_DIR`.  Nothing is
+    written on the host.
     """
     exe = bwrap()
     if exe is None:
@@ -148,13 +194,14 @@ def command(work: str, run: str, *, memory: int, cpu: int, fsize: int, fonts: st
     args += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for path in python_dirs():
         args += ["--ro-bind", path, path]
-    args += ["--bind", run, run, "--bind", work, work, "--dir", "/tmp/home", "--remount-ro", "/",
-             "--chdir", work, "--clearenv"]
-    matplotlib_dir = Path(run) / "matplotlib"
-    matplotlib_dir.mkdir(exist_ok=True)
+    args += ["--bind", run, run, "--bind", work, work]
+    if connection:
+        args += ["--ro-bind", connection, connection]
+    args += ["--dir", "/tmp/home", "--dir", MATPLOTLIB_DIR]
     if fonts and Path(fonts).is_file():
-        shutil.copy(fonts, matplotlib_dir)
-    env = {"HOME": "/tmp/home", "TMPDIR": "/tmp", "MPLCONFIGDIR": str(matplotlib_dir),
+        args += ["--ro-bind", fonts, f"{MATPLOTLIB_DIR}/{Path(fonts).name}"]
+    args += ["--remount-ro", "/", "--chdir", work, "--clearenv"]
+    env = {"HOME": "/tmp/home", "TMPDIR": "/tmp", "MPLCONFIGDIR": MATPLOTLIB_DIR,
            "PATH": os.pathsep.join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"]),
            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "NBGRADER_EXECUTION": "autograde",
            "OPENBLAS_NUM_THREADS": BLAS_THREADS}
@@ -162,6 +209,29 @@ def command(work: str, run: str, *, memory: int, cpu: int, fsize: int, fonts: st
     for key, value in env.items():
         args += ["--setenv", key, value]
     return [*args, "--", sys.executable, "-I", "-S", "-c", _LIMITS, str(memory), str(cpu), str(fsize)]
+
+
+#: bytes of the kernel's own standard output and error (not its cells' outputs, which go over
+#: the sockets) copied into the submission's log; the rest is read and dropped
+KERNEL_LOG_BYTES = 64 * 1024
+
+
+def _relay(fd: int, limit: int) -> None:
+    """Copy at most ``limit`` bytes read from ``fd`` to this process's standard error (the
+    submission's log), drop the rest, close ``fd`` at its end."""
+    kept = 0
+    try:
+        while chunk := os.read(fd, 65536):
+            if kept < limit:
+                part = chunk[:limit - kept]
+                kept += len(part)
+                os.write(2, part)
+                if kept >= limit:
+                    os.write(2, f"\n[the kernel's output beyond {limit} bytes is not logged]\n".encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -181,11 +251,30 @@ class SandboxedKernelManager(AsyncKernelManager):
         run = self._sandbox["run"]
         self.transport = "ipc"
         self.ip = os.path.join(run, "kernel")
-        self.connection_file = os.path.join(run, "kernel.json")
+        # written by the grader: in a folder the kernel may read, never write
+        self.connection_file = os.path.join(self._sandbox.get("connection") or run, "kernel.json")
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
+        at = next((i for i in range(len(cmd) - 1) if cmd[i:i + 2] == ["-m", "ipykernel_launcher"]), None)
+        if at is not None:
+            # -P: no module of the submission's folder at start (its own ipykernel.py, ast.py)
+            cmd[at:at + 2] = (["-P"] if sys.version_info >= (3, 11) else []) + ["-c", _KERNEL]
         self.kernel_spec.interrupt_mode = "message"
         box = self._sandbox
         return command(box["work"], box["run"], memory=box["memory"], cpu=box["cpu"], fsize=box["fsize"],
-                       fonts=box.get("fonts")) + cmd
+                       fonts=box.get("fonts"), connection=box.get("connection")) + cmd
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        """Start bubblewrap with an empty environment, in ``work/``, with no descriptor of the
+        grader's: standard input from ``/dev/null``, output into a pipe copied to the log."""
+        read, write = os.pipe()
+        kw.update(env={}, cwd=self._sandbox["work"], stdin=subprocess.DEVNULL, stdout=write, stderr=write)
+        try:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        threading.Thread(target=_relay, args=(read, KERNEL_LOG_BYTES), daemon=True).start()

@@ -4,9 +4,13 @@ Each attack is a lab 6 submission whose first answer cell tries to cheat with no
 more than a lab hands out: run the instructor's solution from ``source/``, print the
 hidden tests (from ``source/``, and from IPython's input history once they have run),
 write into the course, leave a double-forked daemon that rewrites ``grades.csv`` after the
-batch, put the hidden-test marker twice in an answer, run another student's submission.
+batch, put the hidden-test marker twice in an answer, run another student's submission,
+replace the files of its ``run/`` folder by links to the gradebook and kill its kernel (the
+grader restarts it), list its descriptors and what ``/proc`` says of the grader, empty every
+later cell with an input transformer, replace ``sys``'s hooks.
 Each must score no more than the unsolved student version and change nothing outside its
-scratch copy; the honest submission still gets every automatic point, and every student
+scratch copy (the tampering ones are flagged in ``grades.csv``, the gradebook stays whole, the
+grader's paths stay unseen); the honest submission still gets every automatic point, and every student
 gets feedback.  One course is graded once for all of them.
 """
 
@@ -127,12 +131,51 @@ for _cell in (_nb or {{"cells": []}})["cells"]:
         except Exception:
             pass
 '''
+    elif kind == "links_gradebook":   # 7. links to the gradebook where the grader writes, then die
+        code += """
+import os
+_gradebook = str(COURSE / "gradebook.db")
+_run = os.path.join(os.path.dirname(os.getcwd()), "run")
+for _folder in (_run, os.path.join(_run, "matplotlib"), os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib")):
+    os.makedirs(_folder, exist_ok=True)
+    for _name in set(os.listdir(_folder)) | {"kernel.json", "fontlist-v390.json", "fontlist-v3.11.0.json"}:
+        _path = os.path.join(_folder, _name)
+        try:
+            os.unlink(_path)
+        except OSError:
+            pass
+        try:
+            os.symlink(_gradebook, _path)
+        except OSError:
+            pass
+os._exit(1)
+"""
+    elif kind == "recon":             # 8. what the kernel's descriptors and /proc say of the grader
+        code += """
+import os
+for _fd in sorted(os.listdir("/proc/self/fd")):
+    try:
+        print("fd", _fd, os.readlink(f"/proc/self/fd/{_fd}"))
+    except OSError:
+        pass
+for _pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    try:
+        print("environ", _pid, open(f"/proc/{_pid}/environ", "rb").read().decode(errors="replace"))
+        print("cwd", _pid, os.readlink(f"/proc/{_pid}/cwd"))
+    except OSError:
+        pass
+"""
+    elif kind == "transformers":      # 9. every later cell, the tests included, runs nothing
+        code += "get_ipython().input_transformers_cleanup.append(lambda lines: [])\n"
+    elif kind == "hooks":             # 10. hooks replaced (IPython puts them back after the cell)
+        code += "import sys\nsys.excepthook = lambda *a: None\nsys.displayhook = lambda *a: None\n"
     else:
         raise ValueError(kind)
     return code
 
 
-ATTACKS = ("reads_source", "prints_hidden", "writes_course", "daemon", "marker_twice", "reads_other")
+ATTACKS = ("reads_source", "prints_hidden", "writes_course", "daemon", "marker_twice", "reads_other",
+           "links_gradebook", "recon", "transformers", "hooks")
 
 
 def attack_notebook(course: Path, kind: str, marker: str):
@@ -202,6 +245,31 @@ def test_attack_scores_no_more_than_an_unsolved_notebook(attacked, kind):
     rows = attacked["rows"]
     assert rows[kind, LAB]["status"] == "graded", (rows[kind, LAB], attacked["grade"].stdout[-2000:])
     assert score(rows[kind, LAB]) <= score(rows["blank6", LAB]), rows[kind, LAB]
+
+
+def test_tampering_is_flagged_in_grades_csv(attacked):
+    rows = attacked["rows"]
+    assert rows["transformers", LAB]["flags"].startswith("tampering: "), rows["transformers", LAB]
+    assert "suspect code: displayhook, excepthook" in rows["hooks", LAB]["flags"], rows["hooks", LAB]
+    assert rows["alice6", LAB]["flags"] == rows["blank6", LAB]["flags"] == ""
+    log = (attacked["course"] / "autograded" / "transformers" / f"{LAB}.log").read_text()
+    assert "did not run as written" in log
+
+
+def test_a_dead_kernels_links_leave_the_gradebook_intact(attacked):
+    course = attacked["course"]
+    assert (course / "gradebook.db").read_bytes().startswith(b"SQLite format 3\x00")
+    log = (course / "autograded" / "links_gradebook" / f"{LAB}.log").read_text()
+    assert "The kernel died in cell" in log      # the attack ran, and the kernel was restarted
+    assert attacked["rows"]["links_gradebook", LAB]["status"] == "graded"
+
+
+def test_the_kernel_sees_no_path_or_environment_of_the_grader(attacked):
+    course = attacked["course"]
+    nb = nbformat.read(course / "autograded" / "recon" / LAB / f"{LAB}.ipynb", as_version=4)
+    said = "".join(o.get("text", "") for o in cell_by_id(nb, "lca").outputs)
+    assert "fd 0 /dev/null" in said and "environ 1 " in said, said[:2000]
+    assert str(course) not in said and "autograded" not in said and "LABS_SANDBOX" not in said, said[:3000]
 
 
 def test_submission_with_a_link_is_refused(attacked):

@@ -1,26 +1,45 @@
-"""What the grading sandbox's kernel starts from (``labs/grading_sandbox.py``: ``font_list`` and
-``command``): the grader's matplotlib font list, instead of listing the system's fonts again in
-its empty home once per graded notebook that plots; and one BLAS thread unless the grader's
-environment sets it.
+"""The grading sandbox from the grader's side (``labs/grading_sandbox.py`` and the execution side of
+``labs/grading_preprocessors.py``), one notebook at a time, each run by a grading process of its own
+(as ``grade.py`` runs nbgrader) in the sandbox:
+
+- what the kernel starts from: the grader's matplotlib font list, bound read-only; one BLAS thread
+  unless the grader's environment sets it;
+- nothing the grader does as the instructor touches a path the kernel can write: a kernel that
+  replaces the files of its ``run/`` folder by links to the gradebook and dies leaves it intact;
+- the kernel inherits no descriptor, environment or path of the grader's;
+- output is bounded while a cell runs: a cell printing hundreds of megabytes leaves the grading
+  process small, and the graded notebook says what was cut;
+- a submission that tampers with IPython's input or output machinery, the built-ins or numpy
+  scores 0 on every test it reaches, and the test says so (``TamperingDetected``), while an
+  honest one scores every point (nbgrader's own ``determine_grade`` scores the cells).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
+import nbformat
 import pytest
+from nbgrader.utils import determine_grade
 
 from tests.labcourse import LABS, require_sandbox
 
 sys.path.insert(0, str(LABS))
-import grading_sandbox  # noqa: E402 (labs/ is not a package)
+import grading_preprocessors  # noqa: E402 (labs/ is not a package)
+import grading_sandbox  # noqa: E402
 
-# run in the sandbox: where matplotlib keeps its files, and the marker of the font list it loaded
-PROBE = ("import json, matplotlib\n"
+# run in the sandbox: where matplotlib keeps its files, the marker of the font list it loaded, what is there
+PROBE = ("import json, os, matplotlib\n"
          "from matplotlib import font_manager\n"
-         "print(json.dumps([matplotlib.get_cachedir(), getattr(font_manager.fontManager, 'kit_marker', None)]))\n")
+         "print(json.dumps([matplotlib.get_cachedir(), getattr(font_manager.fontManager, 'kit_marker', None),\n"
+         "                  sorted(os.listdir(matplotlib.get_cachedir()))]))\n")
 
 
 def _in_sandbox(tmp_path, fonts):
@@ -43,13 +62,15 @@ def test_the_kernel_loads_the_graders_font_list_and_builds_its_own_without_one(t
     given = tmp_path / "given" / listed.rsplit("/", 1)[1]
     given.parent.mkdir()
     given.write_text(json.dumps(marked), encoding="utf-8")
+    before = given.read_bytes()
 
-    run, (cachedir, marker) = _in_sandbox(tmp_path / "with", str(given))
-    assert cachedir == str(run / "matplotlib") and marker == 7
+    run, (cachedir, marker, files) = _in_sandbox(tmp_path / "with", str(given))
+    assert cachedir == grading_sandbox.MATPLOTLIB_DIR and marker == 7 and given.name in files
+    assert list(run.iterdir()) == [] and given.read_bytes() == before    # nothing written on the host
     # without a list (no matplotlib where grade.py runs), matplotlib builds one in the same folder
-    run, (cachedir, marker) = _in_sandbox(tmp_path / "without", None)
-    assert cachedir == str(run / "matplotlib") and marker is None
-    assert (run / "matplotlib" / given.name).is_file()
+    run, (cachedir, marker, files) = _in_sandbox(tmp_path / "without", None)
+    assert cachedir == grading_sandbox.MATPLOTLIB_DIR and marker is None and given.name in files
+    assert list(run.iterdir()) == []
 
 
 def test_the_kernel_gets_one_blas_thread_unless_the_grader_sets_it(tmp_path, monkeypatch):
@@ -63,3 +84,221 @@ def test_the_kernel_gets_one_blas_thread_unless_the_grader_sets_it(tmp_path, mon
     assert blas_threads() == ["1"]
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     assert blas_threads() == ["3"]
+
+
+# ---------------------------------------------------------------- one notebook, graded as grade.py does
+#: the grading process: the course's execution preprocessors, a sandboxed kernel, stderr to the log
+GRADER = """
+import json, logging, resource, sys
+logging.basicConfig(level=logging.WARNING)    # the warnings of the preprocessors, into the log
+sys.path.insert(0, sys.argv[4])
+import nbformat, grading_preprocessors, grading_sandbox
+nb = nbformat.read(sys.argv[1], as_version=4)
+run = grading_preprocessors.ExecuteRestartingDeadKernel(
+    kernel_manager_class=grading_sandbox.SandboxedKernelManager, timeout=60, iopub_timeout=10,
+    check_tampering=sys.argv[5] == "1")
+nb, _ = run.preprocess(nb, {"metadata": {"path": sys.argv[3]}})
+nbformat.write(nb, sys.argv[2])
+print(json.dumps({"maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+#: in the grader's environment only: no process of the sandbox may see it
+SECRET = "kit-grader-secret-5f1c"
+GRADEBOOK = b"SQLite format 3\x00" + bytes(range(256)) * 64   # stands for the course's gradebook
+
+
+def answer(source: str):
+    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
+        "grade": False, "solution": True, "grade_id": "answer", "locked": False}})
+
+
+def graded_cell(source: str, grade_id: str, points: int = 1):
+    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
+        "grade": True, "solution": False, "grade_id": grade_id, "points": points, "locked": True}})
+
+
+def grade_notebook(tmp_path: Path, cells, *, check_tampering: bool = True):
+    """Run ``cells`` as ``grade.py``'s grading process does; return (graded notebook, the grading
+    process's peak RSS in bytes, its log, the course folder, links left in the kernel's ``run/``)."""
+    require_sandbox()
+    course = tmp_path / "course"
+    graded = course / "autograded" / "student" / "lab"
+    graded.mkdir(parents=True)
+    (course / "gradebook.db").write_bytes(GRADEBOOK)
+    scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))   # short: Unix socket paths are short
+    try:
+        work, run, connection = scratch / "work", scratch / "run", scratch / "connection"
+        for folder in (work, run, connection):
+            folder.mkdir()
+        src, out = graded / "lab.ipynb", graded / "lab.graded.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(cells=cells), src)
+        env = {**os.environ, "KIT_SECRET": SECRET, grading_sandbox.ENV: json.dumps({
+            "work": str(work), "run": str(run), "connection": str(connection), "memory": 4 << 30,
+            "cpu": 120, "fsize": 1 << 30, "fonts": grading_sandbox.font_list()})}
+        log = course / "autograded" / "student" / "lab.log"
+        with open(log, "w") as fh:
+            res = subprocess.run([sys.executable, "-c", GRADER, str(src), str(out), str(graded), str(LABS),
+                                  "1" if check_tampering else "0"], cwd=course, env=env, stdout=subprocess.PIPE,
+                                 stderr=fh, text=True, timeout=600)
+        assert res.returncode == 0, log.read_text()[-3000:]
+        links = sum(p.is_symlink() for p in run.rglob("*"))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    rss = json.loads(res.stdout.splitlines()[-1])["maxrss_kib"] * 1024
+    return nbformat.read(out, as_version=4), rss, log.read_text(), course, links
+
+
+def outputs_text(cell) -> str:
+    parts = []
+    for o in cell.outputs:
+        parts += [o.get("text", ""), str(o.get("evalue", "")), *map(str, o.get("data", {}).values())]
+    return "\n".join(parts)
+
+
+def scores(nb) -> dict:
+    """grade_id -> points nbgrader gives each test cell of the graded notebook ``nb``."""
+    return {c.metadata.nbgrader["grade_id"]: determine_grade(c)[0] for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.nbgrader.get("solution")}
+
+
+# A kernel replaces every file of its run/ folder (and of matplotlib's, where the grader once copied
+# its font list before each start) by a link to the gradebook, then dies: the grader restarts it.
+LINKS = """
+import os
+gradebook = {gradebook!r}
+run = os.path.join(os.path.dirname(os.getcwd()), "run")
+for folder in (run, os.path.join(run, "matplotlib"), os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib")):
+    os.makedirs(folder, exist_ok=True)
+    names = set(os.listdir(folder)) | {{"kernel.json", "fontlist-v390.json", "fontlist-v3.11.0.json"}}
+    names |= {{os.path.basename({fonts!r})}}
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        try:
+            os.symlink(gradebook, path)
+        except OSError:
+            pass
+os._exit(1)
+"""
+
+
+@pytest.mark.slow
+def test_a_dead_kernels_links_make_the_grader_write_nothing(tmp_path):
+    fonts = grading_sandbox.font_list() or "fontlist.json"
+    cells = [answer(LINKS.format(gradebook=str(tmp_path / "course" / "gradebook.db"), fonts=fonts)),
+             answer("x = 2"), graded_cell("assert x == 2", "after_restart")]
+    nb, _, log, course, links = grade_notebook(tmp_path, cells)
+    assert links >= 2, "the kernel made no link: the attack did not run"
+    assert "The kernel died in cell 0" in log, log[-2000:]
+    assert (course / "gradebook.db").read_bytes() == GRADEBOOK
+    assert scores(nb) == {"after_restart": 1}          # the restarted kernel ran the next cells
+
+
+RECON = """
+import json, os
+fds = {}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass
+seen = {"fds": fds, "environ": {}, "cwd": {}}
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for key, name in (("environ", "environ"), ("cwd", "cwd")):
+            try:
+                seen[key][pid] = (open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace")
+                                  if key == "environ" else os.readlink(f"/proc/{pid}/cwd"))
+            except OSError:
+                pass
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.slow
+def test_the_kernel_sees_no_descriptor_path_or_environment_of_the_grader(tmp_path):
+    nb, _, log, course, _ = grade_notebook(tmp_path, [answer(RECON)])
+    seen = json.loads(nb.cells[0].outputs[0]["text"].splitlines()[-1])
+    fds = seen["fds"]
+    assert fds["0"] == "/dev/null" and fds["1"].startswith("pipe:") and fds["2"].startswith("pipe:"), fds
+    kinds = ("pipe:", "socket:", "anon_inode:", "/dev/null", "/proc/")
+    assert [t for t in fds.values() if not t.startswith(kinds)] == [], fds
+    everything = json.dumps(seen)
+    assert str(course) not in everything and "lab.log" not in everything
+    assert SECRET not in everything and grading_sandbox.ENV not in everything
+    assert len(seen["environ"]) >= 2           # the kernel and bubblewrap's init were read
+
+
+FLOOD = """
+import sys
+chunk = "y" * (1 << 20)
+for _ in range(400):                  # 400 MB through print: cut by the kernel
+    sys.stdout.write(chunk)
+from IPython.display import display
+for _ in range(300):                  # 300 MB of displays, which the kernel does not cut
+    display({"text/plain": chunk}, raw=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_flood_of_output_leaves_the_grading_process_small(tmp_path):
+    cells = [answer(FLOOD), answer('from IPython.display import display\n'
+                                   'display({"text/plain": "z" * (64 << 20)}, raw=True)\nx = 2'),
+             graded_cell("assert x == 2", "after_flood")]
+    nb, rss, log, _, _ = grade_notebook(tmp_path, cells)
+    assert rss < 300e6, f"the grading process reached {rss / 1e6:.0f} MB"
+    flood, huge = outputs_text(nb.cells[0]), outputs_text(nb.cells[1])
+    assert len(flood) < 3e6
+    assert "output cut while grading: more than" in flood                 # the kernel's note
+    assert "this cell's output was cut while it ran" in flood             # the grader's
+    assert "outputs of this cell were lost" in huge and len(huge) < 1e5   # one message over the limit
+    assert scores(nb) == {"after_flood": 1}                               # and the next cells ran
+
+
+# ---------------------------------------------------------------- tampering
+TESTS = [graded_cell("assert x == 2, 'x must be 2'", "plain"),
+         graded_cell("import numpy as np\nassert np.isclose(x, 2)", "numpy"),
+         graded_cell("assert all([x == 2])", "builtin")]
+ATTACKS = {
+    "input_transformers": "get_ipython().input_transformers_cleanup.append(lambda lines: [])",
+    "ast_transformers": ("import ast\nclass NoAssert(ast.NodeTransformer):\n"
+                         "    def visit_Assert(self, node):\n        return ast.Pass()\n"
+                         "get_ipython().ast_transformers.append(NoAssert())"),
+    "patched_numpy": "import numpy\nnumpy.isclose = lambda *a, **k: True",
+    "patched_builtin": "import builtins\nbuiltins.all = lambda *a: True",
+    "assertion_error": "import builtins\nbuiltins.AssertionError = type('AssertionError', (Exception,), {})",
+    "showtraceback": ("ip = get_ipython()\nip.showtraceback = lambda *a, **k: None\n"
+                      "ip._showtraceback = lambda *a, **k: None"),
+    "result_injected": ("get_ipython().events.register('pre_run_cell', "
+                        "lambda *a: get_ipython().displayhook('passed'))"),
+    "outputs_cleared": ("from IPython.display import clear_output\n"
+                        "get_ipython().events.register('post_run_cell', lambda *a: clear_output())"),
+}
+#: attacks that, unchecked, score points on this notebook (the others only try: nbgrader itself
+#: records the error of a cell whose reply says it failed, shown or cleared or not)
+WORKING = {"input_transformers", "ast_transformers", "patched_numpy", "patched_builtin", "result_injected"}
+
+
+@pytest.mark.slow
+def test_an_honest_notebook_scores_every_point_and_is_not_flagged(tmp_path):
+    nb, _, log, _, _ = grade_notebook(tmp_path, [answer("import numpy as np, matplotlib.pyplot as plt\n"
+                                                     "plt.plot([1, 2]); plt.show()\nx = 2"), *TESTS])
+    assert scores(nb) == {"plain": 1, "numpy": 1, "builtin": 1}
+    assert grading_preprocessors.TAMPERED not in json.dumps(nb) and "did not run as written" not in log
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(ATTACKS))
+def test_tampering_scores_nothing_and_is_flagged(tmp_path, kind):
+    cells = [answer(ATTACKS[kind] + "\nx = 1"), *TESTS]
+    nb, _, log, _, _ = grade_notebook(tmp_path, cells)
+    assert scores(nb) == {"plain": 0, "numpy": 0, "builtin": 0}, kind
+    for cell in nb.cells[1:]:
+        first = cell.outputs[0]
+        assert first["output_type"] == "error" and first["ename"] == grading_preprocessors.TAMPERED, cell.outputs
+    assert log.count("did not run as written") == 3
+    if kind in WORKING:       # the same notebook, graded without the checks: the attack does score
+        unchecked, *_ = grade_notebook(tmp_path / "unchecked", cells, check_tampering=False)
+        assert sum(scores(unchecked).values()) > 0
