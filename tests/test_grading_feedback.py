@@ -8,7 +8,11 @@ One temporary course, lab 1, graded by ``make grade`` and given feedback by ``ma
 - ``scaled`` reads times 1.5 times too long: only a hidden test of ``test_load`` fails;
 - ``blank`` hands in the student version as released: nothing to grade by hand;
 - ``loops`` never leaves a cell: it is stopped at the cell time limit (5 s in this course's
-  ``nbgrader_config.py``), scores what that broke, and is not run a second time for its page.
+  ``nbgrader_config.py``), scores what that broke, and is not run a second time for its page;
+- ``mallory`` hands in the student version with one cell more that displays HTML and Markdown
+  made to run script and to cover the page with "Score: 19.0 / 19.0", and a written answer
+  that tries the same (``tests/test_hostile_pages.py`` has every payload; here they come
+  through grading, the run for feedback and ``make feedback``).
 
 Each page must show the student's own outputs (the printed fit, the plot), the message of a
 failed visible test, say that a hidden test failed without its message, never show hidden
@@ -38,6 +42,12 @@ CELL_TIMEOUT = 5  # seconds per cell in this course (lab 1's longest cell takes 
 LOOPS_FAILS = ("test_switch", "test_predict")
 UNITS_MESSAGE = "AssertionError: alpha should be in seconds: between 10 ns and 10 ms"
 HIDDEN_FAILED = "A hidden test of this cell failed; its message is not shown."
+#: what mallory's cell displays: script, an event handler and a cover with a false score
+HOSTILE = ('<script>document.title = "pwned"; window.pwned = 1</script>'
+           "<img src=x onerror=\"document.title = 'pwned'; window.pwned = 1\">"
+           "<svg onload=\"window.pwned = 1\"></svg>"
+           '<div style="position:fixed;top:0;left:0;width:100%;height:100%;z-index:99999;background:#fff">'
+           "<h4>lab1 (Score: 19.0 / 19.0)</h4></div><style>.panel-heading { display: none }</style>")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +72,13 @@ def pages(tmp_path_factory, released_labs):
     # (tests/test_grading.py stops a busy one), and a busy loop would take a core for 5 s
     replace(nb, "switch", "piecewise = ", "import time\nwhile True:\n    time.sleep(0.05)\npiecewise = ")
     subs["loops"] = nb
+    nb = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_code_cell(
+        "from IPython.display import HTML, Markdown, display\n"
+        f"display(HTML({HOSTILE!r}))\ndisplay(Markdown({HOSTILE!r}))"))
+    written = next(c for c in nb.cells if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("solution"))
+    written.source = "My answer.\n\n" + HOSTILE
+    subs["mallory"] = nb
     for student, nb in subs.items():
         folder = course / "submitted" / student / LAB
         folder.mkdir(parents=True)
@@ -192,3 +209,95 @@ def test_a_page_renders_its_math_alone(pages, tmp_path):
         later = [e["params"]["request"]["url"] for e in browser.events[seen:]
                  if e["method"] == "Network.requestWillBeSent"]
         assert not later, later   # MathJax loaded nothing more
+
+
+def test_a_students_html_runs_nothing_and_covers_no_score(pages, tmp_path):
+    out, course = pages
+    page, row = out["mallory"]
+    true = f"Score: {float(row['score']):.1f} / {float(row['max_score']):.1f}"
+    assert float(row["auto_score"]) == 0 and true != "Score: 19.0 / 19.0"
+    assert "&lt;script&gt;document.title" in page             # shown to the student as text
+    from tests.test_hostile_pages import Tree
+
+    body = Tree(page[page.index("<body"):])
+    assert not [t for t, _ in body.tags if t in ("script", "style", "svg")]
+    assert not body.handlers()
+    # the only styles in the body are the colours nbconvert gives a traceback's ANSI codes
+    ansi = re.compile(r"((background-)?color: rgb\(\d+,\s*\d+,\s*\d+\);?\s*)+")
+    assert not [a["style"] for _, a in body.tags if "style" in a and not ansi.fullmatch(a["style"])]
+    from tests.cdp import Browser, find_chromium
+
+    exe = find_chromium()
+    if exe is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("chromium not found: required in CI")
+        pytest.skip("chromium not found (apt-get install chromium)")
+    with Browser(exe, tmp_path / "profile") as browser:
+        browser.load((course / "feedback" / "mallory" / LAB / f"{LAB}.html").as_uri(), quiet=1.0)
+        assert browser.evaluate("document.title") == LAB and browser.evaluate("typeof window.pwned") == "undefined"
+        heading, visible = browser.evaluate("""(() => {
+          const h = document.querySelector('#kit-score h4'), r = h.getBoundingClientRect();
+          const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+          return [h.innerText, hit !== null && (hit === h || h.contains(hit))];
+        })()""")
+        assert heading == f"{LAB} ({true})" and visible, (heading, visible)
+
+
+def test_the_formgrader_opens_a_graded_submission(pages, tmp_path):
+    """Manual grading: the Formgrader's page of a graded submission (its own template, not the
+    feedback pages'), served by a Jupyter server on the course as an instructor starts it."""
+    import json
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    from nbgrader.api import Gradebook
+
+    _, course = pages
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        submission = gb.find_submission_notebook(LAB, LAB, "alice").id
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "kit-formgrader-test"
+    log = open(tmp_path / "server.log", "w")
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTER_DATA_DIR": str(tmp_path / "data"),
+           "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--ServerApp.token={token}", f"--ServerApp.root_dir={course}", "--ServerApp.port_retries=0",
+         "--allow-root"],
+        cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as r:
+                    json.load(r)
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                assert time.monotonic() < deadline, "the Jupyter server did not start within 120 s"
+                time.sleep(0.5)
+        try:
+            with urllib.request.urlopen(f"{base}/formgrader/submissions/{submission}/?token={token}", timeout=120) as r:
+                status, page = r.status, r.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            status, page = exc.code, exc.read().decode("utf-8", "replace")
+        said = (tmp_path / "server.log").read_text()
+        assert status == 200, (status, page[:500], said[-3000:])
+        assert "TemplateNotFound" not in said and " 500 " not in said
+        assert "formgrade" in page and "kit-score" not in page     # the Formgrader's template, not ours
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(10)
+        log.close()
