@@ -25,8 +25,11 @@ received and applied (:class:`Incoming`, its :class:`Mode`); one receive buffer 
 as the largest step needs.  The MPI
 requests are *persistent* (``Send_init``/``Recv_init``), bound to the last ``buf``
 passed to :meth:`run`: calling ``run`` again with the same array costs, per step,
-one ``Startall``, one ``Waitall`` and the ufunc calls.  Importing this module does
-not start MPI.
+one ``Startall``, one ``Waitall`` and the ufunc calls.  :meth:`Executor.bind` binds them
+instead to a working vector made of pieces (the caller's arrays and private memory between
+them), so that blocks go from and to the caller's arrays without copies (alltoall's input and
+output rows); :meth:`Executor.run_bound` runs on those.  Importing this module does not
+start MPI.
 """
 
 from __future__ import annotations

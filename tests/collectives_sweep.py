@@ -89,21 +89,21 @@ for algorithm in A2A_ALGORITHMS:
             count += 1
             if not ok:
                 failures.append(f"FAIL rank {rank}: alltoall {algorithm} ppn={ppn} tail={tail} {dtype}")
-# repeated calls on the same arrays (a time loop: the schedule runs on x and out themselves),
-# new data in x between calls, long rows (sent from x even in a first call), a read-only x,
-# a strided x, and out switched to another array
+# repeated calls on the same arrays (a time loop: the schedule runs on x and out themselves
+# from the second call on), new data in x between calls, rows of 256 KiB (sent from x even in
+# a first call), a read-only x, a strided x, and out switched to another array and back
 for algorithm in A2A_ALGORITHMS:
     for ppn in ([None, 1, 2] + ([(2, 2)] if P >= 4 else [])) if algorithm != "mpi" else [None]:
-        for tail in [(3,), (2048,), (2, 1024)]:
+        for tail in [(3,), (2048,), (2, 16384)]:
             x = data((P,) + tail, "float64", 5)
             out, other = np.zeros_like(x), np.zeros_like(x)
             good = True
-            for i in range(4):
+            for i in range(5):
                 x += i
                 ref = np.empty_like(x)
                 comm.Alltoall(x, ref)
-                target = other if i == 2 else out
-                x.flags.writeable = i != 1
+                target = other if i == 3 else out
+                x.flags.writeable = i not in (1, 2)
                 keep = x.copy()
                 z = alltoall(comm, x, algorithm, ppn, out=target, check=i % 2 == 0)
                 x.flags.writeable = True

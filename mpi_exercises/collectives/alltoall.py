@@ -19,8 +19,13 @@ cannot be delayed) the rank busy-waits before the call as long as the direct
 exchange's messages to other nodes would cost.
 
 The schedule's working vector holds the input rows, the output rows and the
-leaders' staging areas (:func:`netmodels.algorithms.alltoall.layout`); the call
-copies x in, runs the cached executor and copies the rows out.  Argument check,
+leaders' staging areas (:func:`netmodels.algorithms.alltoall.layout`).  Where the
+schedule never writes the input rows (every alltoall of the registry), those rows are x's
+and the output rows are out's (:meth:`Executor.bind <mpi_exercises.executor.Executor.bind>`):
+blocks are sent from x and received into out, and the rank's own row is one copy, as in
+MPI's Alltoall; the private vector holds only the staging areas.  That binding is made when
+the same x and out come again (a time loop) or the rows are long (:data:`BIND_BYTES`);
+otherwise the call copies x in, runs the cached executor and copies the rows out.  Argument check,
 ``check=False`` and the executor cache are those of every front door
 (:mod:`mpi_exercises.collectives._door`).  The command line is
 :mod:`mpi_exercises.bench.alltoall`.  Importing this module does not start MPI.
@@ -40,8 +45,9 @@ from ._door import choices as _choices
 
 _DOOR = FrontDoor("alltoall")
 #: rows of at least this many bytes are sent from and received into the caller's arrays even
-#: in a call whose arrays are new (binding the requests anew costs less than copying the rows)
-BIND_BYTES = 16384
+#: in a call whose arrays are new: binding the requests anew (some 20 µs of Python at P = 2)
+#: then costs less than copying every row in and out
+BIND_BYTES = 256 * 1024
 
 
 def choices() -> tuple[str, ...]:
@@ -113,7 +119,7 @@ class Exchange:
         written = [(b.start, b.stop) for st in self.executor._plan for b in st.incoming if b.count]
         self.in_place = bool(m) and all(a >= p * m for a, _ in written)
         self._pair = None               # the (x, out) the executor's requests point into
-        self._last = None               # ids of the (x, out) of the last call through the copies
+        self._last = None               # the (x, out) of the last call through the copies (kept: ids are reused)
         self.rank = rank
 
     def _bind(self, x, out):
@@ -145,14 +151,14 @@ class Exchange:
             out[self.rank] = x[self.rank]
             self.executor.run_bound()
             return
+        last = self._last
         if self.in_place and x.flags.c_contiguous and (
-                self._last == (id(x), id(out)) or self.m * x.itemsize >= BIND_BYTES):
+                (last is not None and last[0] is x and last[1] is out) or self.m * x.itemsize >= BIND_BYTES):
             self._bind(x, out)
             out[self.rank] = x[self.rank]
             self.executor.run_bound()
             return
-        self._last = (id(x), id(out))
-        self._pair = None
+        self._last, self._pair = (x, out), None
         x2, out2 = x.reshape(self.p, self.m), out.reshape(self.p, self.m)
         for mine, work in self.copy_in:
             work[...] = x2[mine]
