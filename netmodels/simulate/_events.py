@@ -10,6 +10,13 @@ the one after: the order of one entry per receive, with at most one such entry p
 heap instead of every posted receive.  A rank's messages that wait for its CPU or receive gap
 are a pairing heap by age (nodes in a shared pool), stood for in the event heap by one token
 at the age of the oldest.
+
+Asked for a trace, the loop also fills ``rec`` (:data:`REC_ROWS` rows of int64 ticks, one column
+per message): when each message's send started (``REC_SEND``), from when its CPU was free
+and the send ready (``REC_SEND_READY``: a gap held it from there), when its receiver took its
+first byte (``REC_TAKEN``), from when the receiver's CPU was free and the byte there
+(``REC_TAKE_READY``), when its receive was posted if its message had been taken before
+(``REC_POSTED``, else -1), and whether it was (``REC_UNEXPECTED``, 1 or 0).
 """
 
 from __future__ import annotations
@@ -174,6 +181,9 @@ def _drop_root(r, key, child, sib, scratch):
  TOKEN) = range(15)
 #: words of the loop's state between calls of :func:`_run` (DONE: the events of the last call)
 HN, TS, START, FREE, USED, DONE = range(6)
+#: rows of a trace's record (see the module docstring)
+REC_SEND, REC_SEND_READY, REC_TAKEN, REC_TAKE_READY, REC_POSTED, REC_UNEXPECTED = range(6)
+REC_ROWS = 6
 #: heap entries one event may add: its own, then its rank's next send and its receives, or
 #: those of its rank's next phase (3), and one to spare
 ROOM = 4
@@ -210,11 +220,13 @@ FIRST_CHUNK = 2**14
 CHUNK_S = 0.05
 
 
-def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
+def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first, rec=None):
     """Per rank, the tick its CPU is last free.  ``table[row[i]]``: message i's send busy,
     send gap, first byte after the send busy, receive hold and receive gap (ticks);
     ``extra``: per message its extra latency (ticks) or empty; ``entry``: per rank (ticks).
     A rank's *phase* is its part in one step: its sends of the step, then its receives.
+    ``rec``: None, or an int64 array (:data:`REC_ROWS`, messages) filled with the trace's times
+    (see the module docstring; the caller sets it to -1).
 
     The event loop (:func:`_run`) runs about :data:`CHUNK_S` of events per call and stops
     early where an array it fills is full; between calls the arrays are grown and Python
@@ -224,10 +236,12 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
     sbeg, sorder, rbeg, rorder, grp, ranks, balance, pool, scratch, heap, state = prepare(nprocs, src, dst,
                                                                                           step, entry)
     chunk = FIRST_CHUNK
+    if rec is None:
+        rec = np.empty((REC_ROWS, 0), np.int64)
     while True:
         t0 = time.perf_counter()
         more = _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
-                    ranks, balance, pool, scratch, heap, state, chunk)
+                    ranks, balance, pool, scratch, heap, state, chunk, rec)
         if not more:
             return ranks[NEXTO].copy()
         took = time.perf_counter() - t0
@@ -242,11 +256,13 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first):
 
 @njit(cache=True)
 def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
-         ranks, balance, pool, scratch, heap, state, limit):
+         ranks, balance, pool, scratch, heap, state, limit, rec):
     """At most ``limit`` events of :func:`simulate` from ``state`` on: False when every
     event is handled, True (``state`` saved) after ``limit`` events or when ``heap`` lacks
-    room for one more event's entries or ``pool`` for one more node."""
+    room for one more event's entries or ``pool`` for one more node.  ``rec``: the trace's
+    record, or empty (no trace)."""
     shared = grp.size > 0
+    tracing = rec.shape[1] > 0
     nexto, nextgs, nextgr = ranks[NEXTO], ranks[NEXTGS], ranks[NEXTGR]
     scur, rcur, rend, rnext = ranks[SCUR], ranks[RCUR], ranks[REND], ranks[RNEXT]
     cstep, matched, tok_t, tok_s, head = ranks[CSTEP], ranks[MATCHED], ranks[TOK_T], ranks[TOK_S], ranks[HEAD]
@@ -262,9 +278,11 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
         adv = -1
         if start < nprocs:
             adv = start
+            now = nexto[adv]
             start += 1
         else:
             time, order, pay = heap[0], heap[1], heap[2]
+            now = time
             kind, x = pay & 7, pay >> 3
             if kind == RECV and rnext[x] + 1 < rend[x]:
                 _sift(heap, hn, time, order + 1, pay)   # the rank's next receive takes its place
@@ -278,6 +296,9 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                     hn = _push(heap, hn, busy, order, pay)
                     continue
                 r = row[i]
+                if tracing:
+                    rec[REC_SEND, i] = time
+                    rec[REC_SEND_READY, i] = max(rec[REC_SEND_READY, i], nexto[h])
                 nexto[h] = time + table[r, 0]
                 nextgs[h] = time + table[r, 1]
                 arrive = time + table[r, 0] + table[r, 2]
@@ -296,6 +317,8 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                 if balance[g] > 0:
                     matched[h] += 1
                     adv = h
+                    if tracing:
+                        rec[REC_POSTED, i] = time
                 balance[g] -= 1
             else:                               # a message, or the token of rank x's oldest waiting one
                 if kind == WAKE:
@@ -326,6 +349,14 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                     bl_sib[node], free = free, node
                     token[h] = 0
                 r = row[i]
+                if tracing:
+                    first = rec[REC_SEND, i] + table[r, 0] + table[r, 2]
+                    if noisy:
+                        first += extra[i]
+                    rec[REC_TAKEN, i] = time
+                    rec[REC_TAKE_READY, i] = max(first, nexto[h])
+                    g = grp[i] if shared else i
+                    rec[REC_UNEXPECTED, i] = 1 if balance[g] >= 0 else 0
                 nexto[h] = time + table[r, 3]
                 nextgr[h] = time + table[r, 4]
                 if head[h] >= 0:                # the others wait for the CPU and gap again
@@ -357,6 +388,8 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
             sending = scur[h] < sbeg[h + 1] and step[sorder[scur[h]]] == cstep[h]
             nr = rend[h] - rcur[h]
             if sending and not pending[h]:
+                if tracing:
+                    rec[REC_SEND_READY, sorder[scur[h]]] = max(now, nexto[h])
                 hn = _push(heap, hn, max(nexto[h], nextgs[h]), ts, (np.int64(sorder[scur[h]]) << 3) | SEND)
                 ts += 1
                 pending[h] = 1

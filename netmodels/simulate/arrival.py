@@ -185,10 +185,12 @@ def _distinct_rows(cols: np.ndarray):
     return cols[first], inverse
 
 
-def run(nprocs: int, messages: Messages, entry: np.ndarray, receives: str = "after-sends") -> np.ndarray:
+def run(nprocs: int, messages: Messages, entry: np.ndarray, receives: str = "after-sends",
+        rec: np.ndarray | None = None) -> np.ndarray:
     """Finish time (s) of every rank (see the module docstring).  ``messages``: the
     schedule's messages and terms (:class:`Messages`); ``entry``: per rank its entry time
-    (s); ``receives``: one of :data:`RECEIVES`."""
+    (s); ``receives``: one of :data:`RECEIVES`; ``rec``: None, or an int64 array the loop fills
+    with a trace's times (:mod:`netmodels.simulate._events`, ``REC_ROWS`` x messages, set to -1)."""
     if receives not in RECEIVES:
         raise ValueError(f"receives must be one of {', '.join(RECEIVES)}; got {receives!r}")
     start = ticks(entry)
@@ -198,6 +200,6 @@ def run(nprocs: int, messages: Messages, entry: np.ndarray, receives: str = "aft
     src, dst, step, row, table, extra = messages.arrays()
     from . import _events   # here: numba's import and compilation are paid by this semantics only
 
-    finish = _events.simulate(nprocs, src, dst, step, row, table, extra, start, receives == "with-sends")
+    finish = _events.simulate(nprocs, src, dst, step, row, table, extra, start, receives == "with-sends", rec)
     return finish * TICK
 

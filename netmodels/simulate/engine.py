@@ -181,21 +181,64 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
     if not rule.clocked:
         raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, PLogP), "
                          f"got {type(model).__name__}")
-    if out is not None:
-        raise ValueError("a trace under the loggopsim semantics is not available yet; use 'stepwise' or 'sync'")
     t, every = all_messages(a, elem_bytes, topology)    # the terms are per message: one call
     held = Messages(t.size)
     nbytes_total = 0
+    split = None
     if every is not None:
         nbytes_total = int(every.count.sum()) * elem_bytes
         extra = rng.exponential(noise, t.size) if rng is not None and noise > 0 else None   # drawn in step order
-        held.add(t, every, model.message_terms(every), extra)
+        terms = model.message_terms(every)
+        held.add(t, every, terms, extra)
+        if out is not None:             # what a trace needs beyond the loop: (m - 1) G and combining, in ticks
+            comb = getattr(model, "combine", 0.0) * np.where(every.combine, every.count, 0)
+            split = (_ticks_of(terms[3], t.size), _ticks_of(comb, t.size))
     del t, every                       # held has what the event loop needs: the rest is freed before it runs
     if progress is not None:
         progress(a.nsteps)
-    finish = run(a.nprocs, held, entry, receives)
+    if out is None:
+        finish = run(a.nprocs, held, entry, receives)
+    else:
+        from . import _events
+
+        rec = np.full((_events.REC_ROWS, held.n), -1, np.int64)
+        finish = run(a.nprocs, held, entry, receives, rec)
+        if held.n:
+            _record_loggopsim(out, held, rec, *split)
     return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, held.n, nbytes_total,
-                     None, "loggopsim", type(model).__name__)
+                     None, "loggopsim", type(model).__name__,
+                     None if out is None else out.trace("loggopsim", type(model).__name__))
+
+
+def _ticks_of(x, n: int) -> np.ndarray:
+    from .arrival import ticks
+
+    return ticks(np.broadcast_to(np.asarray(x, dtype=float), (n,)))
+
+
+def _record_loggopsim(out: "tr.Collector", held, rec, wire_t, comb_t) -> None:
+    """The operations of every message from the event loop's record ``rec`` (ticks, rows of
+    :mod:`netmodels.simulate._events`): see :mod:`netmodels.simulate.trace`."""
+    from . import _events as ev
+    from .arrival import TICK
+
+    src, dst, step, row, table, _ = held.arrays()
+    s = lambda x: x * TICK  # noqa: E731
+    sent = rec[ev.REC_SEND] + table[row, 0]
+    taken = rec[ev.REC_TAKEN]
+    hold = taken + table[row, 3]
+    unexpected = rec[ev.REC_UNEXPECTED] == 1
+    out.add(tr.GAP, src, dst, step, s(rec[ev.REC_SEND_READY]), s(rec[ev.REC_SEND]))
+    out.add(tr.SEND, src, dst, step, s(rec[ev.REC_SEND]), s(sent), keep_empty=True)
+    for kind, m in ((tr.WIRE, ~unexpected), (tr.UNEXPECTED, unexpected)):
+        out.add(kind, src[m], dst[m], step[m], s(sent[m]), s(taken[m]), keep_empty=True)
+    out.add(tr.GAP, dst, src, step, s(rec[ev.REC_TAKE_READY]), s(taken))
+    out.add(tr.BYTES, dst, src, step, s(taken), s(taken + wire_t))
+    out.add(tr.RECV, dst, src, step, s(taken + wire_t), s(hold - comb_t), keep_empty=True)
+    out.add(tr.COMBINE, dst, src, step, s(hold - comb_t), s(hold))
+    m = rec[ev.REC_POSTED] >= 0
+    out.add(tr.LATE, dst[m], src[m], step[m], s(rec[ev.REC_POSTED][m]), s(rec[ev.REC_POSTED][m]),
+            keep_empty=True)
 
 
 # ----------------------------------------------------------------------------- entry point
