@@ -16,6 +16,7 @@ from .outputs import output_problem
 #: command name -> (module, one-line help).  A new command is one line here.
 COMMANDS = {
     "simulate": ("netmodels.simulate.cli", "predict the time of a collective algorithm under a model"),
+    "timeline": ("netmodels.simulate.timeline_cli", "draw what every rank does over time in a simulated collective"),
 }
 
 

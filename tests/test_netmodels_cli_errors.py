@@ -30,6 +30,7 @@ from tests.mpirun import ROOT
 MISSING = "/nonexistent-folder/out.json"
 SIM = ["netmodels", "simulate"]
 RING = [*SIM, "allreduce.ring", "-P", "4", "--model", "logp"]
+TIMELINE = ["netmodels", "timeline", "allreduce.ring", "-P", "4", "--model", "logp"]
 #: the size limit of rows marked so, bytes (a result file is larger)
 FSIZE = 64
 #: the benchmarks scripts with a --json option (run_pingpong_c.py creates missing folders)
@@ -71,6 +72,16 @@ CASES = [
     ([*SIM, "dissemination", "-P", "4", "--model", "logp", "--option", "fan_in=3"], "takes", 2),
     ([*SIM, "fence", "-P", "8", "--model", "alpha-beta", "--option", "mesh=3x3"], "W*H must equal 8", 2),
     ([*SIM, "barrier.nway_dissemination", "-P", "64", "--model", "nbl", "--option", "n=4"], "f table", 2),
+    ([*TIMELINE, "--png", "{DIR}/out.json", "--html", "{DIR}/out.html"], "not allowed with argument", 2),
+    ([*TIMELINE, "--png", MISSING], "folder /nonexistent-folder does not exist", 2),
+    ([*TIMELINE, "--html", "/tmp"], "/tmp is a folder, not a file", 2),
+    ([*TIMELINE, "--rows", "0"], "--rows must be an integer >= 1", 2),
+    ([*TIMELINE, "--param", "g=-1"], ">= 0", 2),
+    (["netmodels", "timeline", "dissemination", "-P", "2^22", "--model", "logp"],
+     "a trace of P = 4194304 ranks would hold up to", 2),
+    (["benchmarks/loggopsim_traces.py", "--bogus"], "unrecognized arguments: --bogus", 2),
+    (["benchmarks/loggopsim_traces.py", "--json", "{FILE}"], "--json: cannot read", 2),
+    (["benchmarks/loggopsim_traces.py", "--store", "--json", MISSING], f"--json: cannot write {MISSING}", 2),
     # ---------------------------------------------------------------- sizes that cannot finish
     ([*SIM, "dissemination", "-P", "2^40", "--model", "logp"],
      "P = 1099511627776 is above 2^31 - 1 = 2147483647, the most ranks a schedule holds (int32); P = 2^", 2),
