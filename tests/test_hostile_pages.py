@@ -403,3 +403,23 @@ def test_grades_csv_neutralises_student_ids_not_scores(tmp_path):
         assert row["status"] == "'=graded" and row["data"] == "'-"
         assert float(row["score"]) == -1.5 and row["score"] == "-1.5"
         assert row[grade.column(lab, "lab1", "test_a")] == "-1.5"
+
+
+def test_clean_keeps_structure_and_drops_the_rest():
+    sys.path.insert(0, str(LABS))
+    import page_safety
+
+    kept = Tree(page_safety.clean(
+        '<table><tr><td colspan="2" style="position:fixed" class="navbar-fixed-top" id="kit-score">1</td></tr></table>'
+        '<a href="javascript:window.pwned=1">x</a><a href="https://example.org/" onclick="1">y</a>'
+        '<img src="data:text/html;base64,PHNjcmlwdD4=" onerror="1"><img src="data:image/png;base64,iVBORw0KGgo=">'
+        '<form action="https://example.org"><input name="q"></form><iframe src="https://example.org"></iframe>'))
+    assert kept.tags == [("table", {}), ("tbody", {}), ("tr", {}), ("td", {"colspan": "2"}), ("a", {}),
+                         ("a", {"href": "https://example.org/"}), ("img", {}),
+                         ("img", {"src": "data:image/png;base64,iVBORw0KGgo="})]
+    assert "<form" in "".join(kept.text) and "<iframe" in "".join(kept.text)     # shown as text
+    with pytest.raises(ValueError, match="text must be a str"):
+        page_safety.clean(3)
+    with pytest.raises(ValueError, match="scripts must be CSP sha256 sources"):
+        page_safety.content_security_policy(["'unsafe-inline'"])
+    assert "script-src 'none'" in page_safety.content_security_policy()
