@@ -125,8 +125,8 @@ class ExecuteRestartingDeadKernel(Execute):
       dropped, with a note), each message part at most :data:`MESSAGE_BYTES`, so that a cell
       printing gigabytes cannot fill the grader's memory (``LimitOutputSize`` then cuts further).
     - Tampering: before and after each test cell the grader runs a probe of its own (random
-      nonces, not stored in the history): it must print its nonce, fail its own ``assert`` with
-      its message, and find IPython's input and output machinery, the built-ins, ``numpy`` and
+      nonces, not stored in the history): it must fail its own ``assert`` with its message,
+      print its nonce, and find IPython's input and output machinery, the built-ins, ``numpy`` and
       ``math`` as they were when the kernel started (the identities of their functions).  A test
       cell that also shows a result its code does not compute, or clears its outputs, is
       suspect too.  Such a test scores 0 (an error :data:`TAMPERED` first in its outputs) and
@@ -265,13 +265,9 @@ class ExecuteRestartingDeadKernel(Execute):
             return f"the grader's probe did not finish in {max(timeout or 0, PROBE_TIMEOUT)} s", None
         text = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream"
                        and o.get("name") == "stdout")
-        found = [line.split()[1] for line in text.splitlines() if line.startswith(said + " ") and
-                 len(line.split()) == 2]
-        errors = [(o.get("ename"), o.get("evalue")) for o in probe.outputs if o.get("output_type") == "error"]
-        if not found:
-            return "the grader's probe printed nothing", None
-        if errors[:1] != [("AssertionError", failing)]:
-            return "a failing assert did not report its error", found[0]
+        found = [line.split()[1] for line in text.splitlines() if line.split()[::2] == [said, failing]]
+        if not found:          # its code did not run as written, or its output did not come back
+            return "the grader's probe did not run as sent (its nonce never came back)", None
         if baseline is not None and baseline.startswith("!"):
             return f"the grader's probe failed when the kernel started: {baseline[1:]}", found[0]
         if baseline is not None and found[0] != baseline:
@@ -289,8 +285,9 @@ def _ends_in_expression(source: str) -> bool:
     return bool(body) and isinstance(body[-1], ast.Expr)
 
 
-# Run in the kernel (a cell of its own, not in its history): print the nonce and a fingerprint of
-# what runs and reports the cells' code, then fail an assert with the second nonce.
+# Run in the kernel (a cell of its own, not in its history): fail an assert with the second nonce,
+# catch it, print the first nonce, a fingerprint of what runs and reports the cells' code, and
+# the assert's message.
 _PROBE = '''
 def {name}():
     import builtins, hashlib, importlib, os, sys
@@ -342,10 +339,13 @@ def {name}():
             add(item)
     return hashlib.sha256(repr(seen).encode()).hexdigest()[:32]
 try:
-    print({said!r}, {name}())
+    try:
+        assert False, {failing!r}
+    except AssertionError as _kit_error:
+        print({said!r}, {name}(), *_kit_error.args)
+        del _kit_error
 finally:
     del {name}
-assert False, {failing!r}
 '''
 
 
