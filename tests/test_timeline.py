@@ -153,3 +153,15 @@ def test_the_command_writes_the_engines_trace_and_a_picture(tmp_path):
     assert res.returncode == 0, res.stderr
     text = html.read_text()
     assert "plotly" in text.lower() and "ranks (20 per row)" in text
+
+
+def test_a_late_receive_is_a_tick_at_its_instant():
+    from netmodels.models.logp import LogGP
+
+    a = registry.build("allgather.k-prefix", 8, 512)
+    t = simulate(a, LogGP(L=1e-7, o=3e-7, g=6e-7, P=8, G=3e-8), semantics="loggopsim", trace=True).trace
+    late = t.kind == tr.LATE
+    assert late.any() and (t.start[late] == t.end[late]).all()
+    xs, ys, how, _ = tl.timeline_traces(t)[0][tl.label("late receive")]
+    assert how == "line" and np.allclose(xs[0::3], t.start[late]) and np.allclose(xs[1::3], t.start[late])
+    assert np.allclose(ys[1::3] - ys[0::3], 0.6)

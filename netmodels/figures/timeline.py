@@ -9,7 +9,7 @@ message's ``wire`` is a line from its sender's row to its receiver's (as LogGOPS
 draws it).  Above :data:`MAX_ROWS` ranks the figure aggregates (:func:`aggregate`): ranks go in
 :data:`MAX_ROWS` bins, and per bin, step and kind of operation it draws the median start to
 the median end as a bar and the earliest start to the latest end as a thin line, never one
-bar per operation.
+bar per operation.  A ``late receive`` (an instant) is a tick across its row.
 
 :func:`timeline_spec` declares the figure once (:mod:`netmodels.figures.panel`): a schedule of
 the registry under a model of the table, one control for the semantics; ``.live()`` is its
@@ -153,6 +153,9 @@ def layers(t: tr.Trace, offset: float = 0.0, rows: int = MAX_ROWS, prefix: str =
         peer = t.peer[m]
         if t.kinds[k] in _WIRES and (peer >= 0).all():
             out[name] = (*_segments(t.start[m], t.rank[m] + offset, t.end[m], peer + offset), "line", t.kinds[k])
+        elif t.kinds[k] == "late receive":      # an instant: a tick across the row
+            row = t.rank[m] + offset
+            out[name] = (*_segments(t.start[m], row - 0.3, t.start[m], row + 0.3), "line", t.kinds[k])
         else:
             out[name] = (*_bars(t.start[m], t.end[m], t.rank[m] + offset), "bar", t.kinds[k])
     return out
