@@ -459,6 +459,7 @@ def _child(target, args, course: Path, env: dict, logfile: Path, append: bool) -
     os.chdir(course)
     os.environ.clear()
     os.environ.update(env)
+    grading_sandbox.hold_grader()
     fd = os.open(logfile, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)

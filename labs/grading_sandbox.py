@@ -211,6 +211,22 @@ def command(work: str, run: str, *, memory: int, cpu: int, fsize: int, fonts: st
     return [*args, "--", sys.executable, "-I", "-S", "-c", _LIMITS, str(memory), str(cpu), str(fsize)]
 
 
+def hold_grader() -> None:
+    """Hold this grading process to the address space its kernels get (``memory`` of
+    ``$LABS_SANDBOX``; the soft limit only, which the kernels replace by their own).  The
+    grader reads no message part over 16 MiB from a kernel, but a message may have any number
+    of parts: what they add up to then ends this grading process (the submission's status says
+    so), not the machine.  Without ``$LABS_SANDBOX`` (unconfined grading) nothing is set."""
+    import resource
+
+    spec = os.environ.get(ENV)
+    if not spec:
+        return
+    memory = int(json.loads(spec)["memory"])
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (memory if hard == resource.RLIM_INFINITY else min(memory, hard), hard))
+
+
 #: bytes of the kernel's own standard output and error (not its cells' outputs, which go over
 #: the sockets) copied into the submission's log; the rest is read and dropped
 KERNEL_LOG_BYTES = 64 * 1024

@@ -93,6 +93,7 @@ import json, logging, resource, sys
 logging.basicConfig(level=logging.WARNING)    # the warnings of the preprocessors, into the log
 sys.path.insert(0, sys.argv[4])
 import nbformat, grading_preprocessors, grading_sandbox
+grading_sandbox.hold_grader()                 # as grade.py's grading process does
 nb = nbformat.read(sys.argv[1], as_version=4)
 run = grading_preprocessors.ExecuteRestartingDeadKernel(
     kernel_manager_class=grading_sandbox.SandboxedKernelManager, timeout=60, iopub_timeout=10,
@@ -100,6 +101,12 @@ run = grading_preprocessors.ExecuteRestartingDeadKernel(
 nb, _ = run.preprocess(nb, {"metadata": {"path": sys.argv[3]}})
 nbformat.write(nb, sys.argv[2])
 print(json.dumps({"maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+#: runs a command; prints its exit status and the peak RSS of the largest of its processes
+WATCH = """
+import json, resource, subprocess, sys
+status = subprocess.run(sys.argv[1:]).returncode
+print(json.dumps({"status": status, "maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
 """
 #: in the grader's environment only: no process of the sandbox may see it
 SECRET = "kit-grader-secret-5f1c"
@@ -116,9 +123,11 @@ def graded_cell(source: str, grade_id: str, points: int = 1):
         "grade": True, "solution": False, "grade_id": grade_id, "points": points, "locked": True}})
 
 
-def grade_notebook(tmp_path: Path, cells, *, check_tampering: bool = True):
-    """Run ``cells`` as ``grade.py``'s grading process does; return (graded notebook, the grading
-    process's peak RSS in bytes, its log, the course folder, links left in the kernel's ``run/``)."""
+def grade_notebook(tmp_path: Path, cells, *, check_tampering: bool = True, memory: int = 4 << 30):
+    """Run ``cells`` as ``grade.py``'s grading process does, kernels held to ``memory`` bytes of
+    address space; return (graded notebook, peak RSS in bytes {"grader": of the grading process,
+    "largest": of the largest process, it or a kernel}, its log, the course folder, links left in
+    the kernel's ``run/``)."""
     require_sandbox()
     course = tmp_path / "course"
     graded = course / "autograded" / "student" / "lab"
@@ -132,18 +141,20 @@ def grade_notebook(tmp_path: Path, cells, *, check_tampering: bool = True):
         src, out = graded / "lab.ipynb", graded / "lab.graded.ipynb"
         nbformat.write(nbformat.v4.new_notebook(cells=cells), src)
         env = {**os.environ, "KIT_SECRET": SECRET, grading_sandbox.ENV: json.dumps({
-            "work": str(work), "run": str(run), "connection": str(connection), "memory": 4 << 30,
+            "work": str(work), "run": str(run), "connection": str(connection), "memory": memory,
             "cpu": 120, "fsize": 1 << 30, "fonts": grading_sandbox.font_list()})}
         log = course / "autograded" / "student" / "lab.log"
-        with open(log, "w") as fh:
-            res = subprocess.run([sys.executable, "-c", GRADER, str(src), str(out), str(graded), str(LABS),
-                                  "1" if check_tampering else "0"], cwd=course, env=env, stdout=subprocess.PIPE,
-                                 stderr=fh, text=True, timeout=600)
-        assert res.returncode == 0, log.read_text()[-3000:]
+        with open(log, "w") as fh:   # through a process of its own, whose children are the grader and its kernels
+            res = subprocess.run([sys.executable, "-c", WATCH, sys.executable, "-c", GRADER, str(src), str(out),
+                                  str(graded), str(LABS), "1" if check_tampering else "0"], cwd=course, env=env,
+                                 stdout=subprocess.PIPE, stderr=fh, text=True, timeout=600)
         links = sum(p.is_symlink() for p in run.rglob("*"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    rss = json.loads(res.stdout.splitlines()[-1])["maxrss_kib"] * 1024
+    watched = json.loads(res.stdout.splitlines()[-1])
+    assert watched["status"] == 0, log.read_text()[-3000:]
+    rss = {"grader": json.loads(res.stdout.splitlines()[-2])["maxrss_kib"] * 1024,
+           "largest": watched["maxrss_kib"] * 1024}
     return nbformat.read(out, as_version=4), rss, log.read_text(), course, links
 
 
@@ -248,13 +259,32 @@ def test_a_flood_of_output_leaves_the_grading_process_small(tmp_path):
                                    'display({"text/plain": "z" * (64 << 20)}, raw=True)\nx = 2'),
              graded_cell("assert x == 2", "after_flood")]
     nb, rss, log, _, _ = grade_notebook(tmp_path, cells)
-    assert rss < 300e6, f"the grading process reached {rss / 1e6:.0f} MB"
+    assert rss["grader"] < 300e6, f"the grading process reached {rss['grader'] / 1e6:.0f} MB"
     flood, huge = outputs_text(nb.cells[0]), outputs_text(nb.cells[1])
     assert len(flood) < 3e6
     assert "output cut while grading: more than" in flood                 # the kernel's note
     assert "this cell's output was cut while it ran" in flood             # the grader's
     assert "outputs of this cell were lost" in huge and len(huge) < 1e5   # one message over the limit
     assert scores(nb) == {"after_flood": 1}                               # and the next cells ran
+
+
+MANY_PARTS = """
+kernel = get_ipython().kernel
+part = b"m" * ((16 << 20) - 4096)      # under the grader's limit per part; the same bytes each time
+for _ in range(2):                    # 768 MiB per message
+    kernel.session.send(kernel.iopub_socket, "display_data", {"data": {"text/plain": "m"}, "metadata": {}},
+                        parent=kernel.get_parent("shell"), buffers=[part] * 48)
+"""
+
+
+@pytest.mark.slow
+def test_a_message_of_many_parts_stays_within_the_grading_processs_memory(tmp_path):
+    memory = 1 << 30
+    nb, rss, log, _, _ = grade_notebook(tmp_path, [answer(MANY_PARTS + "x = 2"), graded_cell("assert x == 2", "t")],
+                                        memory=memory)
+    assert rss["largest"] < memory, f"a process reached {rss['largest'] / 1e6:.0f} MB"
+    assert "outputs of this cell were lost" in outputs_text(nb.cells[0])
+    assert scores(nb) == {"t": 1}
 
 
 # ---------------------------------------------------------------- tampering
