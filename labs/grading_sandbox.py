@@ -1,8 +1,8 @@
 """The sandbox each submission's code runs in while it is graded (bubblewrap, Linux).
 
 ``grade.py`` makes, per submission, a scratch folder holding ``work/`` (a copy of the
-submission and of the lab's released data files) and ``run/`` (the kernel's connection
-file and sockets), and tells ``nbgrader autograde`` to start kernels through
+submission and of the lab's released data files), ``run/`` (the kernel's sockets) and
+``connection/`` (its connection file), and tells ``nbgrader autograde`` to start kernels through
 ``SandboxedKernelManager``.  Only the kernel runs in the sandbox; nbgrader, which holds
 the hidden tests and the gradebook, stays outside and talks to the kernel over Unix
 sockets in ``run/``.  The kernel and everything it starts:
@@ -18,7 +18,9 @@ sockets in ``run/``.  The kernel and everything it starts:
 - run under resource limits: address space, CPU time and file size per process;
 - inherit no descriptor of the grader's and none of its environment: the sandbox starts with
   standard input from ``/dev/null`` and its output in a pipe the grader copies, bounded, into
-  the submission's log; bubblewrap itself starts with an empty environment.
+  the submission's log; bubblewrap itself starts with an empty environment;
+- start the kernel with ``python -P`` (no module of the submission's folder before IPython
+  adds it to the path) and its stdout and stderr cut at :data:`KERNEL_STREAM_CHARS` per cell.
 
 Nothing the grader does as the instructor touches ``work/`` or ``run/`` once a kernel has
 started: the connection file lives in ``connection/``, bound read-only; matplotlib's font
