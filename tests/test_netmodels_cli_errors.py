@@ -35,7 +35,7 @@ TIMELINE = ["netmodels", "timeline", "allreduce.ring", "-P", "4", "--model", "lo
 FSIZE = 64
 #: the benchmarks scripts with a --json option (run_pingpong_c.py creates missing folders)
 SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
-           "validate_loggopsim.py", "collectives_vs_mpi.py"]
+           "validate_loggopsim.py", "collectives_vs_mpi.py", "launch_modes.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [
@@ -107,6 +107,8 @@ CASES = [
     *[(["benchmarks/" + s, "--json", "{RO}/out.json"], "is not writable", 2) for s in SCRIPTS],
     *[(["benchmarks/" + s, "--bogus"], "unrecognized arguments: --bogus", 2) for s in SCRIPTS],
     (["benchmarks/run_pingpong_c.py"], "required: binary", 2),
+    (["benchmarks/launch_modes.py", "--lengths", "12"], "lengths must be positive multiples of 8 bytes", 2),
+    (["benchmarks/launch_modes.py", "--settings", "nonesuch"], "nonesuch", 2),
     (["benchmarks/loggopsim_speed.py", "--loggopsim", "{DIR}"], "LogGOPSim and txt2bin not found in", 2),
     (["benchmarks/loggopsim_speed.py", "--only"], "expected at least one argument", 2),
     (["benchmarks/loggopsim_speed.py", "--bogus"], "unrecognized arguments: --bogus", 2),

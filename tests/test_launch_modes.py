@@ -1,0 +1,103 @@
+"""benchmarks/launch_modes.py's pure parts: buffers at chosen offsets modulo 4 KiB, the copy
+distances between two ranks, the ratios to the page-aligned placement and the mode they name."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpi_exercises import pages
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("launch_modes", ROOT / "benchmarks" / "launch_modes.py")
+lm = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lm)
+
+
+@pytest.mark.parametrize("offset", [0, 16, 64, 2048, 4088])
+def test_offset_view_lands_at_the_offset_asked_and_shares_the_memory(offset):
+    raw = pages.allocate((4096 + 8 * 100,), np.uint8)
+    view = lm.offset_view(raw, offset, 8 * 100)
+    assert view.ctypes.data % 4096 == offset and view.ctypes.data - raw.ctypes.data == offset
+    assert view.dtype == np.float64 and view.size == 100
+    view[:] = 7.0
+    assert raw[offset:offset + 800].view(np.float64).tolist() == [7.0] * 100
+    assert not raw[:offset].any() and not raw[offset + 800:].any()
+
+
+@pytest.mark.parametrize("offset, nbytes, raw_bytes, what", [
+    (12, 800, 8192, "offset"), (4096, 800, 16384, "offset"), (-8, 800, 8192, "offset"),
+    (0, 12, 8192, "nbytes"), (0, 0, 8192, "nbytes"), (16, 8192, 8192, "raw")])
+def test_offset_view_refuses_what_it_cannot_place(offset, nbytes, raw_bytes, what):
+    raw = pages.allocate((raw_bytes,), np.uint8)
+    with pytest.raises(ValueError, match=what):
+        lm.offset_view(raw, offset, nbytes)
+
+
+def test_offset_view_refuses_an_unaligned_array():
+    raw = pages.allocate((8192,), np.uint8)[8:]
+    with pytest.raises(ValueError, match="page-aligned"):
+        lm.offset_view(raw, 0, 800)
+
+
+def test_copy_distances_are_from_each_senders_buffer_to_the_peers_receive_buffer():
+    # rank 0 sends from 100 to rank 1's receive buffer at 116; rank 1 from 4000 to rank 0's at 8
+    assert lm.copy_distances([100, 4000], [8, 116]) == [16, (8 - 4000) % 4096]
+    assert lm.copy_distances([0, 0], [16, 16]) == [16, 16]          # the recv+16 placement
+    assert lm.copy_distances([16, 16], [0, 0]) == [4080, 4080]      # the send+16 placement
+    with pytest.raises(ValueError, match="2"):
+        lm.copy_distances([0, 0, 0], [0, 0, 0])
+
+
+def test_placements_offsets_give_the_distances_the_docstring_names():
+    (s0, r0), (s1, r1) = lm.PLACEMENTS["recv+16"], lm.PLACEMENTS["recv+16"]
+    assert lm.copy_distances([s0, s1], [r0, r1]) == [16, 16]
+    (s0, r0) = lm.PLACEMENTS["page"]
+    assert lm.copy_distances([s0, s0], [r0, r0]) == [0, 0]
+
+
+def test_mode_is_slow_only_when_the_median_ratio_exceeds_the_factor():
+    assert lm.mode_of([1.0, 1.1, 0.9]) == "fast"
+    assert lm.mode_of([1.0, 3.0, 2.5]) == "slow"              # median 2.5
+    assert lm.mode_of([1.0, 1.2, 9.0]) == "fast"              # one outlier does not make a mode
+    assert lm.mode_of([1.5, 1.5, 1.5], factor=1.5) == "fast" and lm.mode_of([1.51], factor=1.5) == "slow"
+    for bad in ([], [1.0, 0.0], [np.nan]):
+        with pytest.raises(ValueError, match="ratios"):
+            lm.mode_of(bad)
+    with pytest.raises(ValueError, match="factor"):
+        lm.mode_of([2.0], factor=1.0)
+
+
+def _result(setting, times):
+    """A launch's result with ``times[placement] = median µs`` for every op at one length."""
+    return {"setting": setting, "rows": [
+        {"bytes": 65536, "placement": name, "op": op, "median_us": t, "distances": [0, 0]}
+        for name, t in times.items() for op in lm.OPS], "load_average_1min": [1.0, 1.0]}
+
+
+def test_summary_ratios_and_verdict_follow_the_medians():
+    times = {"numpy": 30.0, "page": 10.0, "recv+16": 40.0, "send+16": 11.0}
+    results = [_result("default", times), _result("movsb-off", dict.fromkeys(times, 10.0)),
+               _result("default", {**times, "numpy": 10.0, "page": 5.0}), {"setting": "default", "error": "x"}]
+    assert lm.ratios_to_page(results[0]) == {"numpy": [3.0] * 3, "page": [1.0] * 3, "recv+16": [4.0] * 3,
+                                            "send+16": [1.1] * 3}
+    s = lm.summarize(results)
+    assert s["default"]["launches"] == 2 and s["movsb-off"]["launches"] == 1
+    assert s["default"]["placements"]["numpy"]["modes"] == ["slow", "slow"]
+    assert s["default"]["placements"]["recv+16"]["median_ratio_to_page"] == pytest.approx(6.0)   # 4 and 8
+    assert s["default"]["placements"]["send+16"]["modes"] == ["fast", "slow"]                    # 1.1, 2.2
+    assert s["default"]["page_spread_max_over_min"]["pingpong 65536"] == pytest.approx(2.0)
+    assert s["movsb-off"]["placements"]["recv+16"]["modes"] == ["fast"]
+    line = lm.verdict(s)
+    assert line.startswith("mode: default: ") and "recv+16 x6.0 (2/2 launches slow)" in line
+    assert "movsb-off: no placement slow" in line
+    assert any("ERROR x" in row for row in lm.table(results))
+
+
+def test_settings_are_cycled_launch_by_launch():
+    assert lm.settings_order(["a", "b"], 2) == ["a", "b", "a", "b"]
+    with pytest.raises(ValueError, match="launches"):
+        lm.settings_order(["a"], 0)
