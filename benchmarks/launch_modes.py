@@ -31,16 +31,20 @@ the run: ``default`` (``GLIBC_TUNABLES`` removed), ``movsb-off``
 through the shared segment's cells, two copies by the processes' own memcpy) and
 ``cma-off+movsb-off``.  Every launch records the medians, each rank's buffer offsets modulo 4 KiB,
 the copy distances between ranks, the first (cold) call of each case, GLIBC_TUNABLES, MPICH's CVARs
-set in its environment, the CPU model, the load average and the transparent-huge-page mode.
+set in its environment and the values MPICH takes for those of its intranode path (``mpivars``),
+the CPU model, the load average and the transparent-huge-page mode.
 
 Prints one table (launch, setting, placement, distances, medians), the ratios of each placement
-to ``page`` per setting, and a last line naming the mode found.  The JSON is written atomically.
+to ``page`` per setting, and a last line naming the mode found: per setting, the placements slow
+against ``page`` in a launch (median ratio above :data:`SLOW_FACTOR`) and the median ratio of the
+rows whose copy distance is 16.  The JSON is written atomically.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -221,16 +225,45 @@ def cpu_model() -> str | None:
     return None
 
 
-def launch(setting: str, args) -> dict:
-    """One ``mpiexec -n 2`` launch of the worker under ``setting``; its result, or its error."""
+#: MPICH's control variables of its intranode large-message path, recorded per launch
+CVAR_PATTERN = re.compile(r"(MPIR_CVAR_CH4_(?:CMA_ENABLE|IPC_CMA_P2P_THRESHOLD|XPMEM_ENABLE|IPC_XPMEM_P2P_\w*|"
+                          r"SHM\w*|NETMOD)) *=([^\t]*)")
+
+
+def parse_cvars(listing: str) -> dict:
+    """``{name: value}`` of :data:`CVAR_PATTERN`'s variables in ``mpivars``'s ``listing``."""
+    return {m.group(1): m.group(2).strip() for m in CVAR_PATTERN.finditer(listing)}
+
+
+def mpich_cvars(env: dict) -> dict:
+    """The values MPICH takes for :data:`CVAR_PATTERN`'s control variables under ``env``, as
+    ``mpivars`` (next to ``mpiexec``) lists them; empty where there is no ``mpivars``."""
     from mpi_exercises.labdata import mpiexec
 
+    tool = Path(mpiexec()).with_name("mpivars")
+    try:
+        out = subprocess.run([str(tool)], env=env, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return parse_cvars(out)
+
+
+def setting_env(setting: str) -> dict:
+    """This process's environment changed as ``setting`` says, with the kit on PYTHONPATH."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     for k, v in SETTINGS[setting].items():
         if v is None:
             env.pop(k, None)
         else:
             env[k] = v
+    return env
+
+
+def launch(setting: str, args) -> dict:
+    """One ``mpiexec -n 2`` launch of the worker under ``setting``; its result, or its error."""
+    from mpi_exercises.labdata import mpiexec
+
+    env = setting_env(setting)
     cmd = [mpiexec(), "-n", "2", sys.executable, str(Path(__file__).resolve()), "--worker",
            "--lengths", ",".join(map(str, args.lengths)), "--iterations", str(args.iterations),
            "--warmup", str(args.warmup), "--inner", str(args.inner)]
@@ -244,6 +277,7 @@ def launch(setting: str, args) -> dict:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return {"setting": setting, "error": f"exit status {proc.returncode}: {tail}"}
     return {"setting": setting, "environment": {k: v for k, v in SETTINGS[setting].items()},
+            "mpich_cvars": mpich_cvars(env),
             "started": time.strftime("%H:%M:%S", time.gmtime(t0)), "seconds": time.time() - t0,
             **json.loads(lines[-1][len(MARK):])}
 
@@ -255,6 +289,19 @@ def ratios_to_page(result: dict) -> dict:
     out = {}
     for (nbytes, name, op), t in med.items():
         out.setdefault(name, []).append(slow_ratio(t, med[(nbytes, "page", op)]))
+    return out
+
+
+def by_distance(result: dict) -> dict:
+    """The ratios to ``page`` (:func:`ratios_to_page`'s) of one launch's rows grouped by their
+    copy distances: ``{"16": [...], "other": [...]}`` (``"16"``: a message's destination 16
+    bytes past its source mod 4 KiB; the ``page`` rows themselves left out)."""
+    med = {(r["bytes"], r["placement"], r["op"]): r["median_us"] for r in result["rows"]}
+    out = {"16": [], "other": []}
+    for r in result["rows"]:
+        if r["placement"] != "page":
+            key = "16" if 16 in r["distances"] else "other"
+            out[key].append(slow_ratio(r["median_us"], med[(r["bytes"], "page", r["op"])]))
     return out
 
 
@@ -274,7 +321,10 @@ def summarize(results: list[dict]) -> dict:
             for row in r["rows"]:
                 if row["placement"] == "page":
                     page.setdefault(f"{row['op']} {row['bytes']}", []).append(row["median_us"])
+        dist = {k: [x for r in ok for x in by_distance(r)[k]] for k in ("16", "other")}
         out[setting] = {"launches": len(ok), "placements": per,
+                        "median_ratio_to_page_by_distance": {k: float(np.median(v)) if v else None
+                                                             for k, v in dist.items()},
                         "page_spread_max_over_min": {k: max(v) / min(v) for k, v in page.items()}}
     return out
 
@@ -285,7 +335,9 @@ def verdict(summary: dict) -> str:
     for setting, s in summary.items():
         slow = [f"{name} x{p['median_ratio_to_page']:.1f} ({p['modes'].count('slow')}/{len(p['modes'])} launches slow)"
                 for name, p in s["placements"].items() if name != "page" and "slow" in p["modes"]]
-        parts.append(f"{setting}: " + (", ".join(slow) if slow else "no placement slow"))
+        d = s["median_ratio_to_page_by_distance"]
+        parts.append(f"{setting}: " + (", ".join(slow) if slow else "no placement slow")
+                     + (f", copy distance 16 x{d['16']:.1f}" if d["16"] is not None else ""))
     return "mode: " + "; ".join(parts)
 
 

@@ -101,3 +101,21 @@ def test_settings_are_cycled_launch_by_launch():
     assert lm.settings_order(["a", "b"], 2) == ["a", "b", "a", "b"]
     with pytest.raises(ValueError, match="launches"):
         lm.settings_order(["a"], 0)
+
+
+def test_rows_are_grouped_by_their_copy_distance():
+    result = _result("default", {"numpy": 30.0, "page": 10.0, "recv+16": 40.0, "send+16": 11.0})
+    for row in result["rows"]:
+        row["distances"] = {"recv+16": [16, 16], "numpy": [16, 4000], "send+16": [4080, 4080]}.get(
+            row["placement"], [0, 0])
+    groups = lm.by_distance(result)
+    assert sorted(groups["16"]) == [3.0] * 3 + [4.0] * 3 and groups["other"] == [1.1] * 3
+    s = lm.summarize([result])
+    assert s["default"]["median_ratio_to_page_by_distance"] == {"16": 3.5, "other": pytest.approx(1.1)}
+    assert lm.verdict(s).endswith("copy distance 16 x3.5")
+
+
+def test_mpich_cvar_lines_are_read_name_and_value():
+    listing = ("\tMPIR_CVAR_CH4_CMA_ENABLE        =0\tSCOPE_ALL_EQ\tNo-object\n"
+               "\tMPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192\tSCOPE_ALL_EQ\n\tMPIR_CVAR_OTHER=1\tX\n")
+    assert lm.parse_cvars(listing) == {"MPIR_CVAR_CH4_CMA_ENABLE": "0", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": "8192"}
