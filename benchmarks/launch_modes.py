@@ -32,7 +32,9 @@ through the shared segment's cells, two copies by the processes' own memcpy) and
 ``cma-off+movsb-off``.  Every launch records the medians, each rank's buffer offsets modulo 4 KiB,
 the copy distances between ranks, the first (cold) call of each case, GLIBC_TUNABLES, MPICH's CVARs
 set in its environment and the values MPICH takes for those of its intranode path (``mpivars``),
-the CPU model, the load average and the transparent-huge-page mode.
+the CPU model, the load average, the transparent-huge-page mode, the core each rank is bound to
+(:func:`mpi_exercises.bench.placement.placement`, as the kit's benchmarks bind them) and the CPU
+each rank last ran on.
 
 Prints one table (launch, setting, placement, distances, medians), the ratios of each placement
 to ``page`` per setting, and a last line naming the mode found: per setting, the placements slow
@@ -166,6 +168,14 @@ def _cvars() -> dict:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("MPIR_CVAR_", "UCX_", "FI_"))}
 
 
+def _last_cpu() -> int | None:
+    """The CPU this process last ran on (field 39 of /proc/self/stat), None where unknown."""
+    try:
+        return int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def worker(args) -> int:
     from mpi4py import MPI
 
@@ -179,6 +189,7 @@ def worker(args) -> int:
             print("launch_modes.py --worker needs exactly 2 ranks", file=sys.stderr)
         return 2
     peer = 1 - rank
+    place = where.placement(comm)           # each rank bound to a core of its own, as the kit's benchmarks
     load0 = where.load_average()
     keys, calls, offsets, kept = [], [], {}, []
     for nbytes in args.lengths:                 # allocated in this order, as a program would
@@ -192,6 +203,7 @@ def worker(args) -> int:
     cold = timing.time_interleaved(comm, calls, 1, 0)[:, 0]          # first call: page faults, setup
     samples = timing.time_interleaved(comm, calls, args.iterations, args.warmup, inner=args.inner)
     everyone = comm.gather(offsets, root=0)
+    last_cpu = comm.gather(_last_cpu(), root=0)
     for (nbytes, name, _), (send, recv) in zip(keys[::len(OPS)], kept):
         if not np.all(recv == 1.0 + 2.0):                            # the allreduce ran last
             raise RuntimeError(f"wrong result at {nbytes} B, {name}")
@@ -208,6 +220,7 @@ def worker(args) -> int:
         out = {"rows": rows, "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "cvars": _cvars(),
                "load_average_1min": [load0, where.load_average()],
                "transparent_huge_pages": where.transparent_huge_pages(),
+               "core_of_rank": place["core_of_rank"], "last_cpu_of_rank": last_cpu,
                "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "pid": os.getpid()}
         print(MARK + json.dumps(out), flush=True)
     return 0
