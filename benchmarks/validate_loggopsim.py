@@ -25,6 +25,11 @@ each parameter set of ``PARAMETER_SETS`` (L, o, g, G in picoseconds, its integer
 the eager limit S above every message; the JSON keeps the commands and, per case and
 parameter set, the finishing time LogGOPSim prints.  Cases are run from the fewest
 messages up and the file is rewritten as they complete (``--max-messages`` bounds them).
+
+``--suite loggops`` runs ``loggops_cases()`` under ``LOGGOPS_KINDS``, LogGOPS parameter sets
+with ``-O`` (overhead per byte) and ``-S`` (eager limit: some or all messages go by
+rendezvous), into ``book/data/loggops_exact.json``; a case LogGOPSim ends with messages or
+receives unmatched (a rendezvous deadlock) is stored with a time of null.
 """
 
 from __future__ import annotations
@@ -59,8 +64,15 @@ NOT_RUN_REASON = ("one-step alltoall at P = 1000: every rank receives 999 messag
 EAGER_LIMIT = 2**31 - 1
 
 
-def parse_times(stdout: str) -> tuple[int, list[int] | None]:
-    """LogGOPSim's finishing time (its time unit), and every rank's when it prints them."""
+#: what LogGOPSim prints when messages or receives are left unmatched at the end (a deadlock)
+DEADLOCK = re.compile(r"^(unexpected|receive) queue on host \d+ contains", re.M)
+
+
+def parse_times(stdout: str) -> tuple[int | None, list[int] | None]:
+    """LogGOPSim's finishing time (its time unit), and every rank's when it prints them;
+    (None, None) when it ends with messages or receives unmatched (a rendezvous deadlock)."""
+    if DEADLOCK.search(stdout):
+        return None, None
     hosts = [int(m) for m in re.findall(r"^Host \d+: (\d+)$", stdout, re.M)]
     if hosts:
         return max(hosts), hosts
@@ -82,7 +94,9 @@ def run_case(binaries, workdir: Path, case: dict, sets: dict) -> tuple[dict, dic
     times, hosts = {}, {}
     for name, q in sets.items():
         cmd = [sim, "-f", str(binary), "-L", str(q["L"]), "-o", str(q["o"]), "-g", str(q["g"]),
-               "-G", str(q["G"]), "-S", str(EAGER_LIMIT)]
+               "-G", str(q["G"]), "-S", str(q.get("S", EAGER_LIMIT))]
+        if "O" in q:
+            cmd += ["-O", str(q["O"])]
         if case["nprocs"] > 16:                  # LogGOPSim prints every rank's time up to 16
             cmd.append("--batchmode")
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -93,25 +107,34 @@ def run_case(binaries, workdir: Path, case: dict, sets: dict) -> tuple[dict, dic
     return times, hosts
 
 
+#: the suites: default file, parameter sets, cases
+SUITES = {
+    "reference": ("loggopsim_reference.json", loggopsim.PARAMETER_SETS, loggopsim.cases),
+    "exact": ("loggopsim_exact.json", loggopsim.PARAMETER_KINDS, loggopsim.exact_cases),
+    "loggops": ("loggops_exact.json", loggopsim.LOGGOPS_KINDS, loggopsim.loggops_cases),
+}
+
+
 def main(argv=None) -> int:
     p = OneLineParser(prog="validate_loggopsim.py", description=__doc__.splitlines()[0])
     p.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (default: PATH)")
     p.add_argument("--commit", default="unknown", help="the LogGOPSim commit the binaries were built from")
-    p.add_argument("--suite", choices=("reference", "exact"), default="reference",
+    p.add_argument("--suite", choices=tuple(SUITES), default="reference",
                    help="reference: cases() under PARAMETER_SETS (loggopsim_reference.json); exact: exact_cases() "
                         "under PARAMETER_KINDS, both receive orders, every rank's time up to P = 16 "
-                        "(loggopsim_exact.json)")
+                        "(loggopsim_exact.json); loggops: loggops_cases() under LOGGOPS_KINDS, with -O and -S "
+                        "(loggops_exact.json)")
     p.add_argument("--json", metavar="FILE", default=None,
-                   help="default: book/data/loggopsim_reference.json or loggopsim_exact.json (--suite)")
+                   help="default: book/data/loggopsim_reference.json, loggopsim_exact.json or loggops_exact.json "
+                        "(--suite)")
     p.add_argument("--max-messages", type=int, default=None, help="skip cases with more messages")
     p.add_argument("--resume", action="store_true", help="keep the cases FILE holds and run the others")
     p.add_argument("--exclude", metavar="PREFIX", action="append", default=[],
                    help="skip the cases whose name (e.g. alltoall.direct/P=1000) starts with PREFIX")
     args = p.parse_args(argv)
-    exact = args.suite == "exact"
+    filename, sets, make_cases = SUITES[args.suite]
     if args.json is None:
-        args.json = str(ROOT / "book" / "data" / ("loggopsim_exact.json" if exact else "loggopsim_reference.json"))
-    sets = loggopsim.PARAMETER_KINDS if exact else loggopsim.PARAMETER_SETS
+        args.json = str(ROOT / "book" / "data" / filename)
     problem = output_problem(args.json)
     if problem:                                  # refused before any work, so none is lost
         p.error(f"--json: {problem}")
@@ -127,7 +150,7 @@ def main(argv=None) -> int:
             return 1
         done = {loggopsim.case_key(c): c for c in old["cases"]}
     todo, not_run = [], []
-    for case in (loggopsim.exact_cases() if exact else loggopsim.cases()):
+    for case in make_cases():
         key = loggopsim.case_key(case)
         if key in done:
             continue
@@ -144,10 +167,13 @@ def main(argv=None) -> int:
         "commit": args.commit,
         "build": list(BUILD),
         "generated_by": "python benchmarks/validate_loggopsim.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "command": ("LogGOPSim -f case.bin -L {L} -o {o} -g {g} -G {G} -S %d, with --batchmode above P = 16"
+        "command": ("LogGOPSim -f case.bin -L {L} -o {o} -g {g} -G {G} -S {S} -O {O}, with --batchmode above "
+                    "P = 16; a time of null: LogGOPSim ended with messages or receives unmatched (a deadlock)"
+                    if args.suite == "loggops" else
+                    "LogGOPSim -f case.bin -L {L} -o {o} -g {g} -G {G} -S %d, with --batchmode above P = 16"
                     % EAGER_LIMIT),
         "time_unit_s": loggopsim.TIME_UNIT,
-        "eager_limit_bytes": EAGER_LIMIT,
+        **({} if args.suite == "loggops" else {"eager_limit_bytes": EAGER_LIMIT}),
         "elem_bytes": loggopsim.ELEM_BYTES,
         "goal": "netmodels.simulate.loggopsim.to_goal(case_arrays(case), 8, receives=case's receives), "
                 "then txt2bin -i case.goal -o case.bin",

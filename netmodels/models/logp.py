@@ -103,6 +103,10 @@ class LogP:
         """Per-rank clocks under the rules of :class:`LogPClock` (with ``G``: LogGP)."""
         return LogPClock(self, schedule.nprocs)
 
+    def rendezvous(self, step: Step):
+        """Which messages of ``step`` go by rendezvous: None, every one is eager (LogGOPS has ``S``)."""
+        return None
+
     def message_terms(self, step: Step):
         """Per message of ``step`` (scalars where all are equal): ``(send_busy, send_gap,
         transit, recv_wire, recv_busy, recv_gap)`` in s, as :class:`LogPClock` uses them
@@ -151,6 +155,76 @@ class LogGP(LogP):
         """End-to-end time ``o_s + L + o_r + (m - 1) G`` of one message of ``nbytes`` (s)."""
         t = self.o_s + self.L + self.o_r + wire_bytes(nbytes) * self.G
         return float(t) if t.ndim == 0 else t
+
+
+@dataclass(frozen=True)
+class LogGOPS(LogGP):
+    """LogGOPS (Hoefler, Schneider & Lumsdaine, "LogGOPSim - Simulating Large-Scale
+    Applications in the LogGOPS Model", LSAP workshop at HPDC 2010): LogGP plus ``O``, the
+    CPU's overhead per byte (s/B, the copies), and ``S``, the size (B) above which a message
+    goes by rendezvous instead of eagerly.
+
+    The rules are LogGOPSim's (``LogGOPSim.cpp``, options ``-O`` and ``-S``), with
+    ``w_O = (m - 1) O`` and ``w_G = (m - 1) G`` for ``m`` bytes:
+
+    * a send keeps the sender's CPU ``o_s + w_O``, its NIC ``g + w_G``; the first byte
+      arrives ``o_s + L`` after the send started (the copy goes on while the bytes flow);
+    * the receiver's CPU is busy ``o_r + max(w_O, w_G)`` from the first byte it takes, its
+      NIC ``g + w_G``;
+    * a message of more than ``S`` bytes (``max(m, 1) > S``) is a rendezvous: the send is
+      complete only when the receiver matches it (its receive posted and the message
+      taken, whichever is later), and the sender's CPU and NIC are then free no earlier than
+      that instant.  LogGOPSim charges no L or o for the request or the clear-to-send:
+      the handshake costs the sender the wait for the receiver, nothing more.
+
+    ``S = inf`` (the default) sends everything eagerly and ``O = 0`` is LogGP.
+    """
+
+    O: float = 0.0          # noqa: E741
+    S: float = math.inf
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "O", positive("O", self.O, allow_zero=True))
+        S = float(self.S)
+        if not S >= 0:
+            raise ValueError(f"S must be >= 0 bytes (inf: no rendezvous), got {self.S!r}")
+        object.__setattr__(self, "S", S)
+
+    def copy_time(self, nbytes) -> float | np.ndarray:
+        """``(m - 1) O``: the CPU's copy of a message of ``nbytes`` beyond its first byte (s)."""
+        t = wire_bytes(nbytes) * self.O
+        return float(t) if t.ndim == 0 else t
+
+    def message_time(self, nbytes) -> float | np.ndarray:
+        """End-to-end time of one message of ``nbytes`` alone, eager or rendezvous (the
+        receive posted in time): ``o_s + L + max((m-1) O, (m-1) G) + o_r`` (s)."""
+        w = wire_bytes(nbytes)
+        t = self.o_s + self.L + self.o_r + np.maximum(w * self.O, w * self.G)
+        return float(t) if t.ndim == 0 else t
+
+    def message_terms(self, step: Step):
+        """As :meth:`LogP.message_terms`, with the copies: the send busy ``o_s + w_O``, the
+        first byte still ``o_s + L`` after the send's start, the receive busy
+        ``o_r + max(w_O, w_G)`` from the first byte taken."""
+        send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = super().message_terms(step)
+        if not self.O:
+            return send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap
+        nbytes = step.nbytes
+        if nbytes.size and nbytes.min() == nbytes.max():
+            copy = max(float(nbytes[0]) - 1.0, 0.0) * self.O
+        else:
+            copy = np.maximum(nbytes - 1.0, 0.0) * self.O
+        extra = (max(copy - recv_wire, 0.0) if np.ndim(copy) == 0 and np.ndim(recv_wire) == 0
+                 else np.maximum(copy - recv_wire, 0.0))
+        return send_busy + copy, send_gap, transit - copy, recv_wire, recv_busy + extra, recv_gap
+
+    def rendezvous(self, step: Step):
+        """Per message of ``step``, True where it goes by rendezvous (``max(m, 1) > S``,
+        LogGOPSim's ``size > S`` with an empty message of one byte); None when none can."""
+        if math.isinf(self.S):
+            return None
+        return np.maximum(step.nbytes, 1) > self.S
 
 
 def wire_bytes(nbytes) -> np.ndarray:
@@ -280,7 +354,10 @@ class LogPClock:
     first byte of the previous receive (of ``m'`` bytes), so its receive starts no earlier
     than the arrival of its last byte, ``(m - 1) G`` after the CPU is free, and
     ``g + (m - 1) G`` after the start of the previous receive; it keeps the CPU busy
-    ``o_r`` (plus ``combine`` per element of a combining message).  The NIC gaps carry over from step to step.  With G = 0 a
+    ``o_r`` (plus ``combine`` per element of a combining message).  A rendezvous message
+    (:class:`LogGOPS`, more than ``S`` bytes) holds its sender's CPU and NIC until its receiver
+    takes its first byte, as LogGOPSim does; here the wait is charged at the end of the
+    sender's step (its later sends of the same step are not held back by it).  The NIC gaps carry over from step to step.  With G = 0 a
     message's size plays no part (LogP).  With a topology, ``(m - 1) G`` is multiplied by
     the message's link load.
     """
@@ -323,6 +400,10 @@ class LogPClock:
         recv_binds = wired or np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
         arrival = np.empty(n)
         rec = None if record is None else np.empty((4, n))
+        rdv = self.model.rendezvous(step) if hasattr(self.model, "rendezvous") else None
+        if rdv is not None:
+            rdv = np.broadcast_to(rdv, (n,))
+            taken = np.empty(n)
         index, unique = self._ranks(src)
         sends = [(slice(None), index)] if unique else [(i, src[i]) for i in _positions(src, self.p)]
         for idx, s in sends:
@@ -353,6 +434,13 @@ class LogPClock:
             cpu[d] = start + _at(recv_busy, idx)
             if rec is not None:
                 rec[3, idx] = start
+            if rdv is not None:
+                taken[idx] = start - _at(recv_wire, idx) if wired else start
+        if rdv is not None and rdv.any():   # a rendezvous send ends when its message is taken
+            for i in np.flatnonzero(rdv):
+                s = src[i]
+                cpu[s] = max(cpu[s], taken[i])
+                self.next_send[s] = max(self.next_send[s], taken[i])
         if record is not None:
             record(rec[0], rec[1], arrival, rec[2], rec[3])
 

@@ -24,7 +24,7 @@ from typing import Callable
 from . import machines
 from .alphabeta import AlphaBeta
 from .bsp import BSP
-from .logp import LogGP, LogP
+from .logp import LogGOPS, LogGP, LogP
 from .lop import LoP
 from .nbl import FITTED_DELTA, NBLModel
 from .twolevel import TwoLevel
@@ -107,6 +107,14 @@ def _logp_values(m) -> dict:
     return {"L": m.L, "o_s": m.o_s, "o_r": m.o_r, "g": m.g}
 
 
+def _loggp_args(m) -> dict:
+    return {"L": m.L, "o": m.o_s, "o_r": m.o_r, "g": m.g, "G": m.G, "P": m.P}
+
+
+#: LogGOPSim's default eager limit S (bytes, its option ``-S``): the LogGOPS default machine's
+LOGGOPSIM_S = 65535.0
+
+
 def _nbl_build(alpha, beta, c2, c3, **f):
     table = {int(k[1:]): v for k, v in f.items()}
     return NBLModel(alpha, beta, table, c2, c3, name="NBL")
@@ -142,6 +150,17 @@ MODELS = {e.name: e for e in (
           lambda: machines.KIT_VM_LOGGP,
           lambda L, o_s, o_r, g, G: LogGP(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, name="LogGP"),
           lambda m: {**_logp_values(m), "G": m.G}),
+    Entry("loggops", "LogGOPS", LogGOPS,
+          _LOGP + (Parameter("G", "s/B", "time per byte of a long message"),
+                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver"),
+                   Parameter("S", "B", "eager limit: a message of more bytes goes by rendezvous (inf: none)")),
+          lambda: LogGOPS(**_loggp_args(machines.KIT_VM_LOGGP), O=0.0, S=LOGGOPSIM_S,
+                          name=machines.KIT_VM_LOGGP.name, source=machines.KIT_VM_LOGGP.source),
+          lambda L, o_s, o_r, g, G, O, S: LogGOPS(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, O=O, S=S,  # noqa: E741
+                                                  name="LogGOPS"),
+          lambda m: {**_logp_values(m), "G": m.G, "O": m.O, "S": m.S},
+          note=machines.KIT_VM_LOGGP.source + "; O = 0 and S = 65535 B, LogGOPSim's defaults "
+               "(Hoefler, Schneider & Lumsdaine, LSAP/HPDC 2010; loggopsim_cmdline.ggo)"),
     Entry("nbl", "NBL f(L)", NBLModel,
           (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/B", "time per byte"),
            Parameter("c2", "s/B", "2-way combine, per byte combined"),

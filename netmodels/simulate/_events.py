@@ -190,6 +190,17 @@ ROOM = 4
 
 
 @njit(cache=True)
+def _complete(h, now, nexto, nextgs, scur, pending):
+    """Rank h's rendezvous send is matched at ``now``: it is complete, and h's CPU and send
+    gap are free no earlier than ``now`` (LogGOPSim's rule).  Returns h."""
+    nexto[h] = max(nexto[h], now)
+    nextgs[h] = max(nextgs[h], now)
+    scur[h] += 1
+    pending[h] = 0
+    return h
+
+
+@njit(cache=True)
 def prepare(nprocs, src, dst, step, entry):
     """The loop's arrays before its first event: ``(sbeg, sorder, rbeg, rorder, grp, ranks,
     balance, pool, scratch, heap, state)``, the arguments of :func:`_run` after
@@ -222,7 +233,8 @@ CHUNK_S = 0.05
 
 def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first, rec=None):
     """Per rank, the tick its CPU is last free.  ``table[row[i]]``: message i's send busy,
-    send gap, first byte after the send busy, receive hold and receive gap (ticks);
+    send gap, first byte after the send busy, receive hold and receive gap (ticks), and 1 if
+    it goes by rendezvous (complete when matched, not when started) else 0;
     ``extra``: per message its extra latency (ticks) or empty; ``entry``: per rank (ticks).
     A rank's *phase* is its part in one step: its sends of the step, then its receives.
     ``rec``: None, or an int64 array (:data:`REC_ROWS`, messages) filled with the trace's times
@@ -243,6 +255,10 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first, rec=N
         more = _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rbeg, rorder, grp,
                     ranks, balance, pool, scratch, heap, state, chunk, rec)
         if not more:
+            if np.any(ranks[SCUR] < sbeg[1:]) or np.any(ranks[RCUR] < rbeg[1:]):
+                raise ValueError("deadlock: a rendezvous send waits for a receive that is posted only after "
+                                 "a send that cannot complete (post the receives first, receives='with-sends', "
+                                 "or raise S above the message sizes)")
             return ranks[NEXTO].copy()
         took = time.perf_counter() - t0
         if state[DONE] >= chunk:         # a whole chunk: the next one sized to take about CHUNK_S
@@ -276,6 +292,7 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
             break                               # the driver makes room (or handles signals), then calls again
         done += 1
         adv = -1
+        adv2 = -1                               # a rendezvous sender the event releases too
         if start < nprocs:
             adv = start
             now = nexto[adv]
@@ -306,9 +323,10 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                     arrive += extra[i]
                 hn = _push(heap, hn, arrive, ts, (i << 3) | MSG)
                 ts += 1
-                scur[h] += 1
-                pending[h] = 0
-                adv = h
+                if table[r, 5] == 0:            # eager: complete when it starts
+                    scur[h] += 1
+                    pending[h] = 0
+                    adv = h
             elif kind == RECV:
                 h = x
                 i = rorder[rnext[h]]
@@ -319,6 +337,8 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                     adv = h
                     if tracing:
                         rec[REC_POSTED, i] = time
+                    if table[row[i], 5]:
+                        adv2 = _complete(src[i], time, nexto, nextgs, scur, pending)
                 balance[g] -= 1
             else:                               # a message, or the token of rank x's oldest waiting one
                 if kind == WAKE:
@@ -366,10 +386,17 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                 if balance[g] < 0:
                     matched[h] += 1
                     adv = h
+                    if table[r, 5]:
+                        adv2 = _complete(src[i], time, nexto, nextgs, scur, pending)
                 balance[g] += 1
-        # release what rank adv may do next: its next send (one at a time), its phase's
-        # receives (after its last send, or with its first if recv_first), and the next
-        # phase once every send has started and every receive is matched
+        # release what rank adv (and adv2, lower rank first, as LogGOPSim) may do next: its
+        # next send (one at a time), its phase's receives (after its last send, or with its
+        # first if recv_first), and the next phase once every send is complete (eager: started;
+        # rendezvous: matched) and every receive is matched
+        if adv2 >= 0 and (adv < 0 or adv2 < adv):
+            adv, adv2 = adv2, adv
+        if adv2 == adv:
+            adv2 = -1
         while adv >= 0:
             h = adv
             if cstep[h] < 0:                    # enter its next phase, if any
@@ -379,7 +406,8 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                 if rcur[h] < rbeg[h + 1] and (t < 0 or step[rorder[rcur[h]]] < t):
                     t = step[rorder[rcur[h]]]
                 if t < 0:
-                    break
+                    adv, adv2 = adv2, -1        # nothing left: the other rank, if any
+                    continue
                 cstep[h] = t
                 e = rcur[h]
                 while e < rbeg[h + 1] and step[rorder[e]] == t:
@@ -399,7 +427,8 @@ def _run(nprocs, src, dst, step, row, table, extra, recv_first, sbeg, sorder, rb
                 hn = _push(heap, hn, nexto[h], ts, (np.int64(h) << 3) | RECV)   # one entry stands for them
                 ts += nr
             if sending or matched[h] < nr:
-                break
+                adv, adv2 = adv2, -1
+                continue
             rcur[h] = rend[h]                   # the phase is complete
             matched[h] = 0
             posted[h] = pending[h] = 0

@@ -21,7 +21,15 @@ stamped sends first, then receives):
   receive is posted, before or after the rank's own sends by the time they reach the
   CPU: the CPU is busy until ``t + o_r + (m - 1) G`` (the bytes after the first, then
   the overhead; plus ``combine`` per element), the next message may be handled at
-  ``t + g + (m - 1) G``.  Messages that find the CPU or the gap busy wait, oldest first.
+  ``t + g + (m - 1) G``.  Messages that find the CPU or the gap busy wait, oldest first;
+* with LogGOPS (:class:`~netmodels.models.logp.LogGOPS`) the CPU also copies ``(m - 1) O``:
+  a send keeps it ``o_s + (m - 1) O`` (the first byte still leaves ``o_s + L`` before it
+  arrives), a message ``o_r + max((m - 1) O, (m - 1) G)``; and a message of more than ``S``
+  bytes is a **rendezvous**: its send is complete only when the receiver matches it (when
+  the message is handled with its receive posted, or its receive is posted after), and the
+  sender's CPU and send gap are then free no earlier than that instant.  The two ranks the
+  match releases are released lower rank first.  A run that ends with a send unmatched (its
+  receive is posted only after a send that waits itself) is a deadlock: ValueError.
 
 A rank finishes when its CPU is last free (``nexto``), as LogGOPSim reports it.  The
 terms come from the model's :meth:`~netmodels.models.logp.LogP.message_terms` (LogP,
@@ -87,9 +95,9 @@ def _row_ticks(row: list[float]) -> list[int]:
 
 class Messages:
     """The messages of a schedule in step and column order, collected step by step: per
-    message its sender, receiver, step and the row of its five terms (ticks) in a table
+    message its sender, receiver, step and the row of its terms (ticks) in a table
     of distinct rows (``send busy, send gap, first byte after the send busy, receive hold,
-    receive gap``), and its extra latency (ticks) if there is noise."""
+    receive gap, rendezvous 1 or 0``), and its extra latency (ticks) if there is noise."""
 
     def __init__(self, capacity: int):
         """``capacity``: the most messages :meth:`add` will be given (the schedule's transfers)."""
@@ -103,19 +111,28 @@ class Messages:
         self._nrows = 0
         self._worst = 0          # the largest sum of one message's terms (ticks)
 
-    def add(self, t, step, terms, extra=None) -> None:
+    def add(self, t, step, terms, extra=None, rendezvous=None) -> None:
         """The messages of ``step`` (a :class:`~netmodels.models.step.Step`), of step ``t``
         (one index, or one per message: :func:`~netmodels.models.step.all_messages`), with
         the model's ``terms`` (:meth:`~netmodels.models.logp.LogP.message_terms`, s) and
-        their ``extra`` latency (s, one per message, or None)."""
+        their ``extra`` latency (s, one per message, or None); ``rendezvous``: per message
+        True where it goes by rendezvous (:meth:`~netmodels.models.logp.LogGOPS.rendezvous`),
+        or None (all eager).  The row's sixth term is 1 for a rendezvous message, else 0."""
         n = step.src.size
         if n == 0:
             return
         send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = terms
         cols = [send_busy, send_gap, transit - recv_wire, recv_busy + recv_wire, recv_gap + recv_wire]
-        if all(not isinstance(c, np.ndarray) or c.min() == c.max() for c in cols):   # one row (the usual step)
+        if rendezvous is not None:
+            flag = np.asarray(rendezvous, dtype=bool)
+            flag = bool(flag) if flag.ndim == 0 else (bool(flag[0]) if flag.min() == flag.max() else flag)
+        else:
+            flag = False
+        if not isinstance(flag, np.ndarray) and all(not isinstance(c, np.ndarray) or c.min() == c.max()
+                                                   for c in cols):   # one row (the usual step)
             row = _row_ticks([float(c.flat[0]) if isinstance(c, np.ndarray) else float(c) for c in cols])
             self._worst = max(self._worst, sum(abs(v) for v in row))
+            row.append(int(flag))
             rows, inverse = np.array([row], np.int64), 0
         else:
             rows, inverse = _distinct_rows(np.stack([np.broadcast_to(np.asarray(c, dtype=float), (n,))
@@ -123,6 +140,11 @@ class Messages:
             rows = np.concatenate([ticks(rows[:, :2]), ticks(rows[:, 2:3], signed=True), ticks(rows[:, 3:])],
                                   axis=1)
             self._worst = max(self._worst, int(np.abs(rows).sum(axis=1).max()))
+            rows = np.concatenate([rows, np.zeros((rows.shape[0], 1), np.int64)], axis=1)
+            if isinstance(flag, np.ndarray) or flag:   # rendezvous rows: kept apart from eager ones
+                rows = rows[inverse]
+                rows[:, 5] = flag
+                inverse = np.arange(n)
         a, b = self.n, self.n + n
         if b > self.src.size:
             raise ValueError(f"more messages than the capacity {self.src.size} given")
@@ -139,7 +161,7 @@ class Messages:
     def arrays(self):
         """``(src, dst, step, row, table, extra)`` trimmed to the messages held."""
         n = self.n
-        table = np.concatenate(self._rows) if self._rows else np.zeros((0, 5), np.int64)
+        table = np.concatenate(self._rows) if self._rows else np.zeros((0, 6), np.int64)
         extra = self.extra[:n] if self.extra is not None else np.zeros(0, np.int64)
         return self.src[:n], self.dst[:n], self.step[:n], self.row[:n], np.ascontiguousarray(table), extra
 

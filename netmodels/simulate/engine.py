@@ -189,7 +189,8 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
         nbytes_total = int(every.count.sum()) * elem_bytes
         extra = rng.exponential(noise, t.size) if rng is not None and noise > 0 else None   # drawn in step order
         terms = model.message_terms(every)
-        held.add(t, every, terms, extra)
+        rendezvous = model.rendezvous(every) if hasattr(model, "rendezvous") else None
+        held.add(t, every, terms, extra, rendezvous)
         if out is not None:             # what a trace needs beyond the loop: (m - 1) G and combining, in ticks
             comb = getattr(model, "combine", 0.0) * np.where(every.combine, every.count, 0)
             split = (_ticks_of(terms[3], t.size), _ticks_of(comb, t.size))
