@@ -20,19 +20,53 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to new allocations on this node (Linux ``MemAvailable``;
-    elsewhere free physical pages), or None where the system does not say."""
+    """Bytes of memory available to new allocations by this process: the node's (Linux
+    ``MemAvailable``; elsewhere free physical pages), and no more than its limits leave
+    (``ulimit -v``, ``RLIMIT_AS``, less the address space it uses; ``RLIMIT_DATA``, less its
+    data), or None where neither the system nor a limit says."""
+    node = None
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    node = int(line.split()[1]) * 1024
+                    break
     except OSError:
         pass
+    if node is None:
+        try:
+            node = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            pass
+    left = [node] if node is not None else []
+    left += _under_limits()
+    return min(left) if left else None
+
+
+def _under_limits() -> list[int]:
+    """Bytes this process may still allocate under each of its memory limits that is set
+    (``RLIMIT_AS`` against its ``VmSize``, ``RLIMIT_DATA`` against its ``VmData``)."""
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+        import resource
+    except ImportError:                         # not a POSIX system
+        return []
+    used = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key in ("VmSize", "VmData"):
+                    used[key] = int(value.split()[0]) * 1024
+    except (OSError, ValueError):
+        pass
+    out = []
+    for limit, key in ((resource.RLIMIT_AS, "VmSize"), (getattr(resource, "RLIMIT_DATA", None), "VmData")):
+        if limit is None:
+            continue
+        soft, _ = resource.getrlimit(limit)
+        if soft != resource.RLIM_INFINITY:
+            out.append(max(soft - used.get(key, 0), 0))
+    return out
 
 
 #: exit status of a command ended by Ctrl-C: 128 + SIGINT, as a shell reports it

@@ -1,12 +1,11 @@
 """What a simulation will cost, known before it runs: transfers, steps, memory and time.
 
 A schedule's size is extrapolated from small builds of the same algorithm (at
-:data:`PROBE` and twice that many ranks): every count of the registry's builders grows
-like a power of P between them (P log P grows a little slower than its fitted power, and
-the counts are taken at the next power of two, so the estimate errs on the large side; the
-pipelined mesh algorithms, whose number of blocks changes with P, can be off by up to 4x
-either way: tests/test_simulate_budget.py).  :func:`refusal` turns the estimate into one line
-naming the limit that a run would pass and the largest P that fits.
+:data:`PROBE`, 2 PROBE and 4 PROBE ranks): every count of the registry's builders grows
+like ``C P^k (log2 P)^j`` between them (:func:`_fit`; exact at powers of two for P log P
+and P^2 counts; at other P an algorithm that pads to the power of two above holds up to 2x
+more).  :func:`refusal` turns the estimate into one line naming the limit that a run would
+pass and the largest P that fits.
 
 Three counts are extrapolated: the transfers the schedule holds, its steps, and its
 *candidate* transfers: the (rank, block) pairs a builder handles before it drops the
@@ -14,39 +13,37 @@ empty ones (:func:`netmodels.algorithms.arrays.nonzero_step`).  With few element
 two differ: ring allreduce of one element on 10^6 ranks holds 2·10^6 transfers, but its
 builder walks 2·10^12 candidates (P per step), which is what makes it slow.  The
 candidates are counted by building the probes with a vector long enough that no block is
-empty (``max(N, 2 PROBE)`` elements).
+empty (``max(N, 4 PROBE)`` elements).
 
-The rates are those of ``python -m netmodels simulate`` on the kit's 2-core build
-machine under a load average of about 3 (so on the slow side): a simulated transfer costs
-about 1/3e6 s (alltoall.direct at P = 2^13: 6.7e7 transfers in 37 s, 1.8e6/s, the
-slowest); a step costs about 65 µs of Python to build and simulate (ring allreduce at
-P = 2^15 with one element: 4.0 s for 65,534 steps); a candidate costs between 0.8 ns (ring
-allreduce, slices of one table) and about 100 ns (broadcast.two_phase, P^2 index
-arithmetic), taken as 5 ns.  Memory: a step of m transfers holds about 100 bytes per
-transfer at its peak (alltoall.direct at 2^13: 5.6 GB), a schedule about 24 bytes per
-transfer it holds (allgather.ring at 2^14: 2.7e8 transfers in 4.3 GB) and 1.2 kB per step
-(ring allreduce at 2^17 with one element: 280 MB for 262,142 steps), and a builder about
-64 bytes per candidate of its largest step.  Known misses: alltoall.multilevel's builder
-is about 10x slower per transfer than the rate above, so its time estimate is low; a
-schedule whose options are tied to P (a ``mesh``) is not estimated at all.
+**Long vectors.**  A pipelined algorithm (snake, fence: a builder with a ``block`` option)
+repeats one block's transfers once per block, one step later each: its counts are those of
+one block (built at N = 1) times its number of blocks, N / block, computed at the real P
+and N before anything is built (``blocks``, :func:`netmodels.simulate.cli.pipeline_blocks`).
+Any other algorithm above :data:`NPROBE` elements is also extrapolated in N, from builds
+at NPROBE and 2 NPROBE elements.  A run that cannot be estimated (a probe fails, or needs
+more memory than there is) is refused unless it is small in both P and N, never run blind.
 
-**Long vectors.**  Pipelined algorithms (snake, fence, and any ``block`` option) have a
-number of steps that grows with N, so above :data:`NPROBE` elements the counts are also
-extrapolated in N, from builds at NPROBE and 2 NPROBE elements (at the real P when it is
-small).  A run that cannot be estimated (a probe fails, or needs more memory than there
-is) is refused unless it is small in both P and N, never run blind.
+**Rates, measured here.**  The module's constants are the rates of the kit's 2-core
+machine (a transfer about 1/3e6 s, a step 65 µs of Python, a candidate 5 ns; the loggopsim
+loop about :data:`LOGGOPSIM_MESSAGES_PER_S` messages per second; memory per transfer of the
+largest step, per transfer held, per step, per candidate).  They give the shape of the cost;
+its size on this machine, for this algorithm under this semantics, is measured
+(:func:`estimate`): the run's own build and simulation at two probe sizes, the larger taking
+about :data:`PROBE_S` of CPU, fit the scales of the steps' and the transfers' terms, and a
+run of the probe under :mod:`tracemalloc` scales the memory.  So a family the constants
+misjudge (the incast of alltoall.direct, the event loop of loggopsim) is priced by what it
+costs here.  ``benchmarks/budget_accuracy.py`` compares the estimates with runs.
 
-**The loggopsim semantics** (:mod:`netmodels.simulate.arrival`) adds its event loop: about
-:data:`LOGGOPSIM_MESSAGES_PER_S` messages per second and :data:`LOGGOPSIM_BYTES_PER_MESSAGE`
-bytes per message on top of the schedule, and :data:`LOGGOPSIM_FIXED_BYTES` for the
-compiler's runtime (measured: dissemination at P = 2^20, 2.1e7 messages, 1.9 GB at its
-peak in 19 s of CPU; ring allreduce at P = 2896, 1.7e7 messages, 1.3 GB in 8 s, on the
-2-core machine under a load average of 5 to 10, so the rate is taken at half the best).
+**Memory left** is the node's available memory and what the process's own limits leave
+(``ulimit -v``: :func:`netmodels.commandline.available_memory`).
 """
 
 from __future__ import annotations
 
 import math
+import time
+import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: ranks are int32 in the schedules (and in MPI)
@@ -76,6 +73,15 @@ NPROBE = 2**14
 LOGGOPSIM_MESSAGES_PER_S = 5e5
 LOGGOPSIM_BYTES_PER_MESSAGE = 70
 LOGGOPSIM_FIXED_BYTES = 2.5e8
+#: the loggopsim loop's own arrays (numba's, which tracemalloc does not see): per message its
+#: layout, matching key and balance (4 int32), per rank 15 int64 and two heap entries of 3
+LOOP_BYTES_PER_MESSAGE = 16
+LOOP_BYTES_PER_RANK = 15 * 8 + 2 * 3 * 8
+
+#: wall time a probe of this machine's speed is sized to take (:func:`estimate`), s
+PROBE_S = 0.2
+#: an estimate at the module's rates this many times the limit is refused without a probe
+NO_PROBE_BEYOND = 100
 
 #: names of the counts, in the order :class:`Growth` holds them
 COUNTS = ("transfers", "steps", "largest step", "candidates", "largest step's candidates")
@@ -83,40 +89,59 @@ COUNTS = ("transfers", "steps", "largest step", "candidates", "largest step's ca
 
 @dataclass(frozen=True)
 class Growth:
-    """Counts of a schedule at ``p0`` ranks and ``n0`` elements (:data:`COUNTS`), the power
-    of P each grows with, and the power of N beyond ``n0``."""
+    """Counts of a schedule at ``p0`` ranks and ``n0`` elements (:data:`COUNTS`), the powers
+    of P and of log2 P each grows with (``powers``, ``logs``), and the power of N beyond ``n0``.  A pipelined schedule
+    (``blocks``: ranks, elements -> its number of blocks) holds the counts of one block,
+    which every block repeats one step later (:func:`netmodels.algorithms.combining._pipeline`)."""
 
     p0: int
     counts: tuple[int, ...]
     powers: tuple[float, ...]
     n0: int = 0
     npowers: tuple[float, ...] = (0.0,) * len(COUNTS)
+    blocks: Callable[[int, int], int] | None = None
+    logs: tuple[float, ...] = (0.0,) * len(COUNTS)
 
     def at(self, nprocs: int, nelems: int | None = None) -> tuple[float, ...]:
-        """The counts extrapolated to ``nprocs`` ranks, taken at the next power of two
-        (where P is not one, algorithms pad, fold or add rounds: the power of two above
-        bounds them), and to ``nelems`` elements (None: ``n0``)."""
-        top = 2 ** math.ceil(math.log2(nprocs))
+        """The counts extrapolated to ``nprocs`` ranks (where P is not a power of two, some
+        algorithms pad, fold or add rounds: they hold up to the counts of the power of two
+        above, up to 2x more for a count growing like P^2), and to ``nelems`` elements (None: ``n0``); a pipeline's from its
+        number of blocks at ``nprocs`` and ``nelems``."""
+        top = nprocs
         if top > self.p0:
             r, logs = top / self.p0, math.log2(top) / math.log2(self.p0)
             # a count growing like log P (tree depths, rounds) jumps between probes: never less than that
-            out = [max(c * r**k, c * logs) for c, k in zip(self.counts, self.powers)]
+            out = [max(c * r**k * logs**j, c * logs) for c, k, j in zip(self.counts, self.powers, self.logs)]
         else:
             out = list(self.counts)
+        if self.blocks is not None:
+            b = self.blocks(nprocs, self.n0 if nelems is None else nelems)
+            transfers, steps, largest = out[0], out[1], out[2]
+            largest = min(b * largest, transfers)      # at most b blocks in a step, at most one block's all
+            steps = b + steps - 1 if b else 0
+            return (b * transfers, steps, largest, b * transfers, largest)
         if nelems is not None and nelems > self.n0 > 0:
             out = [c * (nelems / self.n0) ** k for c, k in zip(out, self.npowers)]
         return tuple(out)
 
+    def terms(self, nprocs: int, nelems: int | None = None, semantics: str = "sync") -> tuple[float, float]:
+        """The seconds of :meth:`cost` in two terms: the steps', the transfers' and candidates'."""
+        transfers, steps, _, candidates, _ = self.at(nprocs, nelems)
+        units = transfers / TRANSFERS_PER_S + candidates * CANDIDATE_S
+        if semantics == "loggopsim":
+            units += transfers / LOGGOPSIM_MESSAGES_PER_S
+        return steps * STEP_S, units
+
     def cost(self, nprocs: int, nelems: int | None = None, semantics: str = "sync") -> tuple[float, float]:
         """``(seconds, peak bytes)`` of building and simulating at ``nprocs`` ranks and
-        ``nelems`` elements under ``semantics``."""
+        ``nelems`` elements under ``semantics``, at the kit machine's rates (the module's
+        constants; :func:`estimate` scales the seconds by this machine's)."""
         transfers, steps, largest, candidates, largest_candidates = self.at(nprocs, nelems)
-        seconds = transfers / TRANSFERS_PER_S + steps * STEP_S + candidates * CANDIDATE_S
+        seconds = sum(self.terms(nprocs, nelems, semantics))
         peak = max(largest * BYTES_PER_TRANSFER, transfers * BYTES_PER_HELD_TRANSFER,
                    largest_candidates * BYTES_PER_CANDIDATE) + steps * BYTES_PER_STEP
         if semantics == "loggopsim":
-            seconds += transfers / LOGGOPSIM_MESSAGES_PER_S
-            peak = transfers * (BYTES_PER_HELD_TRANSFER + LOGGOPSIM_BYTES_PER_MESSAGE) + LOGGOPSIM_FIXED_BYTES
+            peak = transfers * (BYTES_PER_HELD_TRANSFER + LOGGOPSIM_BYTES_PER_MESSAGE)
         return seconds, peak
 
 
@@ -126,59 +151,181 @@ def _counts(schedule) -> tuple[int, int, int]:
     return sum(sizes), len(sizes), max(sizes, default=0)
 
 
-def growth(build, nelems: int, nprocs: int | None = None) -> Growth | None:
+def growth(build, nelems: int, nprocs: int | None = None, blocks=None) -> Growth | None:
     """The growth of ``build(P, N)`` (ranks, elements -> ArraySchedule) at ``N = nelems``
-    from builds at PROBE and 2 PROBE ranks (at ``nprocs`` itself when it is at most
-    4 PROBE: no growth in P); the candidates from the same builds with
-    ``max(nelems, 2 PROBE)`` elements; above :data:`NPROBE` elements, the growth in N from
-    builds at NPROBE and 2 NPROBE.  None if a probe cannot be built (options tied to P,
-    such as a mesh, or a probe that runs out of memory)."""
-    p_small, p_large = (PROBE, 2 * PROBE) if nprocs is None or nprocs > 4 * PROBE else (nprocs, nprocs)
+    from builds at PROBE, 2 PROBE and 4 PROBE ranks (:func:`_fit`; at ``nprocs`` itself when
+    it is at most 4 PROBE: no growth in P); the candidates from the same builds with
+    ``max(nelems, 4 PROBE)`` elements; above :data:`NPROBE` elements, the growth in N from
+    builds at NPROBE and 2 NPROBE.  A pipelined algorithm (``blocks(P, N)``: its number of
+    blocks, which grows with N / block) is counted from builds of one block (N = 1) instead.
+    None if a probe cannot be built (options tied to P, such as a mesh, or a probe that runs
+    out of memory)."""
+    if blocks is not None:
+        g = growth(build, min(nelems, 1), nprocs)
+        return None if g is None else Growth(g.p0, g.counts, g.powers, 1, blocks=blocks, logs=g.logs)
+    sizes = (PROBE, 2 * PROBE, 4 * PROBE) if nprocs is None or nprocs > 4 * PROBE else (nprocs,)
     n0 = min(nelems, NPROBE)
-    full = n0 if n0 == 0 else max(n0, 2 * PROBE)
+    full = n0 if n0 == 0 else max(n0, sizes[-1])
     try:
-        small = _counts(build(p_small, n0))
-        large = small if p_large == p_small else _counts(build(p_large, n0))
-        small_full, large_full = small, large
-        if full != n0:
-            small_full = _counts(build(p_small, full))
-            large_full = small_full if p_large == p_small else _counts(build(p_large, full))
-        longer = _counts(build(p_large, 2 * NPROBE)) if nelems > NPROBE else None
+        counts = []
+        for p in sizes:
+            c = _counts(build(p, n0))
+            cf = _counts(build(p, full)) if full != n0 else c
+            counts.append((*c, max(c[0], cf[0]), max(c[2], cf[2])))
+        longer = _counts(build(sizes[-1], 2 * NPROBE)) if nelems > NPROBE else None
     except (ValueError, TypeError, MemoryError):
         return None
-    small = (*small, max(small[0], small_full[0]), max(small[2], small_full[2]))
-    large = (*large, max(large[0], large_full[0]), max(large[2], large_full[2]))
-    powers = tuple(math.log2(max(b, 1) / max(a, 1)) for a, b in zip(small, large))
+    large = counts[-1]
+    powers = (0.0,) * len(COUNTS)
+    logs = (0.0,) * len(COUNTS)
+    if len(counts) == 3:
+        powers, logs = zip(*(_fit(*c) for c in zip(*counts)))
     npowers = (0.0,) * len(COUNTS)
     if longer is not None:
         longer = (*longer, longer[0], longer[2])
         npowers = tuple(max(math.log2(max(b, 1) / max(a, 1)), 0.0) for a, b in zip(large, longer))
-    return Growth(p_large, large, powers, n0 if nelems > NPROBE else 0, npowers)
+    return Growth(sizes[-1], large, powers, n0 if nelems > NPROBE else 0, npowers, logs=logs)
+
+
+def _fit(a: float, b: float, c: float) -> tuple[float, float]:
+    """``(k, j)`` of a count ``C P^k (log2 P)^j`` that is ``a``, ``b``, ``c`` at PROBE, 2 PROBE
+    and 4 PROBE ranks, with ``j`` in 0 .. 2 (else j = 0 and k from the last two: a count that
+    jumps between probes)."""
+    a, b, c = (max(x, 1) for x in (a, b, c))
+    l0, l1, l2 = (math.log2(PROBE * f) for f in (1, 2, 4))
+    r1, r2 = math.log2(b / a), math.log2(c / b)
+    u1, u2 = math.log2(l1 / l0), math.log2(l2 / l1)
+    j = (r1 - r2) / (u1 - u2)
+    if not 0 <= j <= 2:
+        return max(r2, 0.0), 0.0
+    return max(r1 - j * u1, 0.0), j
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run will cost: ``seconds`` (CPU, on this machine when ``probe`` is set),
+    ``peak`` (bytes above what the process holds before it builds), the counts at its size
+    (:data:`COUNTS`), and the probe that measured this machine's rates: ``(P, N, CPU seconds
+    measured, seconds at the module's rates, peak bytes measured, peak bytes at the module's
+    rates, (step scale, transfer scale))``, or None."""
+
+    seconds: float
+    peak: float
+    counts: tuple[float, ...]
+    probe: tuple | None
+    growth: Growth
+
+
+def _probe_point(g: Growth, nprocs: int, nelems: int, semantics: str, seconds: float,
+                 scale: float = 1.0) -> tuple[int, int]:
+    """The largest size up to ``(nprocs, nelems)``, P first, then N, doubled from the
+    growth's probe while it is estimated (the module's rates times ``scale``) to take at
+    most ``seconds``."""
+    def fits(p, n):
+        return scale * g.cost(p, n, semantics)[0] <= seconds
+
+    p, n = min(nprocs, g.p0), min(nelems, NPROBE if g.blocks is None else 1)
+    while p < nprocs and fits(min(2 * p, nprocs), n):
+        p = min(2 * p, nprocs)
+    while n < nelems and fits(p, min(max(2 * n, 1), nelems)):
+        n = min(max(2 * n, 1), nelems)
+    return p, n
+
+
+def _probe(g: Growth, build, simulate, nprocs: int, nelems: int, semantics: str):
+    """``(P, N, CPU s, s at the module's rates, traced peak bytes, peak bytes at the module's
+    rates, (step scale, transfer scale))`` of a probe (see :func:`estimate`): a first one
+    sized to take a quarter of :data:`PROBE_S` at the module's rates, then one sized by its
+    measured speed; the two give the scales of the steps' and the transfers' terms
+    (:meth:`Growth.terms`), or one scale of both where they do not tell them apart."""
+    if semantics == "loggopsim":
+        simulate(build(2, min(nelems, 2)))          # the compiled loop loaded (or compiled) first
+    scale, runs = 1.0, []
+    for share in (4, 1):
+        p, n = _probe_point(g, nprocs, nelems, semantics, PROBE_S / share, scale)
+        schedule = build(p, n)
+        t0 = time.process_time()
+        simulate(schedule)
+        took = max(time.process_time() - t0, 1e-4)
+        runs.append((g.terms(p, n, semantics), took))
+        scale = took / g.cost(p, n, semantics)[0]
+    del schedule
+    ((s1, u1), t1), ((s2, u2), t2) = runs
+    det = s1 * u2 - s2 * u1
+    scales = (scale, scale)
+    if u2 > 1.5 * u1 and abs(det) > 0.1 * s2 * u2:           # two sizes that tell the terms apart
+        a, b = (t1 * u2 - t2 * u1) / det, (s1 * t2 - s2 * t1) / det
+        if a > 0 and b > 0:
+            scales = (a, b)
+    tracemalloc.start()
+    try:
+        simulate(build(p, n))
+        traced = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return p, n, took, g.cost(p, n, semantics)[0], traced, g.cost(p, n, semantics)[1], scales
+
+
+def estimate(build, nprocs: int, nelems: int, semantics: str = "sync", simulate=None,
+             blocks=None) -> Estimate | None:
+    """The cost of ``simulate(build(nprocs, nelems))`` (:class:`Estimate`), None if it cannot
+    be estimated (:func:`growth`).  With ``simulate`` (schedule -> anything, the very run to
+    come), this machine's rates are measured on the algorithm itself under ``semantics``: a
+    probe at the largest size estimated to take :data:`PROBE_S` (:func:`_probe`) is built and
+    simulated twice,
+    once for its CPU time, once under :mod:`tracemalloc` for its peak memory, and the
+    module's estimates are scaled by the two measured ratios (a probe that runs out of memory:
+    None) (the loggopsim loop's own arrays,
+    which tracemalloc does not see, are added: :data:`LOOP_BYTES_PER_MESSAGE`,
+    :data:`LOOP_BYTES_PER_RANK`).  Without ``simulate``, or when the estimate is beyond any
+    probe's correction (:data:`NO_PROBE_BEYOND` times the limit), the module's rates stand.
+    ``blocks``: see :func:`growth`."""
+    g = growth(build, nelems, nprocs, blocks)
+    if g is None:
+        return None
+    seconds, peak = g.cost(nprocs, nelems, semantics)
+    probe = None
+    if simulate is not None and seconds <= NO_PROBE_BEYOND * MAX_SECONDS:
+        try:
+            probe = _probe(g, build, simulate, nprocs, nelems, semantics)
+        except MemoryError:
+            return None
+        _, _, took, at_rates, traced, peak_at_rates, (a, b) = probe
+        steps_s, units_s = g.terms(nprocs, nelems, semantics)
+        seconds = a * steps_s + b * units_s
+        peak *= traced / peak_at_rates
+        if semantics == "loggopsim":
+            transfers = g.at(nprocs, nelems)[0]
+            peak += transfers * LOOP_BYTES_PER_MESSAGE + nprocs * LOOP_BYTES_PER_RANK
+    elif semantics == "loggopsim":
+        peak += LOGGOPSIM_FIXED_BYTES
+    return Estimate(seconds, peak, g.at(nprocs, nelems), probe, g)
 
 
 def refusal(build, nprocs: int, nelems: int, memory: float | None, force: bool = False,
-            semantics: str = "sync") -> str | None:
+            semantics: str = "sync", simulate=None, blocks=None) -> str | None:
     """One line saying which limit simulating ``build(nprocs, nelems)`` under ``semantics``
     would pass, or None if it fits (or is small enough to build at once).  ``memory``:
     bytes available (None: unknown).  ``force`` passes the time and memory limits, never
-    the int32 one."""
+    the int32 one.  ``simulate``, ``blocks``: see :func:`estimate`."""
     if nprocs > MAX_RANKS:
-        fit = "" if force else "; " + _largest_fit(growth(build, nelems), MAX_RANKS, nelems, memory,
+        fit = "" if force else "; " + _largest_fit(growth(build, nelems, None, blocks), MAX_RANKS, nelems, memory,
                                                    semantics) + " fits"
         return (f"P = {nprocs} is above 2^31 - 1 = {MAX_RANKS}, the most ranks a schedule holds "
                 f"(int32){fit}")
     small = nprocs <= 4 * PROBE and nelems <= NPROBE
     if force or (small and semantics != "loggopsim"):
         return None
-    g = growth(build, nelems, nprocs)
-    if g is None:
+    est = estimate(build, nprocs, nelems, semantics, simulate, blocks)
+    if est is None:
         if small:
             return None
         return (f"P = {nprocs}, N = {nelems} cannot be estimated (a trial build at {min(nprocs, PROBE)} ranks "
                 f"and {min(nelems, NPROBE)} to {2 * NPROBE} elements failed or ran out of memory); "
                 "--force runs it anyway")
-    seconds, peak = g.cost(nprocs, nelems, semantics)
-    transfers, steps, largest, candidates, _ = g.at(nprocs, nelems)
+    seconds, peak = est.seconds, est.peak
+    transfers, steps, largest, candidates, _ = est.counts
+    scale = est.seconds / g_cost if (g_cost := est.growth.cost(nprocs, nelems, semantics)[0]) > 0 else 1.0
     over = []
     if seconds > MAX_SECONDS:
         walked = f", {candidates:.2g} candidates" if candidates > 2 * transfers else ""
@@ -188,17 +335,20 @@ def refusal(build, nprocs: int, nelems: int, memory: float | None, force: bool =
         over.append(f"about {peak / 2**30:.3g} GiB of memory ({memory / 2**30:.3g} GiB are available)")
     if not over:
         return None
+    g = est.growth
     where = f"P = {nprocs}" + (f", N = {nelems}" if nelems > NPROBE else "")
-    return f"{where} would take {' and '.join(over)}; {_largest_fit(g, nprocs, nelems, memory, semantics)} fits " \
-           "(--force runs it anyway)"
+    return f"{where} would take {' and '.join(over)}; {_largest_fit(g, nprocs, nelems, memory, semantics, scale)} " \
+           "fits (--force runs it anyway)"
 
 
-def _largest_fit(g: Growth | None, nprocs: int, nelems: int, memory: float | None, semantics: str) -> str:
-    """The largest power of two P <= ``nprocs`` whose estimate fits, as ``P = 2^k = P``
-    (or that none does at this N)."""
+def _largest_fit(g: Growth | None, nprocs: int, nelems: int, memory: float | None, semantics: str,
+                 scale: float = 1.0) -> str:
+    """The largest power of two P <= ``nprocs`` whose estimate fits (its seconds times
+    ``scale``, this machine's speed against the module's rates), as ``P = 2^k = P`` (or
+    that none does at this N)."""
     def fits(p):
         seconds, peak = g.cost(p, nelems, semantics)
-        return seconds <= MAX_SECONDS and (memory is None or peak <= memory)
+        return seconds * scale <= MAX_SECONDS and (memory is None or peak <= memory)
 
     p = 1 << (min(nprocs, MAX_RANKS).bit_length() - 1)
     while g is not None and p > g.p0 and not fits(p):

@@ -5,8 +5,10 @@ runs :func:`netmodels.simulate.simulate` on it; prints the predicted time, steps
 messages, bytes and the wall time of the simulation, and optionally writes them as JSON.
 The models, their parameters (names, units, meanings), default machines with their
 sources, natural semantics and builders are the table's (:mod:`netmodels.models.table`,
-every model whose parameters are numbers).  Bad input exits with status 2 and one line on
-stderr.
+every model whose parameters are numbers).  Bad input, or a run the budget
+(:mod:`netmodels.simulate.budget`) finds too long or too large for the memory left (the node's
+and ``ulimit -v``'s), exits with status 2 and one line on stderr; a run that runs out of
+memory all the same (``--force``) with status 1 and one line.
 """
 
 from __future__ import annotations
@@ -201,7 +203,35 @@ def _elapsed(desc: str):
         bar.close()
 
 
+def pipeline_blocks(name: str, options: dict):
+    """For a pipelined algorithm (one whose builder takes a ``block`` option: snake, fence),
+    ``(P, N) -> its number of blocks`` (the ``block`` option's, else the default block's,
+    :func:`netmodels.algorithms.combining.default_block`); None for the others."""
+    if "block" not in registry.get(name).options:
+        return None
+    from ..algorithms.combining import default_block
+
+    def blocks(p: int, n: int) -> int:
+        size = options.get("block") or default_block(name, p, n, options.get("mesh"))
+        return -(-n // size)
+    return blocks
+
+
 def run(args) -> int:
+    """The command (see the module docstring); a run that runs out of memory (past the
+    estimate with ``--force``, or under a limit it could not see) ends with one line and exit
+    status 1."""
+    try:
+        return _run(args)
+    except MemoryError:                 # everything the run held is freed by now
+        memory = available_memory()
+        left = f" ({memory / 2**30:.3g} GiB are available)" if memory is not None else ""
+        print(f"python -m netmodels simulate: error: P = {args.ranks} ran out of memory{left}; a smaller P or N "
+              "fits" + (" (--force went past the estimate)" if args.force else ""), file=sys.stderr)
+        return 1
+
+
+def _run(args) -> int:
     try:
         algorithm = registry.get(args.algorithm)
         name = algorithm.name
@@ -215,7 +245,9 @@ def run(args) -> int:
                              f"{semantics} a rank's receives of a step always follow its sends")
         options = {k: _option(v) for k, v in args.option}
         refused = budget.refusal(lambda p, m: algorithm.build(p, m, **options), args.ranks, n,
-                                 available_memory(), force=args.force, semantics=semantics)
+                                 available_memory(), force=args.force, semantics=semantics,
+                                 simulate=lambda s: simulate(s, model, semantics=semantics, receives=args.receives),
+                                 blocks=pipeline_blocks(name, options))
         if refused:
             print(f"python -m netmodels simulate: error: {refused}", file=sys.stderr)
             return 2
