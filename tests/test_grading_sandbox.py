@@ -288,9 +288,10 @@ def test_a_message_of_many_parts_stays_within_the_grading_processs_memory(tmp_pa
 
 
 # ---------------------------------------------------------------- tampering
-TESTS = [graded_cell("assert x == 2, 'x must be 2'", "plain"),
-         graded_cell("import numpy as np\nassert np.isclose(x, 2)", "numpy"),
-         graded_cell("assert all([x == 2])", "builtin")]
+#: the tests each submission below meets (their grade ids get the submission's name)
+TESTS = (("plain", "assert x == 2, 'x must be 2'"),
+         ("numpy", "import numpy as np\nassert np.isclose(x, 2)"),
+         ("builtin", "assert all([x == 2])"))
 ATTACKS = {
     "input_transformers": "get_ipython().input_transformers_cleanup.append(lambda lines: [])",
     "ast_transformers": ("import ast\nclass NoAssert(ast.NodeTransformer):\n"
@@ -308,27 +309,51 @@ ATTACKS = {
 }
 #: attacks that, unchecked, score points on this notebook (the others only try: nbgrader itself
 #: records the error of a cell whose reply says it failed, shown or cleared or not)
-WORKING = {"input_transformers", "ast_transformers", "patched_numpy", "patched_builtin", "result_injected"}
+WORKING = ("input_transformers", "ast_transformers", "patched_numpy", "patched_builtin", "result_injected")
+HONEST = "import numpy as np, matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nx = 2"
+
+
+def submissions(names):
+    """One notebook holding, for each name, its answer (an attack, or the honest one) and the
+    tests, then a cell that kills the kernel once (its file in work/ remembers), so that the
+    next submission starts in a fresh kernel, as it would in a grading of its own.  The input
+    transformer empties every later cell, that one included: it comes last."""
+    cells = []
+    for name in sorted(names, key=lambda name: name == "input_transformers"):
+        cells.append(answer((HONEST if name.startswith("honest") else ATTACKS[name] + "\nx = 1")))
+        cells += [graded_cell(source, f"{test}_{name}") for test, source in TESTS]
+        cells.append(answer(f"import os\nif not os.path.exists('died_{name}'):\n"
+                            f"    open('died_{name}', 'w').close()\n    os._exit(1)"))
+    return cells
+
+
+def by_submission(nb) -> dict:
+    """name -> {test: points} of a notebook of :func:`submissions`."""
+    out = {}
+    for grade_id, points in scores(nb).items():
+        test, name = grade_id.split("_", 1)
+        out.setdefault(name, {})[test] = points
+    return out
 
 
 @pytest.mark.slow
-def test_an_honest_notebook_scores_every_point_and_is_not_flagged(tmp_path):
-    nb, _, log, _, _ = grade_notebook(tmp_path, [answer("import numpy as np, matplotlib.pyplot as plt\n"
-                                                     "plt.plot([1, 2]); plt.show()\nx = 2"), *TESTS])
-    assert scores(nb) == {"plain": 1, "numpy": 1, "builtin": 1}
-    assert grading_preprocessors.TAMPERED not in json.dumps(nb) and "did not run as written" not in log
+def test_tampering_scores_nothing_and_is_flagged_and_an_honest_notebook_everything(tmp_path):
+    names = ["honest_first", *ATTACKS, "honest_last"]
+    nb, _, log, _, _ = grade_notebook(tmp_path, submissions(names))
+    got = by_submission(nb)
+    full, none = {t: 1 for t, _ in TESTS}, {t: 0 for t, _ in TESTS}
+    assert got == {name: (full if name.startswith("honest") else none) for name in names}
+    for cell in nb.cells:
+        grade_id = cell.metadata.nbgrader.get("grade_id", "")
+        if cell.metadata.nbgrader.get("grade"):
+            flagged = [o.get("ename") for o in cell.outputs[:1]] == [grading_preprocessors.TAMPERED]
+            assert flagged == ("honest" not in grade_id), (grade_id, cell.outputs)
+    assert log.count("did not run as written") == len(TESTS) * len(ATTACKS)
+    assert log.count("The kernel died in cell") == len(names) - 1   # a fresh kernel for each
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(ATTACKS))
-def test_tampering_scores_nothing_and_is_flagged(tmp_path, kind):
-    cells = [answer(ATTACKS[kind] + "\nx = 1"), *TESTS]
-    nb, _, log, _, _ = grade_notebook(tmp_path, cells)
-    assert scores(nb) == {"plain": 0, "numpy": 0, "builtin": 0}, kind
-    for cell in nb.cells[1:]:
-        first = cell.outputs[0]
-        assert first["output_type"] == "error" and first["ename"] == grading_preprocessors.TAMPERED, cell.outputs
-    assert log.count("did not run as written") == 3
-    if kind in WORKING:       # the same notebook, graded without the checks: the attack does score
-        unchecked, *_ = grade_notebook(tmp_path / "unchecked", cells, check_tampering=False)
-        assert sum(scores(unchecked).values()) > 0
+def test_the_attacks_do_score_when_unchecked(tmp_path):
+    nb, *_ = grade_notebook(tmp_path, submissions(WORKING), check_tampering=False)
+    got = by_submission(nb)
+    assert all(sum(got[name].values()) > 0 for name in WORKING), got
