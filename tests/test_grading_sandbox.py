@@ -8,7 +8,8 @@
   replaces the files of its ``run/`` folder by links to the gradebook and dies leaves it intact;
 - the kernel inherits no descriptor, environment or path of the grader's;
 - output is bounded while a cell runs: a cell printing hundreds of megabytes leaves the grading
-  process small, and the graded notebook says what was cut;
+  process small, and the graded notebook says what was cut; a message of many parts stays
+  within the grading process's memory limit;
 - a submission that tampers with IPython's input or output machinery, the built-ins or numpy
   scores 0 on every test it reaches, and the test says so (``TamperingDetected``), while an
   honest one scores every point (nbgrader's own ``determine_grade`` scores the cells).
