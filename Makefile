@@ -103,7 +103,7 @@ clean:
 #                   make release LAB=lab1 releases that lab only (2 s)
 #   make grade      autograde labs/submitted/<student>/<lab>/ (each in a sandbox, JOBS of them
 #                   at once, default 2) and write labs/grades.csv; UNSAFE_GRADING=1 where no
-#                   sandbox can be made
+#                   sandbox can be made; make grade LAB=lab1 grades that lab only
 #   make feedback   HTML feedback in labs/feedback/<student>/<lab>/
 COURSE := labs
 LABS    = $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(COURSE)/source/*/*.ipynb)))))
@@ -119,8 +119,8 @@ release: $(STAMP)
 ctrl_c = trap 'i=1' INT; $(1) || { s=$$?; test "$$s$${i-}" = 1301 || exit $$s; }
 
 grade: $(STAMP)
-	@echo "$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS)"
-	@$(call ctrl_c,$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS))
+	@echo "$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS) $(addprefix --lab ,$(LAB))"
+	@$(call ctrl_c,$(BIN)/python $(COURSE)/grade.py --course $(COURSE) --jobs $(JOBS) $(addprefix --lab ,$(LAB)))
 
 # A submission whose feedback fails is reported (nbgrader names it) and the others go on.
 feedback: $(STAMP)

@@ -243,6 +243,18 @@ def test_grade_rejects_bad_arguments(tmp_path):
     assert res.returncode == 2 and "not a course folder" in res.stderr
 
 
+def test_make_grade_passes_lab_to_grade_py():
+    def command(*args):
+        run = subprocess.run(["make", "-n", "-C", str(LABS.parent), "grade", *args], capture_output=True, text=True,
+                             timeout=60)
+        assert run.returncode == 0, run.stderr
+        return next(line for line in run.stdout.splitlines() if "grade.py" in line and not line.startswith("echo"))
+
+    assert command("LAB=lab1").split("grade.py")[1].split("||")[0].split()[-2:] == ["--lab", "lab1"]
+    assert "--lab lab2 --lab lab3" in command("LAB=lab2 lab3")
+    assert "--lab" not in command()
+
+
 HOLDS = """
 import fcntl, os, sys
 from pathlib import Path
