@@ -48,6 +48,7 @@ COMMANDS = {
                       "what the executor and a front door cost per call, step and block, measured without messages"),
     "predict": ("mpi_exercises.bench.predict", "fit the models apart, predict every collective, measure it, report each model's errors"),
     "lop": ("mpi_exercises.bench.lop_bench", "LoP: 1:n/n:1 round trips and o_s(p) of 1-byte messages, L(p), best n for n-way dissemination"),
+    "timeline": ("mpi_exercises.timeline", "one collective measured rank by rank (clocks aligned) and simulated: two traces, one picture"),
     "bsp": ("mpi_exercises.bench.bsp_bench", "BSP g and l: supersteps of growing h-relations, least-squares fit"),
 }
 
@@ -91,7 +92,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
 
 
 #: options that name a file the command writes
-OUTPUT_OPTIONS = ("json",)
+OUTPUT_OPTIONS = ("json", "png", "html")
 
 
 #: seconds between a failing rank's message and MPI_Abort: the launcher forwards a rank's
@@ -154,7 +155,7 @@ def abort(MPI) -> None:
 
 #: options that may differ between ranks: they act on rank 0 alone (the result file, which
 #: only rank 0 checks and writes, and its progress bar)
-RANK_LOCAL = ("json", "no_progress")
+RANK_LOCAL = ("json", "no_progress", "png", "html")
 #: what argparse adds to the values of a command line, not options
 _NOT_OPTIONS = ("module", "parser", "command")
 

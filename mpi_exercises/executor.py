@@ -30,6 +30,12 @@ instead to a working vector made of pieces (the caller's arrays and private memo
 them), so that blocks go from and to the caller's arrays without copies (alltoall's input and
 output rows); :meth:`Executor.run_bound` runs on those.  Importing this module does not
 start MPI.
+
+Recording (:class:`Recorder`, :meth:`Executor.run_recorded`): each rank's clock
+(:data:`CLOCK`, s) at the start of a call and, per step it takes part in, when its messages
+are posted (``Startall`` returned), completed (``Waitall`` returned) and combined (its blocks
+applied).  :meth:`Executor.run` never records and never looks at a recorder: a recorded call
+runs its own copy of the step loop, so a call that is not recorded costs what it did.
 """
 
 from __future__ import annotations
@@ -203,6 +209,41 @@ class Resource:
         self.free()
 
 
+#: the clock of a recording (s): CLOCK_MONOTONIC on Linux, one clock for every process of a node
+CLOCK = time.perf_counter
+
+
+class Recorder:
+    """This rank's times of the last :meth:`Executor.run_recorded` call of ``executor``, on
+    :data:`CLOCK` (s, this rank's own clock: :mod:`mpi_exercises.clocks` aligns ranks).
+
+    ``entered``: when the call began; ``step``: the schedule's steps this rank takes part
+    in (int array); ``posted``, ``completed``, ``combined``: per such step, when its
+    messages were posted (``Startall`` returned; the step began at the previous step's
+    ``combined``, or ``entered``), completed (``Waitall`` returned) and its blocks applied.
+    A step without messages (local copies only) is posted and completed at once."""
+
+    def __init__(self, executor: "Executor"):
+        if not isinstance(executor, Executor):
+            raise ValueError(f"executor must be an Executor, got {type(executor).__name__}")
+        self.executor = executor
+        self.entered = float("nan")
+        self.step = np.zeros(0, np.int32)
+        self.posted = self.completed = self.combined = np.zeros(0)
+
+    def _keep(self, times: list, index: list) -> None:
+        a = np.asarray(times, dtype=float)
+        self.entered = float(a[0])
+        rows = a[1:].reshape(-1, 3)
+        self.step = np.asarray(index, np.int32)
+        self.posted, self.completed, self.combined = (rows[:, j].copy() for j in range(3))
+
+    def as_dict(self) -> dict:
+        """The times as plain lists (for pickling or JSON)."""
+        return {"entered": self.entered, "step": self.step.tolist(), "posted": self.posted.tolist(),
+                "completed": self.completed.tolist(), "combined": self.combined.tolist()}
+
+
 class Executor(Resource):
     """Runs ``schedule`` on ``comm`` for vectors of ``dtype``, combining with MPI ``op``.
 
@@ -248,6 +289,7 @@ class Executor(Resource):
         self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
         self._pieces = False    # the requests point into the pieces of bind()
         self._steps = []        # per step: (requests, staged local copies, blocks to apply)
+        self._step_index = []   # per entry of _steps: the schedule's step
         from mpi4py import MPI
 
         self._startall, self._waitall, self._address = MPI.Prequest.Startall, MPI.Request.Waitall, MPI.Get_address
@@ -277,7 +319,7 @@ class Executor(Resource):
         # one-element combines of floats as Python scalar arithmetic: a ufunc call on a
         # one-element array costs several times more (integers would warn on overflow)
         scalar = self.dtype.kind in "fc" and self.ufunc in (np.add, np.multiply)
-        steps = []
+        steps, index = [], []
         nsteps = len(self._plan)
         for t, (sends, incoming) in enumerate(self._plan):
             reqs, stage, applies = [], [], []
@@ -300,7 +342,8 @@ class Executor(Resource):
                 reqs.append(comm.Send_init([view(slice(s.start, s.stop)), t_mpi], s.peer, (t + s.seq * nsteps) % MAX_TAG))
             if reqs or applies:
                 steps.append((reqs, stage, applies, self._delay[t]))
-        self._steps = steps
+                index.append(t)
+        self._steps, self._step_index = steps, index
 
     def bind(self, pieces) -> None:
         """Bind the persistent requests to a working vector made of ``pieces`` instead of one
@@ -400,6 +443,48 @@ class Executor(Resource):
                     ufunc(dst, src, out=dst)
                 else:
                     dst[0] = sop(dst[0], src[0])
+
+    # ---------------------------------------------------------------- recording
+    def run_recorded(self, buf, recorder: "Recorder"):
+        """:meth:`run`, recording this rank's times into ``recorder`` (a :class:`Recorder` of
+        this executor; it keeps the last call's); returns ``buf``."""
+        if not isinstance(recorder, Recorder) or recorder.executor is not self:
+            raise ValueError("recorder must be a Recorder of this executor (Recorder(executor))")
+        self._execute = lambda: self._execute_recorded(recorder)   # run's own binding, then this loop
+        try:
+            return self.run(buf)
+        finally:
+            del self._execute
+
+    def _execute_recorded(self, recorder):
+        startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
+        sop, clock = self._scalar_op, CLOCK
+        times = []
+        mark = times.append
+        mark(clock())
+        for reqs, stage, applies, delay in self._steps:
+            for dst, src in stage:
+                copyto(dst, src)
+            if delay:
+                busy_wait(delay)
+            if reqs:
+                startall(reqs)
+                mark(clock())
+                waitall(reqs)
+                mark(clock())
+            else:
+                t = clock()
+                mark(t)
+                mark(t)
+            for kind, dst, src in applies:
+                if kind == 0:
+                    copyto(dst, src)
+                elif kind == 1:
+                    ufunc(dst, src, out=dst)
+                else:
+                    dst[0] = sop(dst[0], src[0])
+            mark(clock())
+        recorder._keep(times, self._step_index)
 
     def free(self):
         """Free the requests and the duplicated communicator (collective)."""
