@@ -53,7 +53,11 @@ from pathlib import Path
 
 class LabDataError(ValueError):
     """A lab's data file that cannot be used: the message names the file, the problem and the
-    command that writes it."""
+    command that writes it.  A notebook (IPython) shows this one line, no traceback: the student
+    needs the message, not this module's path on the machine that runs the notebook."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 @dataclass(frozen=True)
@@ -197,9 +201,8 @@ def _parse(path: Path, root=None) -> object:
         raw = read_input(path, root=root)
     except Refused as exc:
         return exc.why
-    except FileNotFoundError:
-        folder = path.parent.resolve()
-        return f"no such file in {folder}"
+    except FileNotFoundError:                   # where it was looked for, never the folder's full path
+        return "missing: no such file" + ("" if path.is_absolute() else " in the folder the notebook runs in")
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     try:

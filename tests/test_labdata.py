@@ -60,7 +60,7 @@ def spoil(how: str, lab: str, name: str, path: Path) -> str | None:
     kind = FILES[lab, name]
     text = (SOURCE / lab / name).read_text()
     if how == "missing":
-        return "no such file in"
+        return "missing: no such file in the folder the notebook runs in"
     if how == "empty":
         path.write_text("")
         return "empty"
@@ -106,6 +106,24 @@ def test_a_spoiled_file_is_named_with_its_problem_and_its_command(tmp_path, monk
     command = KINDS[FILES[lab, name]].write_with(name)
     assert msg.endswith(f"Write it again, from the lab's folder, with: {command}"), msg
     assert f"--json {name}" in command and "\n" not in msg
+    assert str(tmp_path) not in msg and os.sep + "tmp" not in msg     # no folder of the machine that ran it
+
+
+def test_a_notebook_shows_one_line_without_the_loaders_path(tmp_path):
+    """What a student (and a feedback page) sees of a missing file: the message alone, not
+    IPython's traceback through labdata.py with this machine's paths."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell('from mpi_exercises.labdata import load\n'
+                                          'PINGPONG = load("pingpong.json", "pingpong")')]
+    NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=60,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    [out] = [o for o in nb.cells[0].outputs if o.output_type == "error"]
+    assert out.ename == "LabDataError"
+    assert out.traceback == [f"LabDataError: {out.evalue}"]
+    assert out.evalue.startswith("pingpong.json: missing: no such file in the folder the notebook runs in. ")
+    assert str(tmp_path) not in out.evalue and "labdata.py" not in out.evalue
 
 
 def test_a_file_elsewhere_is_named_by_its_path(tmp_path):
