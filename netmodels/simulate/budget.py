@@ -28,9 +28,9 @@ machine (a transfer about 1/3e6 s, a step 65 µs of Python, a candidate 5 ns; th
 loop about :data:`LOGGOPSIM_MESSAGES_PER_S` messages per second; memory per transfer of the
 largest step, per transfer held, per step, per candidate).  They give the shape of the cost;
 its size on this machine, for this algorithm under this semantics, is measured
-(:func:`estimate`): the run's own build and simulation at two probe sizes, the larger taking
-about :data:`PROBE_S` of CPU, fit the scales of the steps' and the transfers' terms, and a
-run of the probe under :mod:`tracemalloc` scales the memory.  So a family the constants
+(:func:`estimate`): the run's own build and simulation at a probe size that takes about
+:data:`PROBE_S` of CPU (sized by a smaller probe first) scales the time, and a run of the
+probe under :mod:`tracemalloc` scales the memory.  So a family the constants
 misjudge (the incast of alltoall.direct, the event loop of loggopsim) is priced by what it
 costs here.  ``benchmarks/budget_accuracy.py`` compares the estimates with runs.
 
@@ -207,7 +207,7 @@ class Estimate:
     ``peak`` (bytes above what the process holds before it builds), the counts at its size
     (:data:`COUNTS`), and the probe that measured this machine's rates: ``(P, N, CPU seconds
     measured, seconds at the module's rates, peak bytes measured, peak bytes at the module's
-    rates, (step scale, transfer scale))``, or None."""
+    rates)``, or None."""
 
     seconds: float
     peak: float
@@ -234,36 +234,28 @@ def _probe_point(g: Growth, nprocs: int, nelems: int, semantics: str, seconds: f
 
 def _probe(g: Growth, build, simulate, nprocs: int, nelems: int, semantics: str):
     """``(P, N, CPU s, s at the module's rates, traced peak bytes, peak bytes at the module's
-    rates, (step scale, transfer scale))`` of a probe (see :func:`estimate`): a first one
-    sized to take a quarter of :data:`PROBE_S` at the module's rates, then one sized by its
-    measured speed; the two give the scales of the steps' and the transfers' terms
-    (:meth:`Growth.terms`), or one scale of both where they do not tell them apart."""
+    rates)`` of a probe (see :func:`estimate`): a first one sized to take a quarter of
+    :data:`PROBE_S` at the module's rates, then one sized by its measured speed.  (A fit of
+    separate scales for the steps' and the transfers' terms from the two was tried: the
+    first probe's fixed costs threw it off, up to 50x on two-phase broadcast.)"""
     if semantics == "loggopsim":
         simulate(build(2, min(nelems, 2)))          # the compiled loop loaded (or compiled) first
-    scale, runs = 1.0, []
+    scale = 1.0
     for share in (4, 1):
         p, n = _probe_point(g, nprocs, nelems, semantics, PROBE_S / share, scale)
         schedule = build(p, n)
         t0 = time.process_time()
         simulate(schedule)
         took = max(time.process_time() - t0, 1e-4)
-        runs.append((g.terms(p, n, semantics), took))
         scale = took / g.cost(p, n, semantics)[0]
     del schedule
-    ((s1, u1), t1), ((s2, u2), t2) = runs
-    det = s1 * u2 - s2 * u1
-    scales = (scale, scale)
-    if u2 > 1.5 * u1 and abs(det) > 0.1 * s2 * u2:           # two sizes that tell the terms apart
-        a, b = (t1 * u2 - t2 * u1) / det, (s1 * t2 - s2 * t1) / det
-        if a > 0 and b > 0:
-            scales = (a, b)
     tracemalloc.start()
     try:
         simulate(build(p, n))
         traced = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    return p, n, took, g.cost(p, n, semantics)[0], traced, g.cost(p, n, semantics)[1], scales
+    return p, n, took, g.cost(p, n, semantics)[0], traced, g.cost(p, n, semantics)[1]
 
 
 def estimate(build, nprocs: int, nelems: int, semantics: str = "sync", simulate=None,
@@ -290,9 +282,8 @@ def estimate(build, nprocs: int, nelems: int, semantics: str = "sync", simulate=
             probe = _probe(g, build, simulate, nprocs, nelems, semantics)
         except MemoryError:
             return None
-        _, _, took, at_rates, traced, peak_at_rates, (a, b) = probe
-        steps_s, units_s = g.terms(nprocs, nelems, semantics)
-        seconds = a * steps_s + b * units_s
+        _, _, took, at_rates, traced, peak_at_rates = probe
+        seconds *= took / at_rates
         peak *= traced / peak_at_rates
         if semantics == "loggopsim":
             transfers = g.at(nprocs, nelems)[0]
