@@ -13,9 +13,9 @@ The course is ``labs/`` of the book's root, or the folder named by the Sphinx op
 ``student_labs_course`` or the environment variable ``STUDENT_LABS_COURSE`` (an instructor's
 private copy).  nbgrader runs in a child process on a temporary copy of the course (its
 configuration and ``source/``), so the course's own ``release/`` and ``gradebook.db`` are never
-touched and no gradebook is written.  The zips depend only on their sources (fixed timestamps,
-sorted entries); a digest of the course's sources, this file, the wheel's name and nbgrader's
-version is stored next to them, and a build whose digest matches reuses them (about 7 s saved).
+touched and no gradebook is written.  The zips depend only on their sources (sorted entries,
+each dated the last commit that changed them: :func:`zip_time`); a digest of the course's
+sources, this file, the wheel's name and nbgrader's version is stored next to them, and a build whose digest matches reuses them (about 7 s saved).
 
     python book/_ext/student_labs.py [COURSE] [OUT]   (the child process; defaults labs, _build/student-labs)
 """
@@ -41,8 +41,6 @@ import kit_wheel  # noqa: E402 (next to this file)
 COURSE_FILES = ("nbgrader_config.py", "grading_preprocessors.py")
 OUT = Path("_build") / "student-labs"
 DIGEST = "sources.sha256"
-#: a fixed timestamp for every zip entry, so that a zip depends on its content only
-ZIP_TIME = (2000, 1, 1, 0, 0, 0)
 
 
 def labs(course: Path) -> list[str]:
@@ -57,21 +55,43 @@ def _source_files(course: Path) -> list[Path]:
     return files
 
 
+def zip_time(course: Path) -> tuple[int, int, int, int, int, int]:
+    """The one timestamp of every zip entry (UTC), so that a zip depends on its sources only:
+    ``SOURCE_DATE_EPOCH`` if set (the reproducible-builds convention), else the date of the last
+    commit that changed the course's sources (``source/`` and :data:`COURSE_FILES`), else the
+    newest of its source files' times: a date a file manager shows as the lab's last change, not
+    a fixed 2000-01-01 ("26 years ago")."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch.isdigit():
+        try:
+            epoch = subprocess.run(["git", "log", "-1", "--format=%ct", "--", "source", *COURSE_FILES], cwd=course,
+                                   capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            epoch = ""
+    if not epoch.isdigit():
+        epoch = str(int(max((p.stat().st_mtime for p in _source_files(course)), default=0)))
+    # a zip entry holds 1980-01-01 to 2107-12-31, in two-second steps
+    when = time.gmtime(min(max(int(epoch), 315532800), 4354819198))
+    return (when.tm_year, when.tm_mon, when.tm_mday, when.tm_hour, when.tm_min, when.tm_sec - when.tm_sec % 2)
+
+
 def digest(course: Path) -> str:
-    """SHA-256 of the course's sources, this generator and nbgrader's version."""
-    h = hashlib.sha256(metadata.version("nbgrader").encode())
+    """SHA-256 of the course's sources, their date (:func:`zip_time`), this generator and
+    nbgrader's version."""
+    h = hashlib.sha256(metadata.version("nbgrader").encode() + repr(zip_time(course)).encode())
     h.update(Path(__file__).read_bytes() + kit_wheel.wheel_name().encode())
     for path in _source_files(course):
         h.update(path.relative_to(course).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def write_zip(folder: Path, dest: Path) -> None:
-    """Zip ``folder`` as ``<folder name>/...`` into ``dest`` (written whole, then renamed)."""
+def write_zip(folder: Path, dest: Path, when: tuple) -> None:
+    """Zip ``folder`` as ``<folder name>/...`` into ``dest`` (written whole, then renamed), every
+    entry dated ``when`` (a ``ZipInfo.date_time``)."""
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            info = zipfile.ZipInfo(f"{folder.name}/{path.relative_to(folder).as_posix()}", ZIP_TIME)
+            info = zipfile.ZipInfo(f"{folder.name}/{path.relative_to(folder).as_posix()}", when)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, path.read_bytes())
@@ -87,7 +107,7 @@ def release(course: Path, out: Path) -> list[Path]:
     from traitlets.config.loader import PyFileConfigLoader
 
     out.mkdir(parents=True, exist_ok=True)
-    zips = []
+    zips, when = [], zip_time(course)
     with tempfile.TemporaryDirectory(prefix="student-labs-") as tmp:
         copy = Path(tmp) / "course"
         copy.mkdir()
@@ -110,7 +130,7 @@ def release(course: Path, out: Path) -> list[Path]:
             hand_in = [f"{lab}.ipynb", *config.Autograde.get("exclude_overwriting", {}).get(lab, [])]
             (folder / "README.md").write_text(readme(lab, folder, hand_in), encoding="utf-8")
             zips.append(out / f"{lab}.zip")
-            write_zip(folder, zips[-1])
+            write_zip(folder, zips[-1], when)
     return zips
 
 
