@@ -227,16 +227,34 @@ class Recorder:
         if not isinstance(executor, Executor):
             raise ValueError(f"executor must be an Executor, got {type(executor).__name__}")
         self.executor = executor
-        self.entered = float("nan")
-        self.step = np.zeros(0, np.int32)
-        self.posted = self.completed = self.combined = np.zeros(0)
+        self._times, self._index = [], []
 
     def _keep(self, times: list, index: list) -> None:
-        a = np.asarray(times, dtype=float)
-        self.entered = float(a[0])
-        rows = a[1:].reshape(-1, 3)
-        self.step = np.asarray(index, np.int32)
-        self.posted, self.completed, self.combined = (rows[:, j].copy() for j in range(3))
+        """Keep a call's raw times (arrays are made when read: a recorded call stays cheap)."""
+        self._times, self._index = times, index
+
+    def _column(self, j: int) -> np.ndarray:
+        return np.asarray(self._times[1 + j::3], dtype=float)
+
+    @property
+    def entered(self) -> float:
+        return float(self._times[0]) if self._times else float("nan")
+
+    @property
+    def step(self) -> np.ndarray:
+        return np.asarray(self._index, np.int32)
+
+    @property
+    def posted(self) -> np.ndarray:
+        return self._column(0)
+
+    @property
+    def completed(self) -> np.ndarray:
+        return self._column(1)
+
+    @property
+    def combined(self) -> np.ndarray:
+        return self._column(2)
 
     def as_dict(self) -> dict:
         """The times as plain lists (for pickling or JSON)."""
@@ -409,21 +427,25 @@ class Executor(Resource):
         """Execute the schedule in place on ``buf`` (``schedule.nelems`` elements, C-contiguous;
         any shape, read as 1-D); returns ``buf``."""
         if buf is not self._bound and buf is not self._given:
-            self._given = buf              # a shaped array: its flat view is what is bound
-            if type(buf) is np.ndarray and buf.ndim != 1:
-                if not buf.flags.c_contiguous:
-                    raise ValueError("buf must be C-contiguous")
-                flat = buf.reshape(-1)
-            else:
-                flat = buf
-            if self._bound is not None and self._same_memory(flat):
-                self._bound = flat         # another view of the same memory: requests still valid
-            else:
-                self._given = None
-                self._bind(flat)
-                self._given = buf
+            self._rebind(buf)
         self._execute()
         return buf
+
+    def _rebind(self, buf):
+        """Bind the requests to ``buf`` (unless it is another view of the bound memory)."""
+        self._given = buf              # a shaped array: its flat view is what is bound
+        if type(buf) is np.ndarray and buf.ndim != 1:
+            if not buf.flags.c_contiguous:
+                raise ValueError("buf must be C-contiguous")
+            flat = buf.reshape(-1)
+        else:
+            flat = buf
+        if self._bound is not None and self._same_memory(flat):
+            self._bound = flat         # another view of the same memory: requests still valid
+        else:
+            self._given = None
+            self._bind(flat)
+            self._given = buf
 
     def _execute(self):
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
@@ -450,11 +472,10 @@ class Executor(Resource):
         this executor; it keeps the last call's); returns ``buf``."""
         if not isinstance(recorder, Recorder) or recorder.executor is not self:
             raise ValueError("recorder must be a Recorder of this executor (Recorder(executor))")
-        self._execute = lambda: self._execute_recorded(recorder)   # run's own binding, then this loop
-        try:
-            return self.run(buf)
-        finally:
-            del self._execute
+        if buf is not self._bound and buf is not self._given:
+            self._rebind(buf)
+        self._execute_recorded(recorder)
+        return buf
 
     def _execute_recorded(self, recorder):
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
