@@ -1,9 +1,10 @@
 """Aligning the ranks' clocks: each rank's offset from rank 0, with its own error bound.
 
 Method: Cristian's probabilistic clock reading (F. Cristian, "Probabilistic clock
-synchronization", Distributed Computing 3(3), 1989), as Hoefler, Schneider and Lumsdaine
-use it against a root rank ("Accurate and efficient process clock synchronisation", IEEE
-Cluster 2010, the offset step of their method; SKaMPI and ReproMPI do the same):
+synchronization", Distributed Computing 3(3), 1989), the offset step that Hoefler, Schneider
+and Lumsdaine take against a root rank in Netgauge ("Accurately measuring collective operations
+at massive scale", IPDPS 2008, PMEO workshop, doi:10.1109/IPDPS.2008.4536494; SKaMPI's window
+scheme, which they compare with, estimates offsets the same way):
 rank r sends a ping at its time ``a``, rank 0 answers with its time ``t0``, rank r
 receives the answer at its time ``b``.  Rank 0's clock read ``t0`` somewhere between
 ``a`` and ``b``, so ``offset = t0 - (a + b) / 2`` (rank 0's clock minus rank r's, s) is
@@ -33,8 +34,8 @@ from .executor import CLOCK
 ROUNDS = 100
 METHOD = "Cristian's minimum-round-trip offset against rank 0"
 SOURCE = ("F. Cristian, Probabilistic clock synchronization, Distributed Computing 3(3), 1989; "
-          "T. Hoefler, T. Schneider, A. Lumsdaine, Accurate and efficient process clock "
-          "synchronisation, IEEE Cluster 2010")
+          "T. Hoefler, T. Schneider, A. Lumsdaine, Accurately measuring collective operations at "
+          "massive scale, IPDPS 2008 (PMEO), doi:10.1109/IPDPS.2008.4536494")
 
 
 def estimate(comm, rounds: int = ROUNDS) -> tuple[np.ndarray, np.ndarray]:
