@@ -213,6 +213,9 @@ class Machine:
     caveats: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     submitted: bool = True
+    shared: dict = field(default_factory=dict)     #: file -> the other machines that handed in the same bytes
+    repeat: bool = False         #: drawn only from files an earlier machine handed in: out of the class statistics
+    outliers: list = field(default_factory=list)   #: the figures far from the class's (:func:`mark_outliers`)
 
     @property
     def oversubscribed(self) -> bool:
@@ -316,6 +319,61 @@ def build_machine(course: Path, view: views.LabView, files: list[str], folder: P
     return m
 
 
+# ---------------------------------------------------------------- shared files, outliers
+def mark_shared(course: Path, view: views.LabView, files: list[str], machines: list[Machine]) -> None:
+    """Name, on each machine, the files byte-identical to another student's (:func:`grade.same_data`),
+    and mark as a repeat a machine every file of which it is drawn from an earlier machine handed in."""
+    students = [m for m in machines if not m.reference and m.submitted]
+    shared = grade.same_data(course, grade.Lab(view.name, [], data_files=files), [m.student for m in students])
+    by_id = {m.student: m for m in students}
+    seen: set[tuple[str, str]] = set()     # (file, student) of the machines listed so far
+    for m in students:
+        m.shared = {f: [by_id[o].name for o in others] for f, others in shared.get(m.student, {}).items()}
+        used = [f for f in view.reads if f in m.usable] if m.values else []
+        m.repeat = bool(used) and all(any((f, o) in seen for o in shared.get(m.student, {}).get(f, []))
+                                      for f in used)
+        seen.update((f, m.student) for f in m.usable)
+
+
+#: a figure is an outlier if it lies more than this many median absolute deviations from the class median
+OUTLIER_MADS = 3
+#: fewer machines counted than this: no outlier is marked
+OUTLIER_MIN_MACHINES = 5
+
+
+def mark_outliers(view: views.LabView, machines: list[Machine]) -> None:
+    """Add to ``m.outliers`` the figures of the page's table (its columns of fitted numbers) in
+    which machine ``m`` lies more than :data:`OUTLIER_MADS` median absolute deviations from the
+    class median, both over the machines that count (:func:`class_report_labs.counted`), in the
+    logarithm for figures that are all positive (a factor of 10 above as far as 10 below)."""
+    import numpy as np
+
+    def number(v):
+        return isinstance(v, float) and np.isfinite(v)
+
+    students = [m for m in machines if not m.reference and m.values]
+    for c in view.columns:
+        if not c.header:
+            continue
+        base = np.array([c.value(m) for m in students if views.counted(m) and number(c.value(m))])
+        if base.size < OUTLIER_MIN_MACHINES:
+            continue
+        log = bool(np.all(base > 0))
+        x = np.log(base) if log else base
+        med = np.median(x)
+        mad = np.median(np.abs(x - med))
+        if mad == 0:
+            continue
+        for m in students:
+            v = c.value(m)
+            if number(v) and (v > 0 or not log) and abs((np.log(v) if log else v) - med) > OUTLIER_MADS * mad:
+                m.outliers.append(c.header.split(" (")[0].split(" [")[0])
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 # ---------------------------------------------------------------- the page
 CSS = """
 :root { --primary: #0a7d91; --text: #222832; --muted: #5a6270; --rule: #d8dde3; --faint: #f3f5f7; }
@@ -350,6 +408,8 @@ tr.over td:first-child { border-left: 3px solid #c2410c; }
 .tag.ok { background: #e0f2f1; color: #0f5f59; }
 .tag.miss { background: #fef3c7; color: #854d0e; }
 .tag.ref { background: #e5e7eb; color: #111827; }
+.tag.shared { background: #ede9fe; color: #5b21b6; }
+.tag.outlier { background: #fee2e2; color: #991b1b; }
 .wide { overflow-x: auto; }
 dl.legend dt { font-weight: 600; } dl.legend dd { margin: 0 0 0.4rem 1.2rem; color: var(--muted); }
 a { color: var(--primary); }
@@ -369,7 +429,8 @@ def _precision_tag(text: str) -> str:
 def machines_table(view: views.LabView, machines: list[Machine]) -> str:
     cols = [c for c in view.columns if c.header]
     width = 5 + len(cols)
-    head = ("<tr><th>machine</th><th>run</th><th>MPI</th><th>OS</th><th>precision</th>"
+    width += 1
+    head = ("<tr><th>machine</th><th>run</th><th>MPI</th><th>OS</th><th>precision</th><th>load</th>"
             + "".join(f"<th>{_e(c.header)}</th>" for c in cols) + "</tr>")
     rows = []
     for m in machines:
@@ -378,12 +439,20 @@ def machines_table(view: views.LabView, machines: list[Machine]) -> str:
         d = m.description
         run = _e(m.ranks) + (' <span class="tag over">oversubscribed</span>' if m.oversubscribed else "")
         name = _e(m.name) + (' <span class="tag ref">reference</span>' if m.reference else "")
+        for f, others in m.shared.items():
+            name += f' <span class="tag shared">{_e(f)} same as {_e(", ".join(others))}\'s</span>'
+        if m.repeat:
+            name += ' <span class="tag shared">not counted again</span>'
+        if m.outliers:
+            name += f' <span class="tag outlier">outlier: {_e(", ".join(m.outliers))}</span>'
+        load = d.get("load_average_1min")
         cells = "".join(f'<td class="num">{_e(c.page(m))}</td>' for c in cols)
         cls = " ".join(k for k, on in (("reference", m.reference), ("over", m.oversubscribed)) if on)
         notes = m.caveats + [f"{p.file}: {p.reason}" for p in m.problems]
         rows.append(f'<tr class="{cls}{" has-notes" if notes else ""}"><td>{name}</td><td class="run">{run}</td>'
                     f"<td>{_e(d.get('mpi_library'))}</td><td>{_e(d.get('os'))}</td>"
-                    f"<td>{_precision_tag(d.get('precision', ''))}</td>{cells}</tr>")
+                    f"<td>{_precision_tag(d.get('precision', ''))}</td>"
+                    f'<td class="num">{"" if load is None else f"{load:.1f}"}</td>{cells}</tr>')
         if notes:
             rows.append(f'<tr class="notes {cls}"><td></td><td colspan="{width - 1}">{_e("; ".join(notes))}</td></tr>')
     return f'<div class="wide"><table class="machines">{head}{"".join(rows)}</table></div>'
@@ -406,6 +475,18 @@ def page(view: views.LabView, machines: list[Machine], files: list[str], course:
     n_over = sum(1 for m in drawn if m.oversubscribed)
     n_problems = sum(len(m.problems) for m in students)
     summary = view.summary(machines)
+    sharing = [m for m in students if m.shared]
+    if sharing:
+        summary.append(f"{plural(len(sharing), 'machine')} handed in a data file byte-identical to another "
+                       "student's (" + "; ".join(f"{_e(m.name)}: {_e(', '.join(m.shared))}" for m in sharing)
+                       + "): each such file is counted once in the class medians (the machine listed first "
+                       "counts), and tagged in the table.")
+    odd = [m for m in students if m.outliers]
+    summary.append(f"Outliers: a figure of the table more than {OUTLIER_MADS} median absolute deviations from the "
+                   "class median (of the logarithm when every value is positive; over the machines not "
+                   f"oversubscribed, a shared file once; at least {OUTLIER_MIN_MACHINES} machines): "
+                   + ("; ".join(f"{_e(m.name)} ({_e(', '.join(m.outliers))})" for m in odd) if odd else "none")
+                   + ".")
     figs = "".join(f"<figure>{f.svg}<figcaption>{f.caption}</figcaption></figure>" for f in figures)
     checked = "".join(f"<li><code>{_e(f)}</code>: {view.notes[f]}</li>" for f in files if f in view.notes)
     who = "student ids (<code>--names</code>)" if names else "pseudonyms (a keyed hash of each student id)"
@@ -425,8 +506,8 @@ def page(view: views.LabView, machines: list[Machine], files: list[str], course:
 <body>
 <main>
 <h1>{_e(view.title)}<small>The class's machines side by side</small></h1>
-<p class="meta">{len(students)} student folders in <code>{_e(course)}/submitted</code>;
-{len(drawn)} machines shown ({n_over} oversubscribed); {n_problems} hand-ins not used
+<p class="meta">{plural(len(students), "student folder")} in <code>{_e(course)}/submitted</code>;
+{plural(len(drawn), "machine")} shown ({n_over} oversubscribed); {plural(n_problems, "hand-in")} not used
 (<a href="#not-used">listed below</a>);
 machines named by {who}. Files read: {", ".join(f"<code>{_e(f)}</code>" for f in files)}.</p>
 <div class="summary"><ul>{"".join(f"<li>{s}</li>" for s in summary)}</ul></div>
@@ -447,6 +528,12 @@ only the machine's communication. Drawn hollow in orange and kept out of the cla
 target (met), or because its time budget or repetition cap ran out first (missed); for lab 5, whether the
 calibration was reliable. "not recorded": the file predates the record.</dd>
 <dt>MPI, OS</dt><dd>the MPI library and the operating system the file records.</dd>
+<dt>load</dt><dd>the machine's load average over the minute before the run (the file's
+<code>load_average_1min</code>): above its core count, other programs competed with the measurement.</dd>
+<dt>same as</dt><dd>the file is byte for byte another student's: one measurement handed in twice. Both
+machines are shown; only the first counts in the class medians.</dd>
+<dt>outlier</dt><dd>the figures named lie more than {OUTLIER_MADS} median absolute deviations from the class
+median (the rule is in the summary above): a machine unlike the others, or a measurement to check.</dd>
 </dl>
 <footer>Made by <code>{_e(command)}</code> on {_dt.datetime.now().strftime("%Y-%m-%d %H:%M")}.
 A static page: nothing in it is loaded from anywhere. The numbers are in <code>{_e(view.name)}.csv</code>
@@ -460,7 +547,7 @@ beside it.</footer>
 # ---------------------------------------------------------------- the CSV
 def write_csv(path: Path, view: views.LabView, machines: list[Machine], names: bool) -> None:
     columns = ["machine", *(["student"] if names else []), "status", "problems", "caveats", "ranks", "cores",
-               "oversubscribed", "mpi_library", "os", "precision", "load_average_1min",
+               "oversubscribed", "mpi_library", "os", "precision", "load_average_1min", "shared", "outliers",
                *(c.csv for c in view.columns)]
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
@@ -474,7 +561,10 @@ def write_csv(path: Path, view: views.LabView, machines: list[Machine], names: b
                    else d.get("ranks", ""), d.get("cores", ""),
                    "" if not d else ("yes: " + d["oversubscribed"] if d.get("oversubscribed") else "no"),
                    d.get("mpi_library", ""), d.get("os", ""), d.get("precision", ""),
-                   None if d.get("load_average_1min") is None else float(f"{d['load_average_1min']:.3g}")]
+                   None if d.get("load_average_1min") is None else float(f"{d['load_average_1min']:.3g}"),
+                   "; ".join(f"{f}: same as {', '.join(o)}" + (" (not counted again)" if m.repeat else "")
+                             for f, o in m.shared.items()),
+                   ", ".join(m.outliers)]
             row += [c.value(m) if m.values else None for c in view.columns]
             # texts (a student's id, names and strings from the files) never start a formula;
             # numbers stay numbers
@@ -496,6 +586,8 @@ def report(course: Path, lab: str, out: Path, names: bool = False, command: str 
     machines = [build_machine(course, view, files, course / "source" / lab, "", "reference", "ref", reference=True)]
     for i, s in enumerate(sorted(students, key=label.get)):
         machines.append(build_machine(course, view, files, submitted / s / lab, s, label[s], f"m{i}"))
+    mark_shared(course, view, files, machines)
+    mark_outliers(view, machines)
     try:
         with views.figure_style():
             figures = view.figures([m for m in machines if m.drawn])
@@ -541,8 +633,8 @@ def main(argv=None) -> int:
 
         print(grade.interrupted_line("python labs/class_report.py", before), file=sys.stderr, flush=True)
         return INTERRUPTED
-    print(f"{args.lab}: {done['students']} student folders, {done['shown']} machines shown, "
-          f"{done['problems']} hand-ins not used ({time.monotonic() - t0:.1f} s)")
+    print(f"{args.lab}: {plural(done['students'], 'student folder')}, {plural(done['shown'], 'machine')} shown, "
+          f"{plural(done['problems'], 'hand-in')} not used ({time.monotonic() - t0:.1f} s)")
     print(f"page: {done['html']}\ncsv:  {done['csv']}")
     return 0
 

@@ -142,9 +142,15 @@ def jitter(n: int, seed: int = 0, width: float = 0.28) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-width, width, n)
 
 
+def counted(m) -> bool:
+    """Whether machine ``m`` counts in the class's statistics: a student's, not oversubscribed, and
+    not drawn only from files byte-identical to an earlier machine's (a shared file counts once)."""
+    return not m.reference and not m.oversubscribed and not getattr(m, "repeat", False)
+
+
 def class_median(machines, key):
-    """Median of ``key(m)`` over the students' machines that are not oversubscribed (NaNs left out)."""
-    vals = [key(m) for m in machines if not m.reference and not m.oversubscribed]
+    """Median of ``key(m)`` over the machines that count (:func:`counted`; NaNs left out)."""
+    vals = [key(m) for m in machines if counted(m)]
     vals = [v for v in vals if v is not None and np.isfinite(v)]
     return float(np.median(vals)) if vals else math.nan
 
@@ -155,7 +161,7 @@ def fmt(x, scale=1.0, digits=3) -> str:
     if x is None or isinstance(x, bool) or (isinstance(x, float) and not np.isfinite(x)):
         return ""
     v = x * scale
-    return f"{v:,.0f}" if abs(v) >= 10 ** (digits - 1) else f"{v:.{digits}g}"
+    return f"{v:,.0f}" if abs(v) >= 10 ** (digits - 1) else f"{v:#.{digits}g}".rstrip(".")
 
 
 # ---------------------------------------------------------------- a lab
@@ -392,11 +398,12 @@ def lab1_summary(machines) -> list[str]:
     b = class_median(drawn, lambda m: m.values["beta_s_per_byte"])
     if not np.isfinite(a):
         return ["Every drawn machine is oversubscribed: no class median."]
-    alphas = [m.values["alpha_s"] for m in drawn if not m.oversubscribed]
-    return [f"Class median α = {a / US:.3g} µs (from {min(alphas) / US:.3g} to {max(alphas) / US:.3g} µs), "
-            f"β = {b * 1e9:.3g} ns/B (1/β = {1e-6 / b:,.0f} MB/s), n½ = "
+    alphas = [m.values["alpha_s"] for m in drawn if counted(m)]
+    return [f"Class median α = {fmt(a, 1 / US)} µs (from {fmt(min(alphas), 1 / US)} to {fmt(max(alphas), 1 / US)} "
+            f"µs), β = {fmt(b, 1e9)} ns/B (1/β = {1e-6 / b:,.0f} MB/s), n½ = "
             f"{class_median(drawn, lambda m: m.values['n_half_bytes']):,.0f} B, over {len(alphas)} machines "
-            "that were not oversubscribed."]
+            "that were not oversubscribed" + (" (a file handed in twice counted once)." if any(
+                getattr(m, "repeat", False) for m in drawn) else ".")]
 
 
 LAB1 = LabView(
@@ -579,9 +586,9 @@ def _ranking_figure(plt, lab, ranked) -> Figure:
 def lab3_summary(machines) -> list[str]:
     out = []
     students = [m for m in machines if not m.reference]
-    fits = [m for m in students if "o_s_s" in m.values and not m.oversubscribed]
+    fits = [m for m in students if "o_s_s" in m.values and counted(m)]
     if fits:
-        parts = [f"{label} = {class_median(fits, lambda m, k=key: m.values.get(k)) / scale:.3g} {unit}"
+        parts = [f"{label} = {fmt(class_median(fits, lambda m, k=key: m.values.get(k)), 1 / scale)} {unit}"
                  for key, label, unit, scale in PARAMS3]
         out.append(f"Class medians over {len(fits)} machines not oversubscribed: " + ", ".join(parts) + ".")
         lost = sum(1 for m in fits if not m.values["L_identified"])
@@ -733,7 +740,7 @@ def lab5_summary(machines) -> list[str]:
     if not students:
         return []
     out = []
-    clean = [m for m in students if not m.oversubscribed]
+    clean = [m for m in students if counted(m)]
     if clean:
         out.append("Class median of the machines' median |error| with the software term: " + ", ".join(
             f"{k} {100 * class_median(clean, lambda m, key=f'{k}:with_software': m.values.get(key)):.0f} %"
@@ -836,7 +843,7 @@ def lab2_figures(machines) -> list[Figure]:
 
 
 def lab2_summary(machines) -> list[str]:
-    clean = [m for m in machines if not m.reference and not m.oversubscribed and m.values.get("f")]
+    clean = [m for m in machines if counted(m) and m.values.get("f")]
     if not clean:
         return ["No machine of the class ran the test jig without oversubscription."]
     Ls = sorted({L for m in clean for L in m.values["f"]} - {1})

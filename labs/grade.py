@@ -135,10 +135,40 @@ def column(lab: Lab, notebook: str, grade_id: str) -> str:
     return grade_id if len(lab.notebooks) == 1 else f"{notebook}:{grade_id}"
 
 
-def data_status(course: Path, lab: Lab, folder: Path) -> str:
+def same_data(course: Path, lab: Lab, students: list[str]) -> dict[str, dict[str, list[str]]]:
+    """``{student: {file: [the other students whose file is byte-identical]}}`` over the
+    hand-ins ``submitted/<student>/<lab>/<file>`` of ``lab``'s data files (SHA-256 of the bytes
+    :func:`netmodels.outputs.read_input` reads; a file it refuses, and the reference copy
+    released with the lab, are shared with no one)."""
+    import hashlib
+
+    from netmodels.outputs import read_input
+
+    out: dict[str, dict[str, list[str]]] = {}
+    for name in lab.data_files:
+        try:
+            ref = hashlib.sha256(read_input(course / "source" / lab.name / name, root=course)).digest()
+        except OSError:
+            ref = None
+        by_hash: dict[bytes, list[str]] = {}
+        for student in students:
+            try:
+                h = hashlib.sha256(read_input(course / "submitted" / student / lab.name / name, root=course)).digest()
+            except OSError:
+                continue
+            if h != ref:
+                by_hash.setdefault(h, []).append(student)
+        for group in by_hash.values():
+            for student in group if len(group) > 1 else ():
+                out.setdefault(student, {})[name] = [s for s in group if s != student]
+    return out
+
+
+def data_status(course: Path, lab: Lab, folder: Path, shared: dict[str, list[str]] | None = None) -> str:
     """'own', 'reference copy', 'missing' or 'refused (why)', per data file of the lab (read by
     :func:`netmodels.outputs.read_input`: a link, a special file or a file too large is
-    refused, also one in a folder reached through a link from ``course``)."""
+    refused, also one in a folder reached through a link from ``course``); ``shared``: ``{file:
+    [students]}`` whose file is the same (:func:`same_data`): "same as bob's" instead of 'own'."""
     from netmodels.outputs import Refused, read_input
 
     parts = []
@@ -157,6 +187,8 @@ def data_status(course: Path, lab: Lab, folder: Path) -> str:
                 state = "reference copy" if read_input(ref, root=course) == own else "own"
             except OSError:                 # no reference file: the lab releases none
                 state = "own"
+            if state == "own" and (shared or {}).get(name):
+                state = "same as " + " and ".join(f"{other}'s" for other in shared[name])
         parts.append(f"{name}: {state}")
     return "; ".join(parts)
 
@@ -622,9 +654,13 @@ def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for lab in labs:
             maxima = {(nb, gid): gb.find_grade_cell(gid, nb, lab.name).max_score for nb, gid, _ in lab.cells}
+            shared = same_data(course, lab, students)
             for student in students:
                 oc = outcomes.get((student, lab.name), Outcome("not submitted"))
-                row = {"student": student, "lab": lab.name, "status": oc.status, "data": oc.data,
+                data = oc.data
+                if oc.data and student in shared:    # a file handed in by others too: named with them
+                    data = data_status(course, lab, course / "submitted" / student / lab.name, shared[student])
+                row = {"student": student, "lab": lab.name, "status": oc.status, "data": data,
                        "sandbox": oc.sandbox, "flags": flags(course, lab, student) if oc.status == "graded" else "",
                        "auto_score": 0.0, "auto_max": 0.0, "score": 0.0,
                        "max_score": float(sum(maxima.values())), "manual_pending": 0}
