@@ -227,11 +227,7 @@ class Recorder:
         if not isinstance(executor, Executor):
             raise ValueError(f"executor must be an Executor, got {type(executor).__name__}")
         self.executor = executor
-        self._times, self._index = [], []
-
-    def _keep(self, times: list, index: list) -> None:
-        """Keep a call's raw times (arrays are made when read: a recorded call stays cheap)."""
-        self._times, self._index = times, index
+        self._times, self._index = [], []     # the last call's raw times, its steps (arrays made when read)
 
     def _column(self, j: int) -> np.ndarray:
         return np.asarray(self._times[1 + j::3], dtype=float)
@@ -474,10 +470,9 @@ class Executor(Resource):
             raise ValueError("recorder must be a Recorder of this executor (Recorder(executor))")
         if buf is not self._bound and buf is not self._given:
             self._rebind(buf)
-        self._execute_recorded(recorder)
-        return buf
-
-    def _execute_recorded(self, recorder):
+        # _execute's loop with the clock read after Startall, Waitall and the blocks applied
+        # (one function, the times appended to a list: a recorded call of one step costs
+        # four clock reads more, about 0.4 µs)
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
         sop, clock = self._scalar_op, CLOCK
         times = []
@@ -505,7 +500,8 @@ class Executor(Resource):
                 else:
                     dst[0] = sop(dst[0], src[0])
             mark(clock())
-        recorder._keep(times, self._step_index)
+        recorder._times, recorder._index = times, self._step_index
+        return buf
 
     def free(self):
         """Free the requests and the duplicated communicator (collective)."""
