@@ -67,7 +67,7 @@ def test_declared_dependencies_are_the_pins_of_requirements_txt():
         assert req.name.lower() in pins, f"{req.name} is declared in pyproject.toml, not pinned in requirements.txt"
         assert _key(req) == _key(pins[req.name.lower()]), f"pyproject.toml {req} != requirements.txt {pins[req.name.lower()]}"
     assert "nbgrader" not in {r.name.lower() for r in runtime}   # a student gets no instructor tool
-    assert {r.name for r in instructor} == {"nbgrader", "django-static-mathjax"}   # grading and feedback pages
+    assert {r.name for r in instructor} == {"nbgrader", "django-static-mathjax", "bleach"}   # grading and feedback pages
     assert "nbgrader" in pins   # `make venv` installs it for authors and instructors
 
 
@@ -113,7 +113,8 @@ def test_the_wheel_installs_and_runs_a_lab_command_without_the_repository(tmp_pa
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     assert [r for r in requires if r.startswith("nbgrader")] == ['nbgrader==0.9.6; extra == "instructor"'], requires
     assert [r for r in requires if 'extra == "instructor"' in r] == [
-        'nbgrader==0.9.6; extra == "instructor"', 'django-static-mathjax==3.2.2.1; extra == "instructor"'], requires
+        'nbgrader==0.9.6; extra == "instructor"', 'django-static-mathjax==3.2.2.1; extra == "instructor"',
+        'bleach==6.4.0; extra == "instructor"'], requires
 
     # an empty virtual environment, the wheel and its dependencies from the registry (or pip's cache),
     # installed by a current pip, as the Install page has the student upgrade pip first: this
