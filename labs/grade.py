@@ -142,19 +142,19 @@ def same_data(course: Path, lab: Lab, students: list[str]) -> dict[str, dict[str
     released with the lab, are shared with no one)."""
     import hashlib
 
-    from netmodels.outputs import read_input
+    from netmodels.outputs import Refused, read_input
 
     out: dict[str, dict[str, list[str]]] = {}
     for name in lab.data_files:
         try:
             ref = hashlib.sha256(read_input(course / "source" / lab.name / name, root=course)).digest()
-        except OSError:
+        except (OSError, Refused):
             ref = None
         by_hash: dict[bytes, list[str]] = {}
         for student in students:
             try:
                 h = hashlib.sha256(read_input(course / "submitted" / student / lab.name / name, root=course)).digest()
-            except OSError:
+            except (OSError, Refused):      # missing, or refused: data_status says which
                 continue
             if h != ref:
                 by_hash.setdefault(h, []).append(student)

@@ -57,6 +57,12 @@ def test_grades_name_the_students_who_share_a_file(tmp_path, monkeypatch):
     shutil.copy(LABS / "source" / "lab1" / "pingpong.json", course / "submitted" / FAR / "lab1" / "pingpong.json")
     shutil.copy(LABS / "source" / "lab1" / "pingpong.json", course / "submitted" / A / "lab1" / "pingpong.json")
     assert grade.same_data(course, LAB1, students) == {}
+    # a link to another student's file is refused (never read), not "the same" as it
+    link = course / "submitted" / FAR / "lab1" / "pingpong.json"
+    link.unlink()
+    link.symlink_to(course / "submitted" / B / "lab1" / "pingpong.json")
+    assert grade.same_data(course, LAB1, students) == {}
+    link.unlink()
     # rows() writes it in grades.csv's data column, for both
     (course / "submitted" / FAR / "lab1" / "pingpong.json").write_bytes(far)
     shutil.copy(course / "submitted" / B / "lab1" / "pingpong.json", course / "submitted" / A / "lab1" / "pingpong.json")
