@@ -188,7 +188,8 @@ def data_status(course: Path, lab: Lab, folder: Path, shared: dict[str, list[str
             except OSError:                 # no reference file: the lab releases none
                 state = "own"
             if state == "own" and (shared or {}).get(name):
-                state = "same as " + " and ".join(f"{other}'s" for other in shared[name])
+                others = [f"{other}'s" for other in shared[name]]
+                state = "same as " + (f"{', '.join(others[:-1])} and {others[-1]}" if len(others) > 1 else others[0])
         parts.append(f"{name}: {state}")
     return "; ".join(parts)
 

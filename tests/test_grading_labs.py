@@ -59,6 +59,17 @@ def test_release_contains_no_solution_and_no_hidden_test(course, lab):
     assert shipped == sorted(p.name for p in (LABS / "source" / lab).iterdir())  # notebook + data, nothing else
 
 
+def data_state(student: str, contents: dict) -> str:
+    """grades.csv's ``data`` of one file of ``student``: 'missing' (no content), 'own', or the
+    other students who handed in the same content, in the order of their names."""
+    mine = contents[student]
+    if not mine:
+        return "missing"
+    others = [f"{s}'s" for s in sorted(contents) if s != student and contents[s] == mine]
+    return "own" if not others else "same as " + (", ".join(others[:-1]) + " and " + others[-1] if others[1:]
+                                                  else others[0])
+
+
 # ---------------------------------------------------------------- lab 4: Your L(p)
 LAB4 = "lab4"
 
@@ -118,7 +129,7 @@ def test_lab4_submission_loses_exactly_what_it_broke(graded_lab4, student):
     _, failing = subs[student]
     row = table[student]
     assert row["status"] == "graded", (row, log)
-    assert row["data"] == ("lop.json: missing" if student == "no_data" else "lop.json: own")
+    assert row["data"] == "lop.json: " + data_state(student, {s: f.get("lop.json") for s, (f, _) in subs.items()})
     got = {k: float(row[k]) for k in pts if k not in manual}
     want = {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}
     assert got == want, (student, log)
@@ -178,7 +189,8 @@ def test_lab5_submissions_lose_exactly_what_they_broke(course):
         assert row["status"] == "graded", (student, row, log)
         got = {k: float(row[k]) for k in pts if k not in manual}
         assert got == {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}, student
-        assert row["data"] == "; ".join(f"{name}: {'own' if with_data else 'missing'}" for name in LAB5_DATA)
+        assert row["data"] == "; ".join(f"{name}: " + data_state(student, {s: w for s, (_, w, _) in subs.items()})
+                                        for name in LAB5_DATA)   # every student's copy is the same text
 
 
 # ------------------------------------------------- lab 6 (computed answers, no data files)

@@ -71,6 +71,12 @@ def test_grades_name_the_students_who_share_a_file(tmp_path, monkeypatch):
     table = {r["student"]: r for r in grade.rows(course, [LAB1], [A, B, FAR], outcomes)}
     assert table[A]["data"] == f"pingpong.json: same as {B}'s" and table[B]["data"] == f"pingpong.json: same as {A}'s"
     assert table[FAR]["data"] == "pingpong.json: own"
+    # four copies: each names the three others
+    for s in (FAR, "u1748"):
+        shutil.copy(course / "submitted" / A / "lab1" / "pingpong.json", course / "submitted" / s / "lab1" / "pingpong.json")
+    shared = grade.same_data(course, LAB1, students)
+    assert grade.data_status(course, LAB1, course / "submitted" / "u1748" / "lab1", shared["u1748"]) == (
+        f"pingpong.json: same as {A}'s, {B}'s and {FAR}'s")
 
 
 def test_the_class_report_marks_the_shared_file_and_counts_it_once(tmp_path):
