@@ -4,7 +4,8 @@
 
 For each algorithm family of :data:`CASES`, at three sizes: the estimate the command line
 makes before it builds anything (:func:`netmodels.simulate.budget.estimate`, with its probe
-of this machine's speed: the same call as ``python -m netmodels simulate``), then the run
+of this machine's speed: the same call as ``python -m netmodels simulate``, in a fresh
+process as the command's), then the run
 itself, ``python -m netmodels simulate ... --force`` in a fresh process: its CPU time and
 its peak resident memory (``os.wait4`` in a small launcher, as in
 ``benchmarks/loggopsim_speed.py``).  The estimated
@@ -18,6 +19,7 @@ and after; ``--json`` also writes the rows.  Each run takes under about 20 s on 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -77,6 +79,26 @@ print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_
 """
 
 
+#: started as ``python -c FRESH name P N model semantics``: the estimate in a fresh process, as
+#: the command line makes it (in a process that has run larger cases, the allocator's pages
+#: are already mapped and the probe runs many times faster than in a new one)
+FRESH = """
+import json, sys
+sys.path.insert(0, sys.argv[6])
+from budget_accuracy import estimate
+e = estimate(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5])
+print(json.dumps({"seconds": e.seconds, "peak": e.peak, "counts": e.counts, "probe": e.probe}))
+"""
+
+
+def fresh_estimate(name: str, p: int, n: int, model: str, semantics: str) -> dict:
+    """:func:`estimate` in a fresh process: ``{"seconds", "peak", "counts", "probe"}``."""
+    res = subprocess.run([sys.executable, "-c", FRESH, name, str(p), str(n), model, semantics,
+                          str(ROOT / "benchmarks")], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return json.loads(res.stdout)
+
+
 def measure(cmd: list[str]) -> tuple[float, float]:
     """``(CPU s, peak RSS MB)`` of one run of ``python -m netmodels simulate``, from start to exit."""
     res = subprocess.run([sys.executable, "-c", LAUNCHER, *cmd], capture_output=True, text=True,
@@ -112,18 +134,18 @@ def main(argv=None) -> int:
             continue
         for p, n in sizes:
             t0 = time.perf_counter()
-            est = estimate(name, p, n, model, semantics)
+            est = fresh_estimate(name, p, n, model, semantics)
             est_wall = time.perf_counter() - t0
             cpu, peak = measure(command(name, p, n, model, semantics))
             seconds = max(cpu - base[semantics][0], 1e-3)
-            est_mb = base[semantics][1] + est.peak / 2**20
+            est_mb = base[semantics][1] + est["peak"] / 2**20
             row = {"family": family, "algorithm": name, "model": model, "semantics": semantics, "P": p, "N": n,
-                   "transfers": est.counts[0], "steps": est.counts[1], "estimated_s": est.seconds,
-                   "estimate_took_s": est_wall, "probe": est.probe, "measured_s": seconds,
+                   "transfers": est["counts"][0], "steps": est["counts"][1], "estimated_s": est["seconds"],
+                   "estimate_took_s": est_wall, "probe": est["probe"], "measured_s": seconds,
                    "estimated_MB": est_mb, "measured_MB": peak}
             rows.append(row)
-            print(f"| {family} | {p} | {n:.3g} | {est.counts[0]:.3g} | {est.counts[1]:.3g} | {est.seconds:.3g} | "
-                  f"{seconds:.3g} | {est.seconds / seconds:.2f} | {est_mb:.0f} | {peak:.0f} | {est_mb / peak:.2f} |",
+            print(f"| {family} | {p} | {n:.3g} | {est['counts'][0]:.3g} | {est['counts'][1]:.3g} | {est['seconds']:.3g} | "
+                  f"{seconds:.3g} | {est['seconds'] / seconds:.2f} | {est_mb:.0f} | {peak:.0f} | {est_mb / peak:.2f} |",
                   flush=True)
     load1 = os.getloadavg()
     print(f"\nload average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
