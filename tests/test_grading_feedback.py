@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -79,11 +80,13 @@ def pages(tmp_path_factory, released_labs):
     written = next(c for c in nb.cells if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("solution"))
     written.source = "My answer.\n\n" + HOSTILE
     subs["mallory"] = nb
+    subs["nodata"] = solved(course, LAB)      # hands in no pingpong.json
     for student, nb in subs.items():
         folder = course / "submitted" / student / LAB
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{LAB}.ipynb")
-        (folder / "pingpong.json").write_bytes(data)
+        if student != "nodata":
+            (folder / "pingpong.json").write_bytes(data)
     graded = make(course, "grade")
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     feedback = make(course, "feedback")
@@ -140,6 +143,22 @@ def test_a_failed_visible_test_shows_its_message(pages):
     units = text(out["units"][0])
     assert UNITS_MESSAGE in units
     assert UNITS_MESSAGE not in text(out["alice"][0])   # the message of a test that passed is not shown
+
+
+def test_a_missing_data_file_is_one_message_without_a_path_of_the_grader(pages):
+    """The loader's one line (no traceback through labdata.py), naming the file only: not the
+    grader's scratch folder, the course, the kit's folder or the home folder."""
+    out, course = pages
+    page, row = out["nodata"]
+    said = text(page)
+    assert row["data"] == "pingpong.json: missing"
+    first = ("LabDataError: pingpong.json: missing: no such file in the folder the notebook runs in. Write it "
+             "again, from the lab's folder, with: mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json")
+    assert first in said, said[:3000]
+    assert "labdata.py" not in said and "Traceback" not in said.split(first)[0]
+    for path in (str(course), str(Path(__file__).resolve().parent.parent), "/tmp/", "/dev/shm/",
+                 os.path.expanduser("~") + "/"):
+        assert path not in said, path
 
 
 def test_a_failed_hidden_test_is_named_but_not_shown(pages):
