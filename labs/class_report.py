@@ -250,8 +250,9 @@ class Machine:
         d = self.description
         over = f"OVERSUBSCRIBED ({d['oversubscribed']})" if d.get("oversubscribed") else "not oversubscribed"
         load = f", load {d['load_average_1min']:.1f}" if d.get("load_average_1min") is not None else ""
+        same = "".join(f"; {f} same as {', '.join(o)}'s" for f, o in self.shared.items())
         return (f"{self.name}: {self.ranks}, {over}; {d.get('mpi_library')}; {d.get('os')}; "
-                f"precision {d.get('precision')}{load}")
+                f"precision {d.get('precision')}{load}{same}")
 
 
 def check_file(course: Path, lab: str, folder: Path, name: str, reference: bool):

@@ -88,6 +88,8 @@ def test_the_class_report_marks_the_shared_file_and_counts_it_once(tmp_path):
     assert [rows[s]["shared"].endswith("(not counted again)") for s in (A, B)] == [False, True]   # A listed first
     for s, other in ((A, B), (B, A)):
         assert re.search(rf"<td>{s} <span class=\"tag shared\">pingpong.json same as {other}'s</span>", page), s
+    # the point drawn over another names it in its tooltip (the figure's SVG <title>)
+    assert re.search(rf"<title>{B}: [^<]*; pingpong.json same as {A}&#x27;s</title>", page)
     # the median counts each distinct file once: the distinct α of the machines used, not oversubscribed
     alphas = {float(r["alpha_s"]) for r in rows.values() if r["status"] == "used" and r["oversubscribed"] == "no"}
     shown = float(re.search(r"Class median α = ([0-9.]+) µs", page).group(1))
