@@ -14,7 +14,6 @@ alignment of :mod:`mpi_exercises.clocks` against the true offset on one node (0)
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import subprocess
@@ -29,14 +28,24 @@ import numpy as np  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
 from mpi_exercises import clocks  # noqa: E402
+from mpi_exercises.bench import arguments  # noqa: E402
 from mpi_exercises.collectives.allreduce import allreduce, executor_for  # noqa: E402
 from mpi_exercises.executor import Executor, Recorder  # noqa: E402
+from netmodels.commandline import OneLineParser  # noqa: E402
 
 
-def old_executor(rev: str):
-    """The Executor class of ``mpi_exercises/executor.py`` at git revision ``rev``."""
-    text = subprocess.run(["git", "show", f"{rev}:mpi_exercises/executor.py"], cwd=ROOT, check=True,
-                          capture_output=True, text=True).stdout
+def executor_source(rev: str) -> str | None:
+    """The text of ``mpi_exercises/executor.py`` at git revision ``rev``, or None if git has none."""
+    try:
+        res = subprocess.run(["git", "show", f"{rev}:mpi_exercises/executor.py"], cwd=ROOT,
+                             capture_output=True, text=True)
+    except OSError:
+        return None
+    return res.stdout if res.returncode == 0 else None
+
+
+def old_executor(rev: str, text: str):
+    """The Executor class of ``text``, ``mpi_exercises/executor.py`` at git revision ``rev``."""
     spec = importlib.util.spec_from_loader("mpi_exercises._executor_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "mpi_exercises"
@@ -44,20 +53,28 @@ def old_executor(rev: str):
     return module.Executor
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser() -> OneLineParser:
+    p = OneLineParser(prog="recording_cost.py", description=__doc__.splitlines()[0])
     p.add_argument("--rev", default="36c3dbd~1", help="git revision of the executor before recording")
-    p.add_argument("-N", type=int, default=1)
-    p.add_argument("--rounds", type=int, default=200)
-    p.add_argument("--calls", type=int, default=200)
-    a = p.parse_args()
+    p.add_argument("-N", type=arguments.positive_int, default=1, help="float64 elements (default 1)")
+    p.add_argument("--rounds", type=arguments.positive_int, default=200, help="rounds (default 200)")
+    p.add_argument("--calls", type=arguments.positive_int, default=200, help="calls timed per round (default 200)")
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
+    a = p.parse_args(argv)
+    text = executor_source(a.rev)
+    if text is None:
+        p.error(f"--rev: git has no mpi_exercises/executor.py at {a.rev!r} (a clone with its history is needed)")
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     load0 = os.getloadavg()
     x = np.zeros(a.N)          # sums stay 0: no overflow (its warnings would be timed)
     out = np.empty_like(x)
     schedule = executor_for(comm, "snake", a.N, np.float64).schedule
-    old = old_executor(a.rev)(comm, schedule, np.float64, MPI.SUM)
+    old = old_executor(a.rev, text)(comm, schedule, np.float64, MPI.SUM)
     new = Executor(comm, schedule, np.float64, MPI.SUM)
     rec = Recorder(new)
     buf = np.zeros(a.N)

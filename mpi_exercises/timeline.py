@@ -23,7 +23,7 @@ import numpy as np
 from netmodels.outputs import write_json, write_text
 from netmodels.simulate import trace as tr
 
-from .bench.arguments import count_of, int_at_least, sample_count
+from .bench.arguments import add_force_option, count_of, int_at_least, sample_count
 
 PROG = "python -m mpi_exercises timeline"
 #: the kinds of a measured trace: a step's posting (from its start until Startall returned),
@@ -52,6 +52,7 @@ def add_arguments(p) -> None:
     p.add_argument("--repeat", type=sample_count, default=20,
                    help="calls recorded, each after a barrier; the one of median length is drawn (default 20)")
     p.add_argument("--warmup", type=int_at_least(0), default=3, help="calls run first, not recorded (default 3)")
+    add_force_option(p)
     p.add_argument("--json", metavar="FILE", help="write both traces and the clock alignment as JSON")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--png", metavar="FILE", help="draw the measured trace above the simulated one as a PNG picture")

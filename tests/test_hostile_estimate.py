@@ -41,9 +41,13 @@ def _args(argv):
     return build_parser().parse_args(argv)
 
 
+#: the arguments a command cannot run without
+REQUIRED = {"timeline": ["allreduce.recursive_doubling"]}
+
+
 @pytest.mark.parametrize("name", [n for n in COMMANDS if n != "info"])
 def test_every_default_run_passes_and_has_force(name):
-    args = _args([name])
+    args = _args([name, *REQUIRED.get(name, [])])
     assert args.force is False
     assert estimate.refusal(args) is None
     assert estimate.estimate(args).seconds < MAX_SECONDS / 10
