@@ -217,6 +217,34 @@ def pipeline_blocks(name: str, options: dict):
     return blocks
 
 
+def prepare(args):
+    """What a run of ``args`` (``simulate``'s options) simulates, checked before anything is
+    built: ``(name, entry, values, model, semantics, n, options, build, refused)``, where
+    ``build(P, N)`` makes the schedule and ``refused`` is the budget's one line or None
+    (:func:`budget.refusal`, its probe run under the same model and semantics; what a trace
+    adds is the caller's to check).  ValueError or TypeError on
+    arguments that do not fit together."""
+    algorithm = registry.get(args.algorithm)
+    name = algorithm.name
+    entry = table.get(args.model)
+    values = parameter_values(args.model, args.param)
+    model = entry.build(**values)
+    semantics = args.semantics or entry.semantics
+    n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
+    if args.receives != "after-sends" and semantics != "loggopsim":
+        raise ValueError(f"--receives {args.receives} is a choice of the loggopsim semantics; under "
+                         f"{semantics} a rank's receives of a step always follow its sends")
+    options = {k: _option(v) for k, v in args.option}
+
+    def build(p, m):
+        return algorithm.build(p, m, **options)
+
+    refused = budget.refusal(build, args.ranks, n, available_memory(), force=args.force, semantics=semantics,
+                             simulate=lambda s: simulate(s, model, semantics=semantics, receives=args.receives),
+                             blocks=pipeline_blocks(name, options))
+    return name, entry, values, model, semantics, n, options, build, refused
+
+
 def run(args) -> int:
     """The command (see the module docstring); a run that runs out of memory (past the
     estimate with ``--force``, or under a limit it could not see) ends with one line and exit
@@ -233,21 +261,8 @@ def run(args) -> int:
 
 def _run(args) -> int:
     try:
-        algorithm = registry.get(args.algorithm)
-        name = algorithm.name
-        entry = table.get(args.model)
-        values = parameter_values(args.model, args.param)
-        model = entry.build(**values)
-        semantics = args.semantics or entry.semantics
-        n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
-        if args.receives != "after-sends" and semantics != "loggopsim":
-            raise ValueError(f"--receives {args.receives} is a choice of the loggopsim semantics; under "
-                             f"{semantics} a rank's receives of a step always follow its sends")
-        options = {k: _option(v) for k, v in args.option}
-        refused = budget.refusal(lambda p, m: algorithm.build(p, m, **options), args.ranks, n,
-                                 available_memory(), force=args.force, semantics=semantics,
-                                 simulate=lambda s: simulate(s, model, semantics=semantics, receives=args.receives),
-                                 blocks=pipeline_blocks(name, options))
+        name, entry, values, model, semantics, n, options, build, refused = prepare(args)
+        algorithm = registry.get(name)
         if refused:
             print(f"python -m netmodels simulate: error: {refused}", file=sys.stderr)
             return 2

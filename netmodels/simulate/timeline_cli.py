@@ -14,9 +14,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..algorithms import registry
 from ..commandline import available_memory
-from ..models import table
 from ..outputs import output_problem, write_json, write_text
 from . import budget, cli
 from . import trace as tr
@@ -92,23 +90,8 @@ def run(args) -> int:
         return _error(f"--rows must be an integer >= 1, got {args.rows}")
     rows = args.rows or tl.MAX_ROWS
     try:
-        algorithm = registry.get(args.algorithm)
-        name = algorithm.name
-        entry = table.get(args.model)
-        values = cli.parameter_values(args.model, args.param)
-        model = entry.build(**values)
-        semantics = args.semantics or entry.semantics
-        n = args.elements if args.elements is not None else (0 if name.startswith("barrier.") else 1)
-        if args.receives != "after-sends" and semantics != "loggopsim":
-            raise ValueError(f"--receives {args.receives} is a choice of the loggopsim semantics; under "
-                             f"{semantics} a rank's receives of a step always follow its sends")
-        options = {k: cli._option(v) for k, v in args.option}
-
-        def build(p, m):
-            return algorithm.build(p, m, **options)
-
-        refused = budget.refusal(build, args.ranks, n, available_memory(), force=args.force, semantics=semantics) \
-            or _trace_refusal(build, args.ranks, n, hasattr(model, "message_terms"))
+        name, entry, values, model, semantics, n, options, build, refused = cli.prepare(args)
+        refused = refused or _trace_refusal(build, args.ranks, n, hasattr(model, "message_terms"))
         if refused:
             return _error(refused)
         t0 = time.perf_counter()
