@@ -80,7 +80,7 @@ def run_case(binaries, workdir: Path, case: dict, sets: dict) -> dict:
 
 def kit_view(case: dict, q: dict, unit: float) -> dict:
     """The kit's trace of ``case`` under parameter set ``q`` as the lines of LogGOPSim's ``-V``."""
-    return trace.loggopsim_viz(loggopsim.case_arrays(case), q, unit, case["receives"], loggopsim.ELEM_BYTES)
+    return loggopsim.loggopsim_viz(loggopsim.case_arrays(case), q, unit, case["receives"], loggopsim.ELEM_BYTES)
 
 
 def compare(doc: dict) -> list[dict]:

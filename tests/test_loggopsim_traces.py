@@ -52,7 +52,7 @@ def test_the_stored_files_hold_what_they_claim():
 
 @pytest.mark.parametrize("c, name", RUNS, ids=[f"{loggopsim.case_key(c)}/{n}" for c, n in RUNS])
 def test_the_kits_trace_is_loggopsims_timeline_line_by_line(c, name):
-    kit = tr.loggopsim_viz(loggopsim.case_arrays(c), DATA["parameter_sets"][name], UNIT, c["receives"],
+    kit = loggopsim.loggopsim_viz(loggopsim.case_arrays(c), DATA["parameter_sets"][name], UNIT, c["receives"],
                            DATA["elem_bytes"])
     ref = _reference(c, name)
     for kind in tr.VIZ_KINDS:
@@ -63,7 +63,7 @@ def test_the_kits_trace_is_loggopsims_timeline_line_by_line(c, name):
 def test_one_operation_off_by_a_picosecond_is_counted():
     c, name = next((c, n) for c, n in RUNS if c["algorithm"] == "allreduce.ring" and c["nprocs"] == 8)
     ref = _reference(c, name)
-    kit = tr.loggopsim_viz(loggopsim.case_arrays(c), DATA["parameter_sets"][name], UNIT, c["receives"])
+    kit = loggopsim.loggopsim_viz(loggopsim.case_arrays(c), DATA["parameter_sets"][name], UNIT, c["receives"])
     rank, start, end = kit["orecv"][5]
     kit["orecv"][5] = (rank, start + 1, end + 1)
     got = tr.compare_viz(kit, ref)

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..algorithms import registry
-from ..algorithms.arrays import ArraySchedule, ArrayStep, as_transfers
+from ..algorithms.arrays import ArraySchedule, ArrayStep, as_arrays, as_transfers
 from .._check import positive_int
 from .arrival import RECEIVES
 from .engine import ELEM_BYTES
@@ -229,6 +229,26 @@ def to_goal(schedule, elem_bytes: int = ELEM_BYTES, receives: str = "after-sends
         parts.append("".join(line + "\n" for line in lines[r]))
         parts.append("}\n")
     return "".join(parts)
+
+
+def loggopsim_viz(schedule, q: dict, unit: float = 1e-12, receives: str = "after-sends",
+                  elem_bytes: int = ELEM_BYTES) -> dict:
+    """The lines of LogGOPSim's ``-V`` for ``schedule`` run by the kit: its *loggopsim* trace under
+    the stored parameter set ``q`` (LogGOPSim's integers of ``unit`` s, :func:`model_of`) with
+    ``receives``, as :func:`~netmodels.simulate.trace.loggopsim_view` writes it, each message's
+    size as :func:`to_goal` gives it."""
+    from . import trace as tr
+    from .engine import simulate
+
+    a = as_arrays(schedule)
+    model = model_of(q, unit, a.nprocs)
+    result = simulate(a, model, semantics="loggopsim", receives=receives, trace=True, elem_bytes=elem_bytes)
+    sizes = {}
+    for t, s in enumerate(a.steps):
+        for src, dst, count in zip(s.src.tolist(), s.dst.tolist(), s.count.tolist()):
+            if src != dst:
+                sizes[(src, dst, t)] = max(count * elem_bytes, 1)
+    return tr.loggopsim_view(result.trace, model.o, unit, sizes)
 
 
 def compare(data: dict, semantics: str = "loggopsim", only=None, receives: str = "after-sends") -> list[dict]:

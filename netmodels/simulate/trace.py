@@ -310,23 +310,3 @@ def compare_viz(kit: dict, reference: dict, with_sizes: bool = True) -> dict:
         equal &= same == len(a) == len(b)
     out["equal"] = bool(equal)
     return out
-
-
-def loggopsim_viz(schedule, q: dict, unit: float = 1e-12, receives: str = "after-sends", elem_bytes: int = 8) -> dict:
-    """The lines of LogGOPSim's ``-V`` for ``schedule`` run by the kit: its *loggopsim* trace under
-    the LogGP parameters ``q`` (``{"L", "o", "g", "G"}`` in integer ``unit``s, as LogGOPSim takes
-    them; given to the kit in seconds, o_s = o_r = o) with ``receives``, as :func:`loggopsim_view`
-    writes it, each message's size as :func:`netmodels.simulate.loggopsim.to_goal` gives it."""
-    from ..algorithms.arrays import as_arrays
-    from ..models.logp import LogGP
-    from .engine import simulate
-
-    a = as_arrays(schedule)
-    model = LogGP(L=q["L"] * unit, o=q["o"] * unit, g=q["g"] * unit, P=a.nprocs, G=q["G"] * unit)
-    result = simulate(a, model, semantics="loggopsim", receives=receives, trace=True, elem_bytes=elem_bytes)
-    sizes = {}
-    for t, s in enumerate(a.steps):
-        for src, dst, count in zip(s.src.tolist(), s.dst.tolist(), s.count.tolist()):
-            if src != dst:
-                sizes[(src, dst, t)] = max(count * elem_bytes, 1)
-    return loggopsim_view(result.trace, model.o, unit, sizes)
