@@ -78,6 +78,16 @@ LOGGOPSIM_FIXED_BYTES = 2.5e8
 LOOP_BYTES_PER_MESSAGE = 16
 LOOP_BYTES_PER_RANK = 15 * 8 + 2 * 3 * 8
 
+#: system time of the page faults per byte of a fresh mapping (measured on the kit's machine: 2.5 ns,
+#: huge pages compacted on demand), and the size above which the C allocator maps a block afresh
+#: for each allocation (glibc's largest dynamic mmap threshold), bytes
+FAULT_S_PER_BYTE = 2.5e-9
+MMAP_THRESHOLD = 32 * 2**20
+
+#: the loggopsim loop's cost per message of working set that no longer fits the last-level cache
+#: (a few misses to memory per event), s; the cache's size is the machine's (:func:`cache_bytes`)
+LOGGOPSIM_MISS_S = 0.3e-6
+
 #: wall time a probe of this machine's speed is sized to take (:func:`estimate`), s
 PROBE_S = 0.2
 #: an estimate at the module's rates this many times the limit is refused without a probe
@@ -143,6 +153,43 @@ class Growth:
         if semantics == "loggopsim":
             peak = transfers * (BYTES_PER_HELD_TRANSFER + LOGGOPSIM_BYTES_PER_MESSAGE)
         return seconds, peak
+
+
+def fault_seconds(counts: tuple[float, ...]) -> float:
+    """System seconds of the page faults of a build's dropped candidates (:data:`COUNTS`): a
+    builder whose largest step walks more than :data:`MMAP_THRESHOLD` of candidates
+    (:data:`BYTES_PER_CANDIDATE` each) allocates each step's candidates afresh, and every byte
+    of those it drops is faulted in (:data:`FAULT_S_PER_BYTE`).  A smaller probe reuses its
+    heap and does not see this cost."""
+    transfers, _, _, candidates, largest_candidates = counts
+    if largest_candidates * BYTES_PER_CANDIDATE <= MMAP_THRESHOLD:
+        return 0.0
+    return max(candidates - transfers, 0.0) * BYTES_PER_CANDIDATE * FAULT_S_PER_BYTE
+
+
+def cache_bytes() -> int:
+    """Size of this machine's last-level CPU cache in bytes (32 MiB if it cannot be read)."""
+    best = 0
+    for index in range(8):
+        try:
+            with open(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size") as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        unit = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+        try:
+            best = max(best, int(text.rstrip("KMG")) * unit)
+        except ValueError:
+            continue
+    return best or 32 * 2**20
+
+
+def miss_seconds(transfers: float, cache: int) -> float:
+    """Seconds the loggopsim loop spends on cache misses for ``transfers`` messages: each
+    costs :data:`LOGGOPSIM_MISS_S` times the share of its working set (:data:`LOGGOPSIM_BYTES_PER_MESSAGE`
+    plus :data:`LOOP_BYTES_PER_MESSAGE` a message) beyond ``cache`` bytes."""
+    working = transfers * (LOGGOPSIM_BYTES_PER_MESSAGE + LOOP_BYTES_PER_MESSAGE)
+    return 0.0 if working <= cache else transfers * LOGGOPSIM_MISS_S * (1 - cache / working)
 
 
 def _counts(schedule) -> tuple[int, int, int]:
@@ -285,8 +332,13 @@ def estimate(build, nprocs: int, nelems: int, semantics: str = "sync", simulate=
             probe = _probe(g, build, simulate, nprocs, nelems, semantics)
         except MemoryError:
             return None
-        _, _, took, at_rates, traced, peak_at_rates = probe
-        seconds *= took / at_rates
+        p, n, took, at_rates, traced, peak_at_rates = probe
+        faults = fault_seconds(g.at(p, n))          # the probe's own, charged apart
+        seconds *= max(took - faults, took / 4) / at_rates
+        seconds += fault_seconds(g.at(nprocs, nelems))
+        if semantics == "loggopsim":                # the probe's misses are in its time: only the excess
+            cache = cache_bytes()
+            seconds += max(miss_seconds(g.at(nprocs, nelems)[0], cache) - miss_seconds(g.at(p, n)[0], cache), 0.0)
         peak *= traced / peak_at_rates
         if semantics == "loggopsim":
             transfers = g.at(nprocs, nelems)[0]
