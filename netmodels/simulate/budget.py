@@ -267,14 +267,24 @@ def _probe_point(g: Growth, nprocs: int, nelems: int, semantics: str, seconds: f
                  scale: float = 1.0) -> tuple[int, int]:
     """The largest size up to ``(nprocs, nelems)``, P first, then N, doubled from the
     growth's probe while it is estimated (the module's rates times ``scale``) to take at
-    most ``seconds``."""
+    most ``seconds``.  A run of at least one element per rank (and at most :data:`NPROBE`)
+    is probed at its own elements per rank, N / P: its blocks as even (or uneven) as the
+    run's, whose layout and memory differ (ring allreduce at P = N = 2896 probed at 512
+    ranks and 2896 elements traced 3.5x the memory of 512 and 2048)."""
     def fits(p, n):
         return scale * g.cost(p, n, semantics)[0] <= seconds
 
+    per_rank = g.blocks is None and nprocs <= nelems <= NPROBE
+
+    def elems(p):
+        return min(nelems, max(p, nelems * p // nprocs)) if per_rank else n
+
     p, n = min(nprocs, g.p0), min(nelems, NPROBE if g.blocks is None else 1)
-    while p < nprocs and fits(min(2 * p, nprocs), n):
+    n = elems(p)
+    while p < nprocs and fits(min(2 * p, nprocs), elems(min(2 * p, nprocs))):
         p = min(2 * p, nprocs)
-    while n < nelems and fits(p, min(max(2 * n, 1), nelems)):
+        n = elems(p)
+    while not per_rank and n < nelems and fits(p, min(max(2 * n, 1), nelems)):
         n = min(max(2 * n, 1), nelems)
     return p, n
 
