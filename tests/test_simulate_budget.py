@@ -109,6 +109,38 @@ def test_the_probe_measures_this_machines_speed():
     assert truth / 1.5 < est.seconds < 1.5 * truth, (est.seconds, truth)
 
 
+def test_a_run_of_blocks_is_probed_at_its_own_elements_per_rank():
+    """Ring allreduce at P = N = 2896 (one element a rank) is probed with one element a rank
+    too, not at 2896 elements on fewer ranks; one element on many ranks stays one."""
+    build = lambda q, k: registry.build("allreduce.ring", q, k)                  # noqa: E731
+    g = budget.growth(build, 2896, 2896)
+    p, n = budget._probe_point(g, 2896, 2896, "loggopsim", budget.PROBE_S)
+    assert p < 2896 and n == p
+    g1 = budget.growth(build, 1, 2896)
+    assert budget._probe_point(g1, 2896, 1, "sync", budget.PROBE_S)[1] == 1
+
+
+def test_dropped_candidates_mapped_afresh_are_charged_their_page_faults():
+    """Two-phase broadcast of one element at 5792 ranks walks about P^2 candidates in one step
+    (far above the allocator's mmap threshold): 64 bytes each at 2.5 ns a byte; ring
+    allreduce of one element walks P a step (1 MB at 16384 ranks, reused): no charge."""
+    two_phase = budget.growth(lambda q, k: registry.build("broadcast.two_phase", q, k), 1, 5792)
+    expected = 5792 * 5791 * 64 * 2.5e-9
+    assert expected / 2 < budget.fault_seconds(two_phase.at(5792)) < 2 * expected
+    ring = budget.growth(lambda q, k: registry.build("allreduce.ring", q, k), 1, 16384)
+    assert budget.fault_seconds(ring.at(16384)) == 0.0
+
+
+def test_the_loggopsim_loop_is_charged_its_misses_beyond_the_cache():
+    """No charge while the messages fit the cache; nearly the full per-message cost far beyond."""
+    cache = 32 * 2**20
+    assert budget.miss_seconds(1000, cache) == 0.0
+    far = budget.miss_seconds(1e9, cache)
+    assert 0.99 * 1e9 * budget.LOGGOPSIM_MISS_S < far <= 1e9 * budget.LOGGOPSIM_MISS_S
+    assert 0 < budget.miss_seconds(1e6, cache) < budget.miss_seconds(2e6, cache) / 2
+    assert budget.cache_bytes() >= 2**20
+
+
 #: a command that runs under a limit of its address space (``ulimit -v``), in bytes above what
 #: it uses once started
 LIMITED = """

@@ -32,7 +32,10 @@ its size on this machine, for this algorithm under this semantics, is measured
 :data:`PROBE_S` of CPU (sized by a smaller probe first) scales the time, and a run of the
 probe under :mod:`tracemalloc` scales the memory.  So a family the constants
 misjudge (the incast of alltoall.direct, the event loop of loggopsim) is priced by what it
-costs here.  ``benchmarks/budget_accuracy.py`` compares the estimates with runs.
+costs here.  Two costs a small probe cannot see are charged apart: the page faults of a
+builder whose steps' dropped candidates are mapped afresh (:func:`fault_seconds`), and the
+loggopsim loop's cache misses once its messages outgrow the last-level cache
+(:func:`miss_seconds`).  ``benchmarks/budget_accuracy.py`` compares the estimates with runs.
 
 **Memory left** is the node's available memory and what the process's own limits leave
 (``ulimit -v``: :func:`netmodels.commandline.available_memory`).
