@@ -95,7 +95,7 @@ def test_a_default_fence_of_10_18_elements_is_refused_quickly(capsys):
 
 def test_the_probe_measures_this_machines_speed():
     """A simulation that burns a known CPU time per transfer: the estimate follows it, not the
-    module's rates (at 2^18 ranks, from probes below 2^13)."""
+    module's rates (at 2^18 ranks, from probes of at most 2^13: 32x smaller)."""
     def burn(schedule):
         t0 = time.process_time()
         want = 2e-6 * sum(len(s) for s in schedule.steps)
@@ -105,7 +105,7 @@ def test_the_probe_measures_this_machines_speed():
     build = lambda q, k: registry.build("barrier.dissemination", q, k)          # noqa: E731
     est = budget.estimate(build, 2**18, 0, "sync", simulate=burn)
     truth = 2e-6 * 18 * 2**18
-    assert est.probe[0] < 2**13
+    assert est.probe[0] <= 2**13
     assert truth / 1.5 < est.seconds < 1.5 * truth, (est.seconds, truth)
 
 
