@@ -21,6 +21,9 @@ first byte (``REC_TAKEN``), from when the receiver's CPU was free and the byte t
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
 
 import numpy as np
@@ -231,6 +234,25 @@ FIRST_CHUNK = 2**14
 CHUNK_S = 0.05
 
 
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """A Ctrl-C while compiled code makes the arrays it returns is noted and raised once the
+    call has returned: numba's conversion of a returned array does not survive a
+    KeyboardInterrupt raised inside it (numpy checks for signals there), and the process died
+    of a segmentation fault instead (1 Ctrl-C in 5 at 2^20 ranks, during :func:`prepare`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)      # to the handler it was meant for
+
+
 def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first, rec=None):
     """Per rank, the tick its CPU is last free.  ``table[row[i]]``: message i's send busy,
     send gap, first byte after the send busy, receive hold and receive gap (ticks), and 1 if
@@ -245,8 +267,9 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first, rec=N
     handles its signals (a Ctrl-C ends the run within a chunk).  In the loop no array is
     ever replaced, which lets numba drop the reference counting of every array at every
     event (16 % of the loop's time)."""
-    sbeg, sorder, rbeg, rorder, grp, ranks, balance, pool, scratch, heap, state = prepare(nprocs, src, dst,
-                                                                                          step, entry)
+    with _ctrl_c_held():
+        sbeg, sorder, rbeg, rorder, grp, ranks, balance, pool, scratch, heap, state = prepare(nprocs, src, dst,
+                                                                                              step, entry)
     chunk = FIRST_CHUNK
     if rec is None:
         rec = np.empty((REC_ROWS, 0), np.int64)
@@ -263,11 +286,12 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first, rec=N
         took = time.perf_counter() - t0
         if state[DONE] >= chunk:         # a whole chunk: the next one sized to take about CHUNK_S
             chunk = int(min(max(chunk * CHUNK_S / max(took, 1e-6), 1024), 2 * chunk, 2**40))
-        if 3 * (state[HN] + ROOM) > heap.size:
-            heap = _room(heap, 3 * (state[HN] + ROOM))
-        if state[USED] == pool.shape[1]:
-            pool = _room(pool, state[USED] + 1)
-            scratch = _room(scratch, pool.shape[1])
+        with _ctrl_c_held():
+            if 3 * (state[HN] + ROOM) > heap.size:
+                heap = _room(heap, 3 * (state[HN] + ROOM))
+            if state[USED] == pool.shape[1]:
+                pool = _room(pool, state[USED] + 1)
+                scratch = _room(scratch, pool.shape[1])
 
 
 @njit(cache=True)
