@@ -7,8 +7,10 @@ holds ``pyproject.toml`` and the two packages ``netmodels/`` and ``mpi_exercises
 nothing else: no ``labs/`` (solutions, hidden tests), ``book/`` or ``tests/`` can end up in it.
 The page ``book/install.md`` offers it with the ``{download}`` role.  Its dependencies are
 those of ``pyproject.toml`` (requirements.txt's pins; nbgrader only in the ``instructor``
-extra).  Timestamps are fixed (``SOURCE_DATE_EPOCH``), so the wheel depends on its sources
-only; a digest of them is kept next to it and a build whose digest matches reuses it.
+extra).  Every file of the wheel is dated the last commit that changed its sources
+(:func:`source_epoch`: ``SOURCE_DATE_EPOCH`` if set), so the wheel depends on its sources only
+and JupyterLab shows the kit's own date, not 2000-01-01; a digest of the sources is kept next to
+it and a build whose digest matches reuses it.
 
     python book/_ext/kit_wheel.py [OUT]      # build it (default _build/kit), print its path
 """
@@ -29,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("netmodels", "mpi_exercises")
 OUT = Path("_build") / "kit"
 DIGEST = "sources.sha256"
-#: 2000-01-01, the timestamp of every file of the wheel (as for the labs' zips)
-EPOCH = "946684800"
+#: the range of dates a zip entry holds (1980-01-01 to 2107-12-31), in seconds since 1970
+ZIP_EPOCHS = (315532800, 4354819198)
 _SKIP = ("__pycache__", "*.pyc", ".ipynb_checkpoints")
 
 
@@ -39,6 +41,28 @@ def wheel_name(root: Path = ROOT) -> str:
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     name = project["name"].replace("-", "_")
     return f"{name}-{project['version']}-py3-none-any.whl"
+
+
+def source_epoch(cwd: Path, paths: list[str], files: list[Path]) -> int:
+    """The one date (seconds since 1970, UTC) of every entry of a wheel or zip built from
+    ``files``: ``SOURCE_DATE_EPOCH`` if set (the reproducible-builds convention), else the date
+    of the last commit that changed ``paths`` (relative to ``cwd``), else the newest of the
+    files' times; clipped to the dates a zip entry holds (:data:`ZIP_EPOCHS`)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch.isdigit():
+        try:
+            epoch = subprocess.run(["git", "log", "-1", "--format=%ct", "--", *paths], cwd=cwd,
+                                   capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            epoch = ""
+    if not epoch.isdigit():
+        epoch = str(int(max((p.stat().st_mtime for p in files), default=0)))
+    return min(max(int(epoch), ZIP_EPOCHS[0]), ZIP_EPOCHS[1])
+
+
+def wheel_epoch(root: Path = ROOT) -> int:
+    """The date of every file of the wheel of ``root`` (:func:`source_epoch` of its sources)."""
+    return source_epoch(root, ["pyproject.toml", *PACKAGES], _sources(root))
 
 
 def _sources(root: Path) -> list[Path]:
@@ -51,8 +75,8 @@ def _sources(root: Path) -> list[Path]:
 
 
 def digest(root: Path = ROOT) -> str:
-    """SHA-256 of what the wheel is built from, and of this builder."""
-    h = hashlib.sha256(Path(__file__).read_bytes())
+    """SHA-256 of what the wheel is built from, its date and this builder."""
+    h = hashlib.sha256(Path(__file__).read_bytes() + str(wheel_epoch(root)).encode())
     for path in _sources(root):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
@@ -75,7 +99,7 @@ def build(root: Path = ROOT, out: Path | None = None) -> Path:
         shutil.copy2(root / "pyproject.toml", src / "pyproject.toml")
         for package in PACKAGES:
             shutil.copytree(root / package, src / package, ignore=shutil.ignore_patterns(*_SKIP))
-        env = dict(os.environ, SOURCE_DATE_EPOCH=EPOCH, PIP_DISABLE_PIP_VERSION_CHECK="1")
+        env = dict(os.environ, SOURCE_DATE_EPOCH=str(wheel_epoch(root)), PIP_DISABLE_PIP_VERSION_CHECK="1")
         res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir",
                               str(dist), str(src)], env=env, capture_output=True, text=True, timeout=600)
         if res.returncode != 0:

@@ -61,17 +61,8 @@ def zip_time(course: Path) -> tuple[int, int, int, int, int, int]:
     commit that changed the course's sources (``source/`` and :data:`COURSE_FILES`), else the
     newest of its source files' times: a date a file manager shows as the lab's last change, not
     a fixed 2000-01-01 ("26 years ago")."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if not epoch.isdigit():
-        try:
-            epoch = subprocess.run(["git", "log", "-1", "--format=%ct", "--", "source", *COURSE_FILES], cwd=course,
-                                   capture_output=True, text=True, timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            epoch = ""
-    if not epoch.isdigit():
-        epoch = str(int(max((p.stat().st_mtime for p in _source_files(course)), default=0)))
-    # a zip entry holds 1980-01-01 to 2107-12-31, in two-second steps
-    when = time.gmtime(min(max(int(epoch), 315532800), 4354819198))
+    epoch = kit_wheel.source_epoch(course, ["source", *COURSE_FILES], _source_files(course))
+    when = time.gmtime(epoch)     # a zip entry holds 1980-01-01 to 2107-12-31, in two-second steps
     return (when.tm_year, when.tm_mon, when.tm_mday, when.tm_hour, when.tm_min, when.tm_sec - when.tm_sec % 2)
 
 
