@@ -31,6 +31,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+#: the folder the book's commands write to (``--json results/x.json``): made when missing
+RESULTS = "results"
 #: files written by this process, in order (what an interrupted command kept)
 WRITTEN: list[str] = []
 #: held while a temporary file exists, from its creation to its ``os.replace``
@@ -77,7 +79,9 @@ def output_problem(path: str | os.PathLike) -> str | None:
     is writable.  A character device or a named pipe is written through (only its own
     permission counts); a block device or a socket is refused.  A path the system cannot
     even look at (a name too long, a loop of links) is refused with the system's reason.
-    Nothing is left behind.
+    A missing folder named :data:`RESULTS` whose parent is a folder is made (the book's
+    commands write there, also outside a clone); any other missing folder is refused.
+    No other file is left behind.
     """
     if str(path) == "":
         return "the output path is empty"
@@ -98,6 +102,13 @@ def _problem(p: Path, path) -> str | None:
         if how is not None:
             return f"{path} is {how}, not a file: a result is never written there"
     folder = p.parent if str(p.parent) else Path(".")
+    if not folder.exists() and folder.name == RESULTS and folder.parent.is_dir():
+        try:                                        # the kit's own folder for results: made
+            folder.mkdir()
+        except FileExistsError:                     # another rank or command made it meanwhile
+            pass
+        except OSError as exc:
+            return f"cannot write {path}: folder {folder} cannot be made ({exc.strerror or exc})"
     if not folder.exists():
         return f"cannot write {path}: folder {folder} does not exist"
     if not folder.is_dir():

@@ -106,3 +106,23 @@ def test_mpi_exercises_writes_through_a_device(null_device):
     res = run_mpi(2, ["-m", "mpi_exercises", "info", "--json", str(null_device)], timeout=30)
     assert res.returncode == 0, res.stderr
     assert _is_null_device(null_device)
+
+
+def test_the_results_folder_is_made_any_other_missing_folder_refused(tmp_path):
+    """The book's commands write ``--json results/x.json`` (also outside a clone): the folder
+    ``results`` is made when its parent exists; a missing folder of any other name, or a
+    ``results`` whose parent is missing, is refused and nothing is made."""
+    assert outputs.output_problem(tmp_path / "results" / "x.json") is None
+    assert (tmp_path / "results").is_dir()
+    assert "folder" in outputs.output_problem(tmp_path / "other" / "x.json")
+    assert "does not exist" in outputs.output_problem(tmp_path / "a" / "results" / "x.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+def test_a_chapter_command_outside_a_clone_makes_results(tmp_path):
+    """Replayed as a reader runs it: in an empty folder, ``--json results/info.json``."""
+    run = subprocess.run([sys.executable, "-m", "mpi_exercises", "info", "--json", "results/info.json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "results" / "info.json").read_text())
