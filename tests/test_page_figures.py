@@ -38,6 +38,22 @@ def test_the_pingpong_time_on_the_page_is_the_reference_runs(page):
     assert at_most == run["rounds"]["time_budget_s"] == run["parameters"]["time_budget_s"], (page, at_most)
 
 
+def test_lab3s_measuring_times_are_its_reference_runs():
+    """``book/labs/lab3.md``: the seconds of the ``rounds`` of the lab's reference ``logp.json``
+    (its two phases summed) and ``barriers.json``, and their time budget."""
+    text = (ROOT / "book" / "labs" / "lab3.md").read_text(encoding="utf-8")
+    found = re.findall(r"`barriers\.json`\s+measured for ([\d.]+) s and ([\d.]+) s, the `seconds` of their "
+                       r"`rounds`; rounds stop after (\d+) s per\s+phase at most", text)
+    assert len(found) == 1, found
+    logp_s, barriers_s, at_most = map(float, found[0])
+    lab3 = ROOT / "labs" / "source" / "lab3"
+    logp = json.loads((lab3 / "logp.json").read_text(encoding="utf-8"))
+    barriers = json.loads((lab3 / "barriers.json").read_text(encoding="utf-8"))
+    assert logp_s == round(sum(phase["seconds"] for phase in logp["rounds"].values()), 1)
+    assert barriers_s == round(barriers["rounds"]["seconds"], 1)
+    assert at_most == logp["parameters"]["time_budget_s"] == barriers["parameters"]["time_budget_s"]
+
+
 def test_the_budget_on_the_pages_is_the_commands_default():
     from mpi_exercises.__main__ import build_parser
 
