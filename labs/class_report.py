@@ -30,12 +30,21 @@ ids with ``--names``.  The default ``<out>`` is ``<course>/feedback/_class/``.
 
 from __future__ import annotations
 
+if __name__ == "__main__":      # a Ctrl-C while the modules below load: one line, not a traceback
+    import _signal                  # (built in: until the next line, a Ctrl-C ends it quietly)
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    from netmodels.starting import ctrl_c_in_one_line
+
+    ctrl_c_in_one_line("python labs/class_report.py")
+
 import argparse
 import csv
 import datetime as _dt
 import hashlib
 import hmac
 import html
+import io
 import os
 import secrets
 import sys
@@ -43,15 +52,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if __name__ == "__main__":      # a Ctrl-C while the modules below load: one line, not a traceback
-    from netmodels.commandline import ctrl_c_in_one_line
-
-    ctrl_c_in_one_line("python labs/class_report.py")
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import class_report_labs as views  # noqa: E402 (next to this file)
 import grade  # noqa: E402 (the course's layout: which files each lab hands in, reference copies)
+from netmodels import outputs  # noqa: E402 (files written whole or not at all)
 from page_safety import csp_meta, csv_cell  # noqa: E402 (what a page and a CSV let through of a hand-in)
 
 KEY_FILE = Path("autograded") / ".class-report-key"
@@ -550,27 +556,26 @@ def write_csv(path: Path, view: views.LabView, machines: list[Machine], names: b
     columns = ["machine", *(["student"] if names else []), "status", "problems", "caveats", "ranks", "cores",
                "oversubscribed", "mpi_library", "os", "precision", "load_average_1min", "shared", "outliers",
                *(c.csv for c in view.columns)]
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        for m in machines:
-            d = m.description
-            row = [m.name, *([m.student] if names else []), m.status,
-                   "; ".join(f"{p.file}: {p.reason}" for p in m.problems), "; ".join(m.caveats),
-                   "; ".join(f"{f}: {r}" for f, r in m.ranks_by_file.items()) if len(set(m.ranks_by_file.values())) > 1
-                   else d.get("ranks", ""), d.get("cores", ""),
-                   "" if not d else ("yes: " + d["oversubscribed"] if d.get("oversubscribed") else "no"),
-                   d.get("mpi_library", ""), d.get("os", ""), d.get("precision", ""),
-                   None if d.get("load_average_1min") is None else float(f"{d['load_average_1min']:.3g}"),
-                   "; ".join(f"{f}: same as {', '.join(o)}" + (" (not counted again)" if m.repeat else "")
-                             for f, o in m.shared.items()),
-                   ", ".join(m.outliers)]
-            row += [c.value(m) if m.values else None for c in view.columns]
-            # texts (a student's id, names and strings from the files) never start a formula;
-            # numbers stay numbers
-            w.writerow(["" if v is None else repr(v) if isinstance(v, float) else csv_cell(v) for v in row])
-    tmp.replace(path)
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(columns)
+    for m in machines:
+        d = m.description
+        row = [m.name, *([m.student] if names else []), m.status,
+               "; ".join(f"{p.file}: {p.reason}" for p in m.problems), "; ".join(m.caveats),
+               "; ".join(f"{f}: {r}" for f, r in m.ranks_by_file.items()) if len(set(m.ranks_by_file.values())) > 1
+               else d.get("ranks", ""), d.get("cores", ""),
+               "" if not d else ("yes: " + d["oversubscribed"] if d.get("oversubscribed") else "no"),
+               d.get("mpi_library", ""), d.get("os", ""), d.get("precision", ""),
+               None if d.get("load_average_1min") is None else float(f"{d['load_average_1min']:.3g}"),
+               "; ".join(f"{f}: same as {', '.join(o)}" + (" (not counted again)" if m.repeat else "")
+                         for f, o in m.shared.items()),
+               ", ".join(m.outliers)]
+        row += [c.value(m) if m.values else None for c in view.columns]
+        # texts (a student's id, names and strings from the files) never start a formula;
+        # numbers stay numbers
+        w.writerow(["" if v is None else repr(v) if isinstance(v, float) else csv_cell(v) for v in row])
+    outputs.write_text(path, fh.getvalue())
 
 
 # ---------------------------------------------------------------- command line
@@ -598,9 +603,7 @@ def report(course: Path, lab: str, out: Path, names: bool = False, command: str 
     html_path, csv_path = out / f"{lab}.html", out / f"{lab}.csv"
     text = page(view, machines, files, course, command or f"python labs/class_report.py --lab {lab}", figures,
                 names)
-    tmp = html_path.with_suffix(".html.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(html_path)
+    outputs.write_text(html_path, text)        # whole or not at all, also on Ctrl-C
     write_csv(csv_path, view, machines, names)
     return {"html": html_path, "csv": csv_path, "students": len(students),
             "shown": sum(1 for m in machines[1:] if m.drawn),
@@ -627,6 +630,9 @@ def main(argv=None) -> int:
     command = "python labs/class_report.py " + " ".join(argv if argv is not None else sys.argv[1:])
     out = args.out or course / "feedback" / "_class"
     before = {path: grade.file_version(path) for path in (out / f"{args.lab}.html", out / f"{args.lab}.csv")}
+    from netmodels.starting import ctrl_c_raises
+
+    ctrl_c_raises()
     try:
         done = report(course, args.lab, out, args.names, command)
     except KeyboardInterrupt:

@@ -38,9 +38,18 @@ which the graded run cannot show once its kernel has seen hidden test code.
 
 from __future__ import annotations
 
+if __name__ == "__main__":      # a Ctrl-C while the modules below load: one line, not a traceback
+    import _signal                  # (built in: until the next line, a Ctrl-C ends it quietly)
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    from netmodels.starting import ctrl_c_in_one_line
+
+    ctrl_c_in_one_line("python labs/grade.py")
+
 import argparse
 import contextlib
 import csv
+import io
 import json
 import os
 import shutil
@@ -51,11 +60,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-if __name__ == "__main__":      # a Ctrl-C while the modules below load: one line, not a traceback
-    from netmodels.commandline import ctrl_c_in_one_line
-
-    ctrl_c_in_one_line("python labs/grade.py")
 
 import nbformat  # noqa: E402
 
@@ -691,6 +695,7 @@ def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> 
 def write_csv(path: Path, labs: list[Lab], table: list[dict]) -> None:
     """``grades.csv``: one row per student and lab; scores as numbers, texts (the student's id,
     statuses) through ``page_safety.csv_cell``, so that no spreadsheet reads one as a formula."""
+    from netmodels import outputs
     from page_safety import csv_cell
 
     columns = list(FIELDS)
@@ -698,13 +703,12 @@ def write_csv(path: Path, labs: list[Lab], table: list[dict]) -> None:
         for nb, gid, _ in lab.cells:
             if column(lab, nb, gid) not in columns:
                 columns.append(column(lab, nb, gid))
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, restval="")
-        writer.writeheader()
-        for row in table:
-            writer.writerow({k: (f"{v:g}" if isinstance(v, float) else csv_cell(v)) for k, v in row.items()})
-    tmp.replace(path)
+    fh = io.StringIO(newline="")
+    writer = csv.DictWriter(fh, fieldnames=columns, restval="")
+    writer.writeheader()
+    for row in table:
+        writer.writerow({k: (f"{v:g}" if isinstance(v, float) else csv_cell(v)) for k, v in row.items()})
+    outputs.write_text(path, fh.getvalue())      # whole or not at all, also on Ctrl-C
 
 
 # ---------------------------------------------------------------- command line
@@ -772,6 +776,9 @@ def main(argv=None) -> int:
     course = course_folder(parser, args.course)
     out = args.csv or course / "grades.csv"
     before, started, outcomes = file_version(out), {}, {}
+    from netmodels.starting import ctrl_c_raises
+
+    ctrl_c_raises()
     try:
         return grade_all(parser, args, course, out, started, outcomes)
     except KeyboardInterrupt:             # run_all has killed the grading processes under way

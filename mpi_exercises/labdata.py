@@ -41,6 +41,14 @@ or from the notebook's measurement cell.  Importing this module does not start M
 
 from __future__ import annotations
 
+if __name__ == "__main__":      # a Ctrl-C while the modules below load: one line, not a traceback
+    import _signal                  # (built in: until the next line, a Ctrl-C ends it quietly)
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    from netmodels.starting import ctrl_c_in_one_line
+
+    ctrl_c_in_one_line("python -m mpi_exercises.labdata")
+
 import json
 import os
 import shutil
@@ -408,7 +416,7 @@ def build_parser():
 def main(argv=None) -> int:
     """``python -m mpi_exercises.labdata allreduce-runs [options]`` (see ``--help``); Ctrl-C
     ends it with one line saying what was kept, and exit status 130."""
-    from netmodels.commandline import INTERRUPTED, interrupted
+    from netmodels.commandline import INTERRUPTED, ctrl_c_raises, interrupted
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -416,6 +424,7 @@ def main(argv=None) -> int:
         print(f"{parser.prog}: error: run it without mpiexec or srun: it starts `mpiexec -n {args.ranks}` "
               "itself, once per run", file=sys.stderr)
         return 2
+    ctrl_c_raises()
     try:
         return measure_allreduce_runs(args.json, args.ranks, args.N, repeat=args.repeat)
     except KeyboardInterrupt:           # the run under way was stopped; a file written is whole
@@ -424,7 +433,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from netmodels.commandline import ctrl_c_in_one_line
-
-    ctrl_c_in_one_line("python -m mpi_exercises.labdata")
     sys.exit(main())

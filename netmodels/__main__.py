@@ -7,10 +7,18 @@ status 130 (128 + SIGINT, as a shell reports it).
 
 from __future__ import annotations
 
+if __name__ == "__main__":      # a Ctrl-C while the modules below load: one line, not a traceback
+    import _signal                  # (built in: until the next line, a Ctrl-C ends it quietly)
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    from netmodels.starting import ctrl_c_in_one_line
+
+    ctrl_c_in_one_line("python -m netmodels")
+
 import importlib
 import sys
 
-from .commandline import INTERRUPTED, OneLineParser, interrupted
+from .commandline import INTERRUPTED, OneLineParser, ctrl_c_raises, interrupted
 from .outputs import output_problem
 
 #: command name -> (module, one-line help).  A new command is one line here.
@@ -36,6 +44,7 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         prog, path = args.parser.prog, getattr(args, "json", None)
+        ctrl_c_raises()                         # from here on, main says what was kept
         problem = None if path is None else output_problem(path)      # checked before any work
         if problem:
             args.parser.error(f"--json: {problem}")

@@ -8,6 +8,8 @@ import argparse
 import os
 import sys
 
+from .starting import INTERRUPTED, ctrl_c_in_one_line, ctrl_c_raises  # noqa: F401 (the command line's names)
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse whose errors are one line, ``PROG: error: MESSAGE (--help lists the options)``,
@@ -69,30 +71,9 @@ def _under_limits() -> list[int]:
     return out
 
 
-#: exit status of a command ended by Ctrl-C: 128 + SIGINT, as a shell reports it
-INTERRUPTED = 130
-
-
 def interrupted(prog: str, path) -> str:
     """The one line of a command ended by Ctrl-C: that it was interrupted, and what it kept
     (:func:`netmodels.outputs.interruption`; ``path``: its result file, None if none)."""
     from .outputs import interruption
 
     return f"{prog}: interrupted (Ctrl-C); {interruption(path)}"
-
-
-def ctrl_c_in_one_line(prog: str) -> None:
-    """From now on, a Ctrl-C that nothing catches (one while a script's modules load, before
-    its own handler runs) ends this process with one line and exit status :data:`INTERRUPTED`,
-    not a traceback.  For a script's first lines, before its slow imports."""
-    previous = sys.excepthook
-
-    def hook(kind, value, traceback):
-        if not issubclass(kind, KeyboardInterrupt):
-            return previous(kind, value, traceback)
-        try:
-            print(f"{prog}: interrupted (Ctrl-C) while starting; nothing was written", file=sys.stderr, flush=True)
-        finally:
-            os._exit(INTERRUPTED)
-
-    sys.excepthook = hook

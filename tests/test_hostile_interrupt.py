@@ -140,6 +140,79 @@ def test_ctrl_c_on_the_class_report_is_one_line_and_status_130(tmp_path):
         ["python labs/class_report.py: interrupted (Ctrl-C) while starting; nothing was written"]), res.stderr
     assert took < 3
     assert not (out / "lab1.html").exists() and not (out / "lab1.csv").exists()
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_a_class_report_interrupted_while_it_writes_leaves_no_part_of_a_page(tmp_path, monkeypatch):
+    """Ctrl-C between writing the page and putting it in place: no page, no temporary file."""
+    import os
+
+    from tests.test_class_report import _module, make_course
+
+    course = make_course(tmp_path, ["s00", "s01"])
+    out = tmp_path / "out"
+    real_replace = os.replace
+
+    def interrupted_replace(src, dst, *args, **kwargs):
+        if str(dst).endswith(".html"):
+            raise KeyboardInterrupt
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", interrupted_replace)
+    with pytest.raises(KeyboardInterrupt):
+        _module().report(course, "lab1", out)
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
+# ---------------------------------------------------------------- while a command starts
+_START = """
+import os, signal, sys
+from netmodels.starting import ctrl_c_in_one_line, ctrl_c_raises
+ctrl_c_in_one_line("some tool")
+{before}
+os.kill(os.getpid(), signal.SIGINT)
+for _ in range(10 ** 6):
+    pass
+print("went on")
+"""
+
+
+def test_a_ctrl_c_while_a_command_starts_ends_it_with_one_line_raising_nothing():
+    import subprocess
+
+    res = subprocess.run([sys.executable, "-c", _START.format(before="")], capture_output=True, text=True,
+                         timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (
+        130, "", "some tool: interrupted (Ctrl-C) while starting; nothing was written\n")
+
+
+def test_once_a_command_has_started_a_ctrl_c_raises_again():
+    import subprocess
+
+    code = _START.format(before="ctrl_c_raises()\ntry:").replace("\nos.kill", "\n    os.kill").replace(
+        "for _ in range(10 ** 6):\n    pass", "    [0 for _ in range(10 ** 7)]\nexcept KeyboardInterrupt:\n"
+                                               "    print('its own handling')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (0, "its own handling\nwent on\n", "")
+
+
+@pytest.mark.parametrize("script", ["labs/grade.py", "labs/class_report.py", "mpi_exercises/labdata.py",
+                                    "netmodels/__main__.py"])
+def test_every_command_guards_its_start_before_any_other_import(script):
+    """The guard is the first statement after the docstring (and ``__future__``): nothing of the
+    script's own runs before it; and ``main`` hands Ctrl-C back to its own handling."""
+    import ast
+
+    from tests.mpirun import ROOT
+
+    tree = ast.parse((ROOT / script).read_text())
+    body = [node for node in tree.body[1:] if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    guard = body[0]
+    assert isinstance(guard, ast.If) and ast.unparse(guard.test) == "__name__ == '__main__'", ast.unparse(guard)
+    calls = [ast.unparse(n.func) for n in ast.walk(guard) if isinstance(n, ast.Call)]
+    assert calls[-1] == "ctrl_c_in_one_line", calls
+    main = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main")
+    assert "ctrl_c_raises" in {ast.unparse(n.func) for n in ast.walk(main) if isinstance(n, ast.Call)}
 
 
 @pytest.fixture
