@@ -33,6 +33,8 @@ from netmodels.outputs import output_problem  # noqa: E402
 #: command name -> (module, one-line help).  A new command is one line here.
 COMMANDS = {
     "pingpong": ("mpi_exercises.bench.pingpong", "ping-pong latency/bandwidth sweep; fits alpha and beta"),
+    "exchange": ("mpi_exercises.bench.exchange", "both ranks send and receive at once over the ping-pong's sizes; "
+                 "fits alpha_x and beta_x"),
     "nbl-testjig": ("mpi_exercises.bench.nbl_testjig", "f(L) test jig: centre rank using 1, 2, 4, 6 links at once"),
     "logp": ("mpi_exercises.bench.logp_bench", "LogGP parameters L, o_s, o_r, g, G by Netgauge's PRTT(n, d, s) method"),
     "barrier-bench": ("mpi_exercises.bench.barrier", "time every barrier algorithm (and MPI.Barrier), rank them"),

@@ -102,6 +102,8 @@ CASES = [
     (0, ["mpi_exercises", "timeline", "allreduce.ring", "--html", "/tmp"], "is a folder"),
     (0, ["mpi_exercises", "timeline", "allreduce.ring", "--png", "a.png", "--html", "a.html"], "not allowed with"),
     (2, ["mpi_exercises", "timeline", "allreduce.ring", "--png", MISSING], "does not exist"),
+    (0, ["mpi_exercises", "exchange", "--sizes", "abc"], "integers >= 0"),
+    (0, ["mpi_exercises", "exchange", "--json", MISSING], "does not exist"),
     (0, ["mpi_exercises", "pingpong", "--sizes", "-3"], "integers >= 0"),
     (0, ["mpi_exercises", "pingpong", "--sizes", "abc"], "integers >= 0"),
     (0, ["mpi_exercises", "pingpong", "--sizes", "1000000000000"], "int32"),

@@ -20,10 +20,21 @@ SW = SoftwareCost((1, 1000, 100_000), (3 * US, 4 * US, 50 * US), 0.6 * US, 0.3 *
                   (0.1 * US, 0.5 * US, 30 * US), (0.2 * US, 0.8 * US, 45 * US))
 
 
+#: the added terms: a switch at 32 KiB, an exchange 1.5 times slower per byte, O = 0.1 ns/B
+SWITCH, BETA_X = 32768.0, 1.5 * BETA
+SEGMENTS = {"switch_bytes": SWITCH, "below": {"alpha_s": ALPHA, "beta_s_per_byte": BETA},
+            "above": {"alpha_s": 3 * ALPHA, "beta_s_per_byte": 0.8 * BETA}}
+EXCHANGE = {"alpha_s": 1.2 * ALPHA, "beta_s_per_byte": BETA_X}
+EXCHANGE_SEGMENTS = {"switch_bytes": SWITCH, "below": {"alpha_s": 1.2 * ALPHA, "beta_s_per_byte": BETA_X},
+                     "above": {"alpha_s": 4 * ALPHA, "beta_s_per_byte": 1.2 * BETA_X}}
+
+
 def models(alpha=ALPHA, nprocs=2):
     return predict.network_parameters({"alpha_s": alpha, "beta_s_per_byte": BETA},
                                      {"L_s": LOGGP["L"], "o_s_s": LOGGP["o_s"], "o_r_s": LOGGP["o_r"],
-                                      "g_s": LOGGP["g"], "G_s_per_byte": LOGGP["G"]}, None, nprocs)
+                                      "g_s": LOGGP["g"], "G_s_per_byte": LOGGP["G"], "O_s_per_byte": 1e-10},
+                                     None, nprocs, segments=SEGMENTS, exchange=EXCHANGE,
+                                     exchange_segments=EXCHANGE_SEGMENTS)
 
 
 def cal(alpha=ALPHA, software=SW):
@@ -250,7 +261,8 @@ def test_a_calibration_is_read_from_a_students_ping_pong_and_logp_files(tmp_path
     lab = Path(__file__).resolve().parents[1] / "labs" / "source"
     pp, lp = lab / "lab1" / "pingpong.json", lab / "lab3" / "logp.json"
     c = predict.load_calibration([pp, lp], 2)
-    assert set(c.models) == {"alpha-beta", "nbl", "loggp"} and c.software is None
+    assert set(c.models) == {"alpha-beta", "alpha-beta-segmented", "nbl", "loggp", "loggops"}
+    assert c.software is None
     rows = json.loads(pp.read_text())["results"]        # α-β is the least-squares line through the minima
     line = netmodels.fit_alpha_beta([r["bytes"] for r in rows], [r["min_s"] for r in rows])
     assert c.models["alpha-beta"] == {"alpha": pytest.approx(line.alpha), "beta": pytest.approx(line.beta)}

@@ -12,7 +12,8 @@ The first ``--rounds`` rounds take ``--iterations`` round trips per size in all 
 large messages, ``--budget-bytes``); then, while the 95 % confidence interval of some size's
 median is wider than ``--target`` of it and the ``--time-budget`` lasts, rounds double the
 repetitions of those sizes (rank 0 decides, the ranks follow).  Ranks other than 0 and 1
-wait.  α and β are fitted to the per-size medians with :func:`netmodels.fit_alpha_beta`
+wait.  α and β are fitted to the per-size minima (:data:`FIT_STATISTIC`, the one fit of a
+measured file, :func:`fit_file`) with :func:`netmodels.fit_alpha_beta`
 (relative residuals), with confidence intervals from a seeded bootstrap over the rounds
 (:func:`mpi_exercises.bench.measure.bootstrap_fit`); a two-segment fit looks for the
 eager/rendezvous protocol switch.  The JSON keeps every sample (``times_s`` per size).  A size
@@ -110,27 +111,29 @@ def warm_up(comm, send, recv, warmup: int) -> None:
         roundtrips(comm, send, recv, 0, min(warmup, 5))
 
 
-def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, kind="small",
-          **options) -> tuple[list[dict], dict]:
+def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, kind="small", *, timer=roundtrips,
+          desc="ping-pong", **options) -> tuple[list[dict], dict]:
     """Run the sweep on ranks 0 and 1 of ``comm`` (collective) in interleaved rounds
     (:func:`mpi_exercises.bench.measure.interleaved_rounds`): ``(per-size summaries, the
     rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every size
     gets exactly its first-pass repetitions (``iterations``, capped by ``budget_bytes``).
-    ``options``: those of :func:`~mpi_exercises.bench.measure.interleaved_rounds` (``rounds``,
-    ``target``, ``time_budget_s``, ``seed``)."""
+    ``timer(comm, send, recv, iters, warmup)``: the samples of one size (default
+    :func:`roundtrips`; the exchange benchmark passes its own).  ``options``: those of
+    :func:`~mpi_exercises.bench.measure.interleaved_rounds` (``rounds``, ``target``,
+    ``time_budget_s``, ``seed``)."""
     rank = comm.Get_rank()
     send, recv = buffers(max(sizes), kind)
     warm_up(comm, send, recv, warmup)
 
     def run(size, reps):
-        if rank in (0, 1):   # warm-up round trips capped like the timed ones (at least one)
-            return roundtrips(comm, send[:size], recv[:size], reps,
-                              timing.capped_iterations(size, warmup, budget_bytes, at_least=1))
+        if rank in (0, 1):   # warm-up calls capped like the timed ones (at least one)
+            return timer(comm, send[:size], recv[:size], reps,
+                         timing.capped_iterations(size, warmup, budget_bytes, at_least=1))
         return np.empty(0)
 
     samples, info = sampling.interleaved_rounds(
         comm, sizes, run, lambda size: timing.capped_iterations(size, iterations, budget_bytes, at_least=20),
-        desc="ping-pong", progress=progress, **options)
+        desc=desc, progress=progress, **options)
     if rank != 0:
         return [], info
     results = []
@@ -151,10 +154,34 @@ def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True, **opti
 #: the statistics a fit can use, by their key in the per-size summaries
 STATISTICS = {"median_s": np.median, "min_s": np.min}
 
+#: the statistic of THE fit of a measured file (:func:`fit_file`), wherever it is fitted (lab 1,
+#: lab 5, the class report, predict): the minimum.  Noise (other programs, interrupts) only ever
+#: adds time, so the minimum moves least with the machine's load; the collectives ``predict``
+#: compares with are its minima too, and so are its software term and its LogGP fit.
+FIT_STATISTIC = "min_s"
 
-def fit(results: list[dict], statistic: str = "median_s", ci: bool = False) -> dict:
+
+def fit_file(data: dict, ci: bool = False) -> dict:
+    """THE fit of a ``pingpong --json`` (or ``exchange --json``) file: :func:`fit` of its
+    ``results`` on :data:`FIT_STATISTIC`, with ``"statistic"`` naming it (ValueError/KeyError
+    on a file without results; ``ci``: bootstrap intervals, as :func:`fit`)."""
+    results = data["results"]
+    if not isinstance(results, list) or not results:
+        raise ValueError("its results are not a list of sizes")
+    return {"statistic": FIT_STATISTIC, **fit(results, FIT_STATISTIC, ci=ci)}
+
+
+def points(data: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(sizes in B, times in s)`` of a measured file: what :func:`fit_file` fits."""
+    return (np.array([r["bytes"] for r in data["results"]], dtype=float),
+            np.array([r[FIT_STATISTIC] for r in data["results"]], dtype=float))
+
+
+def fit(results: list[dict], statistic: str = "median_s", ci: bool = False, switch: float | None = None) -> dict:
     """Fit α, β (and a two-segment model if there are enough sizes) to the median times
-    (or ``statistic="min_s"``: the minima, more robust on a machine shared with other jobs).
+    (or ``statistic="min_s"``: the minima, more robust on a machine shared with other jobs);
+    ``switch`` (B): the two segments split there instead of where they fit best (an exchange
+    split at its ping-pong's switch).  A measured file's one fit is :func:`fit_file`'s.
 
     With ``ci`` and the samples in ``results`` (``times_s`` and ``samples_per_round``), α and β
     get 95 % confidence intervals (``alpha_ci_s``, ``beta_ci_s_per_byte``) by :data:`CI_METHOD`:
@@ -182,7 +209,7 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False) -> d
                                      beta_ci_s_per_byte=[float(lo[1]), float(hi[1])],
                                      ci_method=CI_METHOD.replace("medians", statistic[:-2] + "s"))
     if np.unique(n).size >= 6:
-        pw = fit_piecewise(n, t)
+        pw = fit_piecewise(n, t, switch=switch)
         out["piecewise"] = {"switch_bytes": pw.switch_bytes,
                             "below": {"alpha_s": pw.below.alpha, "beta_s_per_byte": pw.below.beta},
                             "above": {"alpha_s": pw.above.alpha, "beta_s_per_byte": pw.above.beta}}
@@ -216,7 +243,9 @@ def report(results: list[dict], fitted: dict) -> str:
 
         def ci(key, scale, digits):
             return f"  95 % CI [{f[key][0] * scale:.{digits}f}, {f[key][1] * scale:.{digits}f}]" if key in f else ""
-        lines += ["", "Fit t = alpha + beta*n to the median one-way times (relative least squares):",
+        what = {"median_s": "median", "min_s": "minimum"}[fitted.get("statistic", "median_s")]
+        lines += ["", f"Fit t = alpha + beta*n to the {what} {fitted.get('what', 'one-way')} times "
+                  "(relative least squares):",
                   f"  alpha = {f['alpha_s'] * 1e6:.3f} ± {f['alpha_stderr_s'] * 1e6:.3f} µs"
                   + ci("alpha_ci_s", 1e6, 3),
                   f"  beta  = {f['beta_s_per_byte'] * 1e9:.4f} ± {f['beta_stderr_s_per_byte'] * 1e9:.4f} ns/B"
@@ -252,7 +281,7 @@ def run(args) -> int:
     results, rounds = sweep(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
                             not args.no_progress, args.pages, **options)
     if comm.Get_rank() == 0:
-        fitted = fit(results, ci=True)
+        fitted = fit_file({"results": results}, ci=True)
         noise = noise_of(results)
         print(sampling.header(METHOD, rounds))
         print(f"buffers: page-aligned, {args.pages} pages asked for "

@@ -48,8 +48,21 @@ from ..software import SoftwareCost
 from netmodels.outputs import Refused, read_input, write_json
 
 from . import arguments, placement, records, statistics, timing, measure as sampling
-#: the network models a prediction report compares, by their names in the table of models
-MODELS = ("alpha-beta", "nbl", "loggp")
+#: the network models a prediction report compares, by their names in the table of models: each
+#: plain model, then the same with a measured term added (:func:`network_parameters`), so that the
+#: report shows what each term buys
+MODELS = ("alpha-beta", "alpha-beta-segmented", "alpha-beta-exchange", "alpha-beta-exchange-segmented",
+          "nbl", "nbl-exchange", "loggp", "loggops")
+#: the benchmarks each model of :data:`MODELS` is calibrated from (``python -m mpi_exercises NAME``)
+MEASURED_BY = {"alpha-beta": ("pingpong",), "alpha-beta-segmented": ("pingpong",),
+               "alpha-beta-exchange": ("pingpong", "exchange"),
+               "alpha-beta-exchange-segmented": ("pingpong", "exchange"), "nbl": ("pingpong",),
+               "nbl-exchange": ("pingpong", "exchange"), "loggp": ("logp",), "loggops": ("logp", "pingpong")}
+#: the plain models: an unphysical fit of one of them refuses the calibration; a model with an
+#: added term whose fit is unphysical is left out with a warning (:func:`keep_physical`)
+PLAIN = ("alpha-beta", "nbl", "loggp")
+#: the benchmark kinds a --calibration file may hold, by its "benchmark" field
+FILE_KINDS = {"pingpong": "pingpong", "logp-prtt": "logp", "exchange": "exchange"}
 ELEM_BYTES = 8                       #: the vectors are float64
 #: vector lengths (elements) predicted by default: between the calibration's lengths
 DEFAULT_SIZES = [2, 40, 700, 12000, 100000]
@@ -74,6 +87,8 @@ class Calibration:
     software: SoftwareCost | None = None
     source: str = "measured"
     reliability: dict | None = None
+    #: the benchmarks whose measured files it was fitted from (pingpong, exchange, logp)
+    measured_from: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.models, dict) or not self.models:
@@ -118,34 +133,36 @@ class Calibration:
                    d.get("reliability"))
 
 
-def load_calibration(paths, nprocs: int) -> Calibration:
+def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibration:
     """The calibration in the JSON files ``paths``, merged in order (a later file's model
     replaces an earlier one's): a calibration block or a whole ``predict --json`` report, a
-    ``pingpong --json`` file (α-β and NBL, fitted as predict fits its own ping-pong) or a
-    ``logp --json`` file (LogGP, by the PRTT fit).  ValueError naming the file and the problem;
-    an unphysical fit is refused (:func:`unphysical`), and so is a file that is a link, not a
-    regular file, or too large (:func:`netmodels.outputs.read_input`: a named pipe is never
-    opened, so no rank waits on it)."""
-    from . import logp_bench, pingpong
-
-    models, software, noisy = {}, None, []
+    ``pingpong --json`` file (α-β, its segments and NBL), an ``exchange --json`` file (the
+    exchange terms, with a ping-pong file) or a ``logp --json`` file (LogGP; LogGOPS with a
+    ping-pong file), each fitted as predict fits its own (:func:`fits`).  ValueError naming the
+    file and the problem; an unphysical fit of a plain model is refused (:func:`unphysical`),
+    and so is a file that is a link, not a regular file, or too large
+    (:func:`netmodels.outputs.read_input`: a named pipe is never opened, so no rank waits on
+    it).  ``warnings`` (a list) receives one line per model with an added term left out."""
+    models, software, noisy, measured = {}, None, [], {}
     for path in [paths] if isinstance(paths, str) else paths:
         try:
             data = json.loads(read_input(path).decode("utf-8"))
-            kind = data.get("benchmark") if isinstance(data, dict) else None
-            if kind == "pingpong":
-                part = network_parameters(pingpong.fit(data["results"], "min_s")["alpha_beta"], None, None, nprocs)
-                noisy += [(r["ci_relative_halfwidth"] or 0.0, f"{path}: ping-pong {r['bytes']} B")
-                          for r in data["results"]]
-            elif kind == "logp-prtt":
-                part = network_parameters(None, logp_bench.fit(data["results"], data["parameters"]["n"], "min_s"),
-                                          None, nprocs)
+            kind = FILE_KINDS.get(data.get("benchmark") if isinstance(data, dict) else None)
+            if kind is not None:
+                results = data["results"]
+                measured[kind] = (results, data["parameters"]["n"] if kind == "logp" else None)
+                part = {m: p for m, p in parameters_of(measured, nprocs).items() if kind in MEASURED_BY[m]}
+                if kind != "logp":
+                    noisy += [(r["ci_relative_halfwidth"] or 0.0, f"{path}: {kind} {r['bytes']} B") for r in results]
             else:
                 c = Calibration.from_dict(data, source=str(path))
                 part, software = c.models, c.software or software
             why = unphysical(part)
             if why:
                 raise ValueError(why)
+            part, dropped = keep_physical(part)
+            if warnings is not None:
+                warnings += [f"--calibration {path}: {w}" for w in dropped]
             models.update(part)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, KeyError, ValueError,
                 TypeError) as exc:
@@ -154,17 +171,82 @@ def load_calibration(paths, nprocs: int) -> Calibration:
             raise ValueError(f"--calibration {path}: {what}") from None
     try:
         return Calibration(models, software, ", ".join(map(str, [paths] if isinstance(paths, str) else paths)),
-                           reliability(noisy) if noisy else None)
+                           reliability(noisy) if noisy else None, tuple(measured))
     except ValueError as exc:
         raise ValueError(f"--calibration: {exc}") from None
 
 
-def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | None, nprocs: int) -> dict:
+def missing_line(cal: Calibration) -> str | None:
+    """One line naming the models of :data:`MODELS` a calibration lacks and what to measure for
+    them (a file written before the exchange benchmark, LogGOPS or the segments), or None."""
+    missing = [m for m in MODELS if m not in cal.models]
+    if not missing:
+        return None
+    needs = sorted({b for m in missing for b in MEASURED_BY[m]} - set(cal.measured_from),
+                   key=["pingpong", "exchange", "logp"].index)
+    return (f"predict: warning: the calibration has no {', '.join(missing)}: measure "
+            + " and ".join(f"`mpiexec -n 2 python -m mpi_exercises {b} --json {b}.json`" for b in needs)
+            + f" and give {'them' if len(needs) > 1 else 'it'} to --calibration as well; predicting "
+            + ", ".join(cal.models) + " only")
+
+
+def fits(measured: dict) -> dict:
+    """The one fit of each measured input (no MPI), by kind: ``measured`` maps ``"pingpong"``,
+    ``"exchange"``, ``"logp"`` to ``(results, n)`` (``n``: the PRTT's message count, else None).
+    The ping-pong and the exchange by :func:`pingpong.fit_file` (:data:`pingpong.FIT_STATISTIC`),
+    the exchange's two segments split at the ping-pong's switch (one switch: MPI's); LogGP by
+    :func:`logp_bench.fit` on the same statistic, LogGOPS's ``O`` from the PRTT's overheads per
+    size (:func:`netmodels.models.logp.fit_copy_overhead`)."""
+    from netmodels.models.logp import fit_copy_overhead
+
+    from . import logp_bench, pingpong
+
+    out = {}
+    if "pingpong" in measured:
+        out["pingpong"] = pingpong.fit_file({"results": measured["pingpong"][0]})
+    if "exchange" in measured:
+        switch = out.get("pingpong", {}).get("piecewise", {}).get("switch_bytes")
+        results = measured["exchange"][0]
+        try:
+            out["exchange"] = pingpong.fit(results, pingpong.FIT_STATISTIC, switch=switch)
+        except ValueError:          # the ping-pong's switch leaves too few of its sizes on a side
+            out["exchange"] = pingpong.fit(results, pingpong.FIT_STATISTIC)
+            out["exchange"].pop("piecewise", None)
+    if "logp" in measured:
+        results, n = measured["logp"]
+        lg = logp_bench.fit(results, n, pingpong.FIT_STATISTIC)
+        lg["O_s_per_byte"] = fit_copy_overhead([r["bytes"] for r in results], lg["o_s_by_size_s"],
+                                               lg["o_r_by_size_s"])
+        out["logp"] = lg
+    return out
+
+
+def parameters_of(measured: dict, nprocs: int) -> dict:
+    """Each model's parameters from the measured inputs (:func:`fits`, then
+    :func:`network_parameters`)."""
+    f = fits(measured)
+    pp, ex = f.get("pingpong", {}), f.get("exchange", {})
+    return network_parameters(pp.get("alpha_beta"), f.get("logp"), None, nprocs, segments=pp.get("piecewise"),
+                              exchange=ex.get("alpha_beta"), exchange_segments=ex.get("piecewise"))
+
+
+def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | None, nprocs: int, *,
+                       segments: dict | None = None, exchange: dict | None = None,
+                       exchange_segments: dict | None = None) -> dict:
     """Each model's parameters (by the table's names) from the ping-pong fit ``alpha_beta``
     (``alpha_s``, ``beta_s_per_byte``: α-β and NBL), the PRTT fit ``loggp`` (``L_s``, ``o_s_s``,
     ``o_r_s``, ``g_s``, ``G_s_per_byte``; g and G None when not identified: 0) and the f(L)
     table ``f`` (None: f(L) = 1 for every L a schedule on ``nprocs`` ranks can have); a fit
-    that is None gives no model.  Combining is in the software term, so no model charges it."""
+    that is None gives no model.  Combining is in the software term, so no model charges it.
+
+    The models with an added term, each beside its plain one: ``segments`` (the ping-pong's
+    two-segment fit: ``switch_bytes``, ``below`` and ``above`` as ``alpha_beta``) gives
+    "alpha-beta-segmented"; ``exchange`` (the exchange benchmark's fit, as ``alpha_beta``)
+    "alpha-beta-exchange" and NBL's f(2) = β_x / β ("nbl-exchange"); with
+    ``exchange_segments`` (its two segments at the ping-pong's switch) as well,
+    "alpha-beta-exchange-segmented"; ``loggp`` with ``O_s_per_byte`` and ``segments`` gives
+    "loggops" (LogGP's parameters, O, and S = the switch - 1: a message of the switch's size
+    goes by rendezvous)."""
     out = {}
     if alpha_beta is not None:
         a, b = alpha_beta["alpha_s"], alpha_beta["beta_s_per_byte"]
@@ -174,21 +256,57 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
         out["alpha-beta"] = {"alpha": a, "beta": b}
         out["nbl"] = {"alpha": a, "beta": b, "c2": 0.0, "c3": 0.0,
                       **{f"f{L}": float(v) for L, v in sorted(ftab.items()) if L > 1}}
+        if segments is not None:
+            lo, hi = segments["below"], segments["above"]
+            seg = {"alpha": lo["alpha_s"], "beta": lo["beta_s_per_byte"], "S": float(segments["switch_bytes"]),
+                   "alpha_r": hi["alpha_s"], "beta_r": hi["beta_s_per_byte"]}
+            out["alpha-beta-segmented"] = seg
+        if exchange is not None:
+            ax, bx = exchange["alpha_s"], exchange["beta_s_per_byte"]
+            out["alpha-beta-exchange"] = {"alpha": a, "beta": b, "alpha_x": ax, "beta_x": bx}
+            out["nbl-exchange"] = {**out["nbl"], "f2": bx / b}
+            if segments is not None and exchange_segments is not None \
+                    and float(exchange_segments["switch_bytes"]) == float(segments["switch_bytes"]):
+                xlo, xhi = exchange_segments["below"], exchange_segments["above"]
+                out["alpha-beta-exchange-segmented"] = {
+                    **seg, "alpha_x": xlo["alpha_s"], "beta_x": xlo["beta_s_per_byte"],
+                    "alpha_xr": xhi["alpha_s"], "beta_xr": xhi["beta_s_per_byte"]}
     if loggp is not None:
         out["loggp"] = {"L": loggp["L_s"], "o_s": loggp["o_s_s"], "o_r": loggp["o_r_s"],
                         "g": loggp["g_s"] or 0.0, "G": loggp["G_s_per_byte"] or 0.0}
+        if segments is not None and loggp.get("O_s_per_byte") is not None:
+            out["loggops"] = {**out["loggp"], "O": float(loggp["O_s_per_byte"]),
+                              "S": max(float(segments["switch_bytes"]) - 1.0, 0.0)}
     return out
 
 
 def unphysical(models: dict) -> str | None:
-    """Why fitted parameters cannot be a machine (:func:`netmodels.models.fit.unphysical`:
-    a time or a time per byte below 0, a latency or overhead of 0), or None."""
+    """Why fitted parameters of a plain model (:data:`PLAIN`) cannot be a machine
+    (:func:`netmodels.models.fit.unphysical`: a time or a time per byte below 0, a latency or
+    overhead of 0), or None."""
     for name, (keys, may_be_zero) in UNPHYSICAL_CHECKS.items():
         given = {k: models[name][k] for k in keys if models.get(name, {}).get(k) is not None}
         why = fit_unphysical(f"the {name} fit", may_be_zero, **given) if given else None
         if why:
             return why
     return None
+
+
+def keep_physical(models: dict) -> tuple[dict, list[str]]:
+    """``(models, warnings)``: the models with an added term whose parameters the table's model
+    refuses (a segment's β <= 0, a message of S bytes taking no time) left out, one line each
+    saying why; the plain ones are :func:`unphysical`'s to refuse."""
+    kept, dropped = {}, []
+    for name, params in models.items():
+        if name not in PLAIN and name in MODELS:
+            try:
+                table.get(name).build(**params)
+            except (TypeError, ValueError) as exc:
+                dropped.append(f"{name} left out: its fit is no machine ({exc}); the timings were probably "
+                               "disturbed: measure again when the machine is quiet")
+                continue
+        kept[name] = params
+    return kept, dropped
 
 
 #: model -> (parameters checked, those of them that may be 0: not identified, or clipped)
@@ -242,9 +360,19 @@ def _errors(errs) -> dict:
             "rows": int(e.size), "within_tolerance": int(np.sum(np.abs(e) <= TOLERANCE))}
 
 
+#: the size classes of the errors, by the bytes of a row's vector: (name, largest bytes)
+SIZE_CLASSES = (("<= 1 KiB", 1024), ("1-64 KiB", 64 * 1024), ("> 64 KiB", float("inf")))
+
+
+def size_class(nbytes: float) -> str:
+    """The name of the class of :data:`SIZE_CLASSES` a vector of ``nbytes`` falls in (a barrier: 0 B)."""
+    return next(name for name, top in SIZE_CLASSES if nbytes <= top)
+
+
 def summarize_errors(rows: list[dict]) -> dict:
     """Per model, with the software term (``relative_error``) and without it
-    (``relative_error_network``): :func:`_errors` over all rows and per collective."""
+    (``relative_error_network``): :func:`_errors` over all rows, per collective and per size
+    class of the vector (:data:`SIZE_CLASSES`, with the median signed error ``median``)."""
     out = {}
     models = list(dict.fromkeys(m for r in rows for m in r["relative_error"]))
     for model in models:
@@ -252,10 +380,27 @@ def summarize_errors(rows: list[dict]) -> dict:
         out[model] = {}
         for part, key in (("with_software", "relative_error"), ("network_only", "relative_error_network")):
             errs = [(r["collective"], r[key][model]) for r in mine]
+            classes = [(size_class(ELEM_BYTES * r["nelems"]), r[key][model]) for r in mine if "nelems" in r]
             out[model][part] = {**_errors([e for _, e in errs]),
                                 "by_collective": {c: _errors([e for k, e in errs if k == c])
-                                                  for c in dict.fromkeys(k for k, _ in errs)}}
+                                                  for c in dict.fromkeys(k for k, _ in errs)},
+                                "by_size_class": {c: {**_errors([e for k, e in classes if k == c]),
+                                                      "median": float(np.median([e for k, e in classes if k == c]))}
+                                                  for c, _ in SIZE_CLASSES if any(k == c for k, _ in classes)}}
     return out
+
+
+def size_class_table(summary: dict) -> str:
+    """Per model and size class, the median |error| and median signed error with the software term."""
+    classes = [c for c, _ in SIZE_CLASSES]
+    head = f"{'model':<30}" + "".join(f" {c + ' |err| (signed)':>24}" for c in classes)
+    lines = [head, "-" * len(head)]
+    for m, s in summary.items():
+        by = s["with_software"]["by_size_class"]
+        lines.append(f"{m:<30}" + "".join(
+            f" {format(by[c]['median_abs'], '.0%') + ' (' + format(by[c]['median'], '+.0%') + ')':>24}"
+            if c in by else f" {'-':>24}" for c in classes))
+    return "\n".join(lines)
 
 
 def best_models(summary: dict) -> dict:
@@ -381,38 +526,41 @@ def measure_software(comm, reps: int, progress: bool):
 
 def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration | None = None):
     """Measure what ``given`` does not hold (collective): the network models on their
-    microbenchmarks, the software term without the network.  On rank 0 ``(Calibration, None)``
-    or ``(None, why)`` if a fit is unphysical; elsewhere ``(None, None)``."""
+    microbenchmarks (ping-pong, exchange over the same sizes, PRTT), the software term
+    without the network.  On rank 0 ``(Calibration, None)`` or ``(None, why)`` if a fit of a
+    plain model is unphysical (a model with an added term whose fit is unphysical is left
+    out, the reason in ``reliability["left_out"]``); elsewhere ``(None, None)``."""
     from dataclasses import replace
 
     from netmodels.models.nbl_fit import fit_f
 
-    from . import logp_bench, nbl_testjig, pingpong
+    from . import exchange, logp_bench, nbl_testjig, pingpong
 
     rank = comm.Get_rank()
     if given is None:
         pp = pingpong.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
+        ex = exchange.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
         lp = logp_bench.measure(comm, PRTT_SIZES, 10, reps, 10, progress)
         jig = nbl_testjig.measure(comm, [600, 6000, 60000], 20, 5, 2, progress) if testjig else []
     sw = measure_software(comm, reps, progress) if given is None or given.software is None else None
     if rank != 0:
         return None, None
-    noisy = []
+    noisy, left_out = [], []
     if given is not None:
         cal = given
     else:
-        ab = pingpong.fit(pp, "min_s")["alpha_beta"]
-        lg = logp_bench.fit(lp, 10, "min_s")
-        f = None
+        models = parameters_of({"pingpong": (pp, None), "exchange": (ex, None), "logp": (lp, 10)},
+                               comm.Get_size())
         if jig:
             tab = nbl_testjig.table(jig, "min_s")
             fitted, _, _ = fit_f(tab["S"], {int(L): np.array(v) for L, v in tab["T_s"].items()})
-            f = dict(fitted)
-        models = network_parameters(ab, lg, f, comm.Get_size())
+            models["nbl"].update({f"f{L}": float(v) for L, v in fitted.items() if L > 1})
         why = unphysical(models)
         if why:
             return None, why
+        models, left_out = keep_physical(models)
         noisy += [(r["ci_relative_halfwidth"] or 0.0, f"ping-pong {r['bytes']} B") for r in pp]
+        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"exchange {r['bytes']} B") for r in ex]
         noisy += [(r[k]["ci_relative_halfwidth"] or 0.0, f"PRTT {k} {r['bytes']} B")
                   for r in lp for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")]
         cal = Calibration(models, source="measured")
@@ -420,7 +568,10 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration
         term, widest = sw
         noisy.append(widest)
         cal = replace(cal, software=term)
-    return replace(cal, reliability=reliability(noisy) if noisy else cal.reliability), None
+    rel = reliability(noisy) if noisy else cal.reliability
+    if left_out:
+        rel = {**(rel or {}), "left_out": left_out}
+    return replace(cal, reliability=rel), None
 
 
 def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = timing.DEFAULT_INNER) -> list[dict]:
@@ -499,7 +650,9 @@ def drift(before: Calibration, after: Calibration) -> dict:
 
     diffs = []
     if before.source == after.source == "measured":
-        for m, params in before.models.items():
+        for m, params in before.models.items():      # the plain models' (a segment's intercept
+            if m not in PLAIN:                         # may be near 0, its switch jump a size)
+                continue
             diffs += [(rel(v, after.models[m][k]), f"{m} {k}") for k, v in params.items()
                       if k in after.models.get(m, {}) and not k.startswith("f")]
     b, a = before.software, after.software
@@ -565,7 +718,7 @@ def report(rows: list[dict], summary: dict, valid: bool, P: int) -> str:
         lines += ["NOT VALID: ranks outnumber cores (oversubscribed): these times measure the "
                   "scheduler; no model is judged by them.", ""]
     lines += [row_table(rows, models), ""]
-    head = (f"{'model':<11} {'collective':<10} {'network alone: median |err| [95 % CI]':>40} "
+    head = (f"{'model':<30} {'collective':<10} {'network alone: median |err| [95 % CI]':>40} "
             f"{'with software':>26} {'within ' + format(TOLERANCE, '.0%'):>10}")
     lines += [head, "-" * len(head)]
 
@@ -574,11 +727,13 @@ def report(rows: list[dict], summary: dict, valid: bool, P: int) -> str:
         return f"{e['median_abs']:6.0%} [{lo:4.0%}, {hi:4.0%}]"
     for m, s in summary.items():
         w, n = s["with_software"], s["network_only"]
-        lines.append(f"{m:<11} {'(all)':<10} {cell(n):>40} {cell(w):>26} {w['within_tolerance']:>4} of {w['rows']}")
+        lines.append(f"{m:<30} {'(all)':<10} {cell(n):>40} {cell(w):>26} {w['within_tolerance']:>4} of {w['rows']}")
         for c in w["by_collective"]:
             wc, nc = w["by_collective"][c], n["by_collective"][c]
-            lines.append(f"{'':<11} {c:<10} {cell(nc):>40} {cell(wc):>26} "
+            lines.append(f"{'':<30} {c:<10} {cell(nc):>40} {cell(wc):>26} "
                          f"{wc['within_tolerance']:>4} of {wc['rows']}")
+    lines += ["", "median |error| with the software term per size class of the vector (median signed error):",
+              size_class_table(summary)]
     best = best_models(summary)
     if best:
         lines += ["", "best model (median |error| with the software term): "
@@ -612,10 +767,10 @@ def run(args) -> int:
             print("predict needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises predict",
                   file=sys.stderr)
         return 2
-    given, error = None, None
+    given, error, notes = None, None, []
     if args.calibration and rank == 0:
         try:
-            given = load_calibration(args.calibration, P)
+            given = load_calibration(args.calibration, P, notes)
         except ValueError as exc:
             error = str(exc)
     error = _agree(comm, error)
@@ -623,6 +778,10 @@ def run(args) -> int:
         if rank == 0:
             print(f"predict: error: {error}", file=sys.stderr)
         return 2
+    if given is not None and rank == 0:
+        for line in notes + [missing_line(given)]:
+            if line:
+                print(line if line.startswith("predict:") else f"predict: warning: {line}", file=sys.stderr)
     given = comm.bcast(given, root=0)
     oversubscribed = placement.warn_if_oversubscribed(comm)
     cores = min(placement.usable_cores(), 8)
@@ -651,6 +810,8 @@ def run(args) -> int:
           f"error = (predicted - measured) / measured; calibration: {cal.source})")
     print(report(rows, summary, valid, P), flush=True)
     print(reliability_line(cal.reliability))
+    for line in (cal.reliability or {}).get("left_out", []):
+        print(f"warning: {line}")
     print(drift_line(moved), flush=True)
     if args.json:
         write_json(args.json, {
@@ -666,4 +827,11 @@ def run(args) -> int:
             "drift": moved, "stable": moved["stable"], "rows": rows, "summary": summary,
             "best": best_models(summary)})
         print(f"results written to {args.json}")
+    load = placement.load_average()
+    best = best_models(summary).get("(all)")
+    print(f"predict: {P} ranks{' OVERSUBSCRIBED (not valid)' if oversubscribed else ''}, 1-minute load "
+          f"{'unknown' if load is None else format(load, '.1f')}; best model "
+          + (f"{best} (median |error| {summary[best]['with_software']['median_abs']:.0%})" if best else "none")
+          + f"; calibration {'reliable' if (cal.reliability or {}).get('reliable') else 'NOT reliable or not known'}",
+          flush=True)
     return 0

@@ -127,13 +127,15 @@ def _cost(fit: AlphaBetaFit, n, t) -> float:
     return float(np.sum(((fit.predict(n) - t) / t) ** 2))
 
 
-def fit_piecewise(nbytes, seconds, *, min_sizes: int = 3) -> PiecewiseFit:
+def fit_piecewise(nbytes, seconds, *, min_sizes: int = 3, switch: float | None = None) -> PiecewiseFit:
     """Fit two α-β segments, choosing the switch size that minimises the relative residual.
 
     Every candidate switch between consecutive distinct sizes is tried (an exhaustive
     search, so the optimum is global); each segment needs ``min_sizes`` distinct sizes
     (>= 2).  Compare the total residual with a single :func:`fit_alpha_beta` to decide
-    whether a switch is really there.
+    whether a switch is really there.  ``switch`` (bytes) fixes the switch instead of
+    searching it (e.g. the ping-pong's, for an exchange over the same sizes): each side of
+    it still needs ``min_sizes`` distinct sizes.
     """
     n, t = _data(nbytes, seconds)
     if isinstance(min_sizes, bool) or not isinstance(min_sizes, int) or min_sizes < 2:
@@ -142,8 +144,15 @@ def fit_piecewise(nbytes, seconds, *, min_sizes: int = 3) -> PiecewiseFit:
     if distinct.size < 2 * min_sizes:
         raise ValueError(f"nbytes must hold at least {2 * min_sizes} distinct sizes for a "
                          f"piecewise fit with min_sizes={min_sizes}, got {distinct.size}")
+    candidates = distinct[min_sizes:distinct.size - min_sizes + 1]
+    if switch is not None:
+        switch = float(switch)
+        if not (np.sum(distinct < switch) >= min_sizes and np.sum(distinct >= switch) >= min_sizes):
+            raise ValueError(f"switch must leave at least {min_sizes} distinct sizes on each side "
+                             f"(between {candidates[0]:g} and {candidates[-1]:g} B), got {switch!r}")
+        candidates = [switch]
     best = None
-    for switch in distinct[min_sizes:distinct.size - min_sizes + 1]:
+    for switch in candidates:
         lo, hi = n < switch, n >= switch
         below, above = fit_alpha_beta(n[lo], t[lo]), fit_alpha_beta(n[hi], t[hi])
         cost = _cost(below, n[lo], t[lo]) + _cost(above, n[hi], t[hi])

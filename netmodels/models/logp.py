@@ -725,6 +725,20 @@ def fit_results(results: list[dict], n: int, statistic: str = "min_s") -> PRTTFi
     return fit_prtt([r["bytes"] for r in results], col("prtt_1_0"), col("prtt_n_0"), col("prtt_n_d"), n,
                     [r["d_s"] for r in results], col("o_r"))
 
+def fit_copy_overhead(nbytes, o_s, o_r) -> float:
+    """LogGOPS's ``O`` (s/B) from overheads measured per size: the least-squares slope of the
+    mean of ``o_s`` and ``o_r`` (s, one per size) against ``(m - 1)`` bytes (the course's
+    convention, :meth:`LogGOPS.copy_time`), clipped at 0 (an overhead that does not grow with
+    size has no copy to charge).  Needs at least 2 distinct sizes."""
+    m = np.asarray(nbytes, dtype=float)
+    o = (np.asarray(o_s, dtype=float) + np.asarray(o_r, dtype=float)) / 2
+    if m.ndim != 1 or m.shape != o.shape or np.unique(m).size < 2 or not np.all(np.isfinite(o)) or np.any(m < 0):
+        raise ValueError("nbytes, o_s and o_r must be 1-D, of one length, finite, sizes >= 0 and at least "
+                         "2 of them distinct")
+    slope = np.polyfit(np.maximum(m - 1.0, 0.0), o, 1)[0]
+    return float(max(slope, 0.0))
+
+
 def prtt_model(params: LogGP, n: int, d: float, nbytes) -> np.ndarray:
     """PRTT(n, d, s) predicted by LogGP (s): the forward model :func:`fit_prtt` inverts.
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from . import machines
-from .alphabeta import AlphaBeta
+from .alphabeta import AlphaBeta, SegmentedAlphaBeta
 from .bsp import BSP
 from .logp import LogGOPS, LogGP, LogP
 from .lop import LoP
@@ -115,6 +115,32 @@ def _loggp_args(m) -> dict:
 LOGGOPSIM_S = 65535.0
 
 
+_AB = (Parameter("alpha", "s", "latency per message"), Parameter("beta", "s/B", "time per byte"))
+_SEGMENT = (Parameter("S", "B", "protocol switch: first size of the upper segment (inf: none)"),
+            Parameter("alpha_r", "s", "latency per message from S bytes on (an intercept: may be <= 0)"),
+            Parameter("beta_r", "s/B", "time per byte from S bytes on"))
+_EXCHANGE = (Parameter("alpha_x", "s", "latency of a message in an exchange (its rank sends and receives)"),
+             Parameter("beta_x", "s/B", "time per byte of a message in an exchange"))
+_EXCHANGE_SEGMENT = (Parameter("alpha_xr", "s", "alpha_x from S bytes on (an intercept: may be <= 0)"),
+                     Parameter("beta_xr", "s/B", "beta_x from S bytes on"))
+_SEGMENTED_NOTE = ("the α-β entry's machine ({}) with no switch and no exchange term: the terms are "
+                   "measured (predict: the ping-pong's two segments, the exchange benchmark)")
+
+
+def _segmented(label, **fixed):
+    """The builder of a segmented α-β entry: its parameters, ``fixed`` the others."""
+    return lambda **p: SegmentedAlphaBeta(**{**fixed, **p}, name=label)
+
+
+def _segmented_values(keys):
+    return lambda m: {k: getattr(m, k) for k in keys}
+
+
+def _segmented_default():
+    m = machines.LSDYNA_100MBIT
+    return SegmentedAlphaBeta(m.alpha, m.beta, name=m.name, source=m.source)
+
+
 def _nbl_build(alpha, beta, c2, c3, **f):
     table = {int(k[1:]): v for k, v in f.items()}
     return NBLModel(alpha, beta, table, c2, c3, name="NBL")
@@ -140,6 +166,20 @@ MODELS = {e.name: e for e in (
           lambda: machines.LSDYNA_100MBIT,
           lambda alpha, beta: AlphaBeta(alpha, beta, name="α-β"),
           lambda m: {"alpha": m.alpha, "beta": m.beta}),
+    Entry("alpha-beta-segmented", "α-β, segmented", SegmentedAlphaBeta, _AB + _SEGMENT,
+          _segmented_default, _segmented("α-β, segmented"),
+          _segmented_values(["alpha", "beta", "S", "alpha_r", "beta_r"]),
+          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source)),
+    Entry("alpha-beta-exchange", "α-β, exchange β", SegmentedAlphaBeta, _AB + _EXCHANGE,
+          _segmented_default, _segmented("α-β, exchange β"),
+          _segmented_values(["alpha", "beta", "alpha_x", "beta_x"]),
+          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source)),
+    Entry("alpha-beta-exchange-segmented", "α-β, exchange β, segmented", SegmentedAlphaBeta,
+          _AB + _SEGMENT + _EXCHANGE + _EXCHANGE_SEGMENT,
+          _segmented_default, _segmented("α-β, exchange β, segmented"),
+          _segmented_values(["alpha", "beta", "S", "alpha_r", "beta_r", "alpha_x", "beta_x", "alpha_xr",
+                             "beta_xr"]),
+          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source)),
     Entry("logp", "LogP", LogP, _LOGP,
           lambda: LogP(machines.KIT_VM_LOGGP.L, machines.KIT_VM_LOGGP.o, machines.KIT_VM_LOGGP.g, 2,
                        o_r=machines.KIT_VM_LOGGP.o_r, name=machines.KIT_VM_LOGGP.name,
@@ -169,6 +209,16 @@ MODELS = {e.name: e for e in (
           extra_meaning="fN: f(N), the node bandwidth factor with N links active (no unit; f(1) = 1; "
                         "default: the paper's fitted table)",
           note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA)"),
+    Entry("nbl-exchange", "NBL, f(2) from the exchange", NBLModel,
+          (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/B", "time per byte"),
+           Parameter("c2", "s/B", "2-way combine, per byte combined"),
+           Parameter("c3", "s/B", "3-way combine, per byte combined")),
+          _nbl_default, lambda alpha, beta, c2, c3, **f: replace(_nbl_build(alpha, beta, c2, c3, **f),
+                                                                 name="NBL, f(2) from the exchange"),
+          _nbl_values, extra=r"f[1-9][0-9]*",
+          extra_meaning="fN: f(N) with N links active; f2 = beta_x / beta, the exchange benchmark's time per "
+                        "byte over the ping-pong's (predict), the others 1",
+          note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA); predict measures f(2)"),
     Entry("bsp", "BSP", BSP,
           (Parameter("g", "s/element", "time per element of an h-relation"),
            Parameter("l", "s", "time per superstep (synchronisation)")),

@@ -1,0 +1,287 @@
+"""Long messages: the protocol switch fitted as segments, the exchange term, NBL's f(2) from the
+exchange, LogGOPS's O and S from round trips, one fit per measured file, and calibration files
+written before the exchange benchmark.
+
+Synthetic data with known segments are fitted and compared with an independent computation
+(numpy's weighted polyfit: relative least squares is a line fitted with weights 1/t); model
+times are compared with hand-computed sums."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpi_exercises.bench import pingpong, predict
+from netmodels import fit_piecewise
+from netmodels.algorithms import registry
+from netmodels.models import table
+from netmodels.models.alphabeta import AlphaBeta, SegmentedAlphaBeta
+from netmodels.models.logp import fit_copy_overhead
+from netmodels.simulate import simulate
+from tests.mpirun import run_mpi_ok
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = np.array([0, 1, 8, 64, 512, 4096, 32768, 262144, 2097152], dtype=float)
+SWITCH = 32768.0
+BELOW, ABOVE = (2e-6, 1e-10), (9e-6, 6e-11)            # (α, β) of each segment: s, s/B
+X_BELOW, X_ABOVE = (2.5e-6, 1.6e-10), (12e-6, 1.4e-10)  # the exchange's
+
+
+def segments(n, below, above, switch=SWITCH):
+    return np.where(n < switch, below[0] + below[1] * n, above[0] + above[1] * n)
+
+
+def relative_line(n, t):
+    """(α, β) of relative least squares, computed apart from the kit: weights 1/t."""
+    beta, alpha = np.polyfit(n, t, 1, w=1 / t)
+    return alpha, beta
+
+
+def results(n, t_min, t_median=None):
+    """Per-size rows of a measured file (pingpong or exchange)."""
+    t_median = 2 * t_min if t_median is None else t_median
+    return [{"bytes": float(b), "min_s": float(a), "median_s": float(m), "ci_relative_halfwidth": 0.01}
+            for b, a, m in zip(n, t_min, t_median)]
+
+
+# ---------------------------------------------------------------- fits
+def test_a_fixed_switch_splits_the_fit_there_and_each_side_is_its_own_relative_line():
+    rng = np.random.default_rng(1)
+    t = segments(SIZES, BELOW, ABOVE) * (1 + 0.05 * rng.standard_normal(SIZES.size))
+    for switch in (64.0, 4096.0, 20000.0, SWITCH):     # 20000 B: between two measured sizes
+        pw = fit_piecewise(SIZES, t, switch=switch)
+        lo, hi = SIZES < switch, SIZES >= switch
+        assert pw.switch_bytes == switch
+        assert (pw.below.alpha, pw.below.beta) == pytest.approx(relative_line(SIZES[lo], t[lo]), rel=1e-6)
+        assert (pw.above.alpha, pw.above.beta) == pytest.approx(relative_line(SIZES[hi], t[hi]), rel=1e-6)
+    with pytest.raises(ValueError, match="switch must leave at least 3 distinct sizes on each side"):
+        fit_piecewise(SIZES, t, switch=8.0)
+
+
+def test_exact_segments_are_found_where_they_switch_and_recovered():
+    t = segments(SIZES, BELOW, ABOVE)
+    pw = fit_piecewise(SIZES, t)
+    assert pw.switch_bytes == SWITCH
+    assert (pw.below.alpha, pw.below.beta, pw.above.alpha, pw.above.beta) == pytest.approx(
+        (*BELOW, *ABOVE), rel=1e-9)
+
+
+def test_a_file_has_one_fit_on_its_minima_whatever_its_medians():
+    t = segments(SIZES, BELOW, ABOVE)
+    rows = results(SIZES, t, t * np.linspace(1.5, 3, SIZES.size))      # medians: another curve
+    f = pingpong.fit_file({"results": rows})
+    assert f["statistic"] == pingpong.FIT_STATISTIC == "min_s"
+    alpha, beta = relative_line(SIZES, t)
+    assert (f["alpha_beta"]["alpha_s"], f["alpha_beta"]["beta_s_per_byte"]) == pytest.approx((alpha, beta), rel=1e-6)
+    assert f["piecewise"]["switch_bytes"] == SWITCH
+    n, times = pingpong.points({"results": rows})
+    assert np.array_equal(n, SIZES) and np.array_equal(times, t)
+    with pytest.raises(ValueError, match="not a list of sizes"):
+        pingpong.fit_file({"results": []})
+
+
+def test_the_exchange_is_split_at_the_pingpong_switch_not_its_own():
+    pp = results(SIZES, segments(SIZES, BELOW, ABOVE))
+    ex_t = segments(SIZES, X_BELOW, X_ABOVE)
+    ex_t[SIZES == 4096] *= 3            # a bump that, searched freely, would move the exchange's switch
+    f = predict.fits({"pingpong": (pp, None), "exchange": (results(SIZES, ex_t), None)})
+    assert f["pingpong"]["piecewise"]["switch_bytes"] == SWITCH
+    xs = f["exchange"]["piecewise"]
+    assert xs["switch_bytes"] == SWITCH
+    hi = SIZES >= SWITCH
+    assert (xs["above"]["alpha_s"], xs["above"]["beta_s_per_byte"]) == pytest.approx(X_ABOVE, rel=1e-9)
+    assert (xs["below"]["alpha_s"], xs["below"]["beta_s_per_byte"]) == pytest.approx(
+        relative_line(SIZES[~hi], ex_t[~hi]), rel=1e-6)
+
+
+def test_copy_overhead_is_the_slope_of_the_overheads_and_never_negative():
+    m = np.array([0, 1, 8, 64, 1024, 4096, 16384], dtype=float)
+    o_s, o_r = 1e-6 + 2e-10 * np.maximum(m - 1, 0), 0.5e-6 + 4e-10 * np.maximum(m - 1, 0)
+    assert fit_copy_overhead(m, o_s, o_r) == pytest.approx(3e-10, rel=1e-9)
+    assert fit_copy_overhead(m, 1e-6 - 1e-11 * m, 1e-6 + 0 * m) == 0.0       # falling overheads: no copy
+    with pytest.raises(ValueError, match="at least 2 of them distinct"):
+        fit_copy_overhead([8, 8], [1e-6, 1e-6], [1e-6, 1e-6])
+
+
+# ---------------------------------------------------------------- the models
+def one_step(name, P, n):
+    return registry.build(name, P, n).to_schedule()
+
+
+def test_segmented_alpha_beta_prices_exchanges_and_one_way_steps_by_their_segments():
+    m = SegmentedAlphaBeta(*BELOW, S=SWITCH, alpha_r=ABOVE[0], beta_r=ABOVE[1], alpha_x=X_BELOW[0],
+                           beta_x=X_BELOW[1], alpha_xr=X_ABOVE[0], beta_xr=X_ABOVE[1])
+    for N in (10, 100_000):         # 80 B (eager) and 800 KB (rendezvous)
+        b = 8.0 * N
+        x = X_BELOW if b < SWITCH else X_ABOVE
+        one = BELOW if b < SWITCH else ABOVE
+        # recursive doubling on 2 ranks: one exchange of the whole vector
+        assert simulate(one_step("allreduce.recursive_doubling", 2, N), m).time == pytest.approx(x[0] + x[1] * b)
+        # binomial on 2 ranks: a reduce to rank 0, then a broadcast back: two one-way messages
+        assert simulate(one_step("allreduce.binomial", 2, N), m).time == pytest.approx(2 * (one[0] + one[1] * b))
+    # a ring on 3 ranks: every rank sends and receives in every step, each an exchange
+    N = 3000
+    steps = sum(1 for s in one_step("allreduce.ring", 3, N).steps if len(s))
+    assert simulate(one_step("allreduce.ring", 3, N), m).time == pytest.approx(
+        steps * (X_BELOW[0] + X_BELOW[1] * 8 * N / 3))
+
+
+@pytest.mark.parametrize("name", ["allreduce.ring", "allreduce.recursive_doubling", "allreduce.binomial",
+                                  "barrier.dissemination", "barrier.central_counter"])
+def test_without_its_terms_the_segmented_model_is_alpha_beta(name):
+    plain = AlphaBeta(*BELOW)
+    for entry in ("alpha-beta-segmented", "alpha-beta-exchange", "alpha-beta-exchange-segmented"):
+        e = table.get(entry)            # every α the plain α, every β its β, the switch at 1 B or none
+        for S in (1.0, float("inf")):
+            m = e.build(**{p.name: S if p.name == "S" else BELOW[p.name.startswith("beta")] for p in e.parameters})
+            for P in (2, 3, 5):
+                s = one_step(name, P, 0 if name.startswith("barrier") else 1000)
+                assert simulate(s, m).time == pytest.approx(simulate(s, plain).time, rel=1e-12), (entry, S, P)
+
+
+def test_a_segmented_model_refuses_what_no_machine_has():
+    with pytest.raises(ValueError, match="beta_x must be a finite real number > 0"):
+        SegmentedAlphaBeta(*BELOW, alpha_x=1e-6, beta_x=-1e-10)
+    with pytest.raises(ValueError, match=r"alpha_r \+ beta_r \* S > 0"):
+        SegmentedAlphaBeta(*BELOW, S=1000, alpha_r=-1e-6, beta_r=1e-10)
+    with pytest.raises(ValueError, match="S must be >= 0"):
+        SegmentedAlphaBeta(*BELOW, S=-1)
+
+
+def calibration_models():
+    pp = results(SIZES, segments(SIZES, BELOW, ABOVE))
+    ex = results(SIZES, segments(SIZES, X_BELOW, X_ABOVE))
+    prtt = json.loads((ROOT / "labs" / "source" / "lab3" / "logp.json").read_text())
+    return predict.parameters_of({"pingpong": (pp, None), "exchange": (ex, None),
+                                  "logp": (prtt["results"], prtt["parameters"]["n"])}, 2)
+
+
+def test_every_model_is_calibrated_with_its_source_and_the_terms_land_where_they_belong():
+    models = calibration_models()
+    assert set(models) == set(predict.MODELS)
+    ab, x = models["alpha-beta"], models["alpha-beta-exchange"]
+    alpha, beta = relative_line(SIZES, segments(SIZES, BELOW, ABOVE))
+    assert (ab["alpha"], ab["beta"]) == pytest.approx((alpha, beta), rel=1e-6)
+    assert (x["alpha"], x["beta"]) == (ab["alpha"], ab["beta"])
+    assert models["nbl-exchange"]["f2"] == pytest.approx(x["beta_x"] / ab["beta"], rel=1e-12)
+    assert models["nbl"]["f2"] == 1.0
+    seg = models["alpha-beta-exchange-segmented"]
+    assert seg["S"] == SWITCH and (seg["alpha_xr"], seg["beta_xr"]) == pytest.approx(X_ABOVE, rel=1e-9)
+    assert (seg["alpha_r"], seg["beta_r"]) == pytest.approx(ABOVE, rel=1e-9)
+    lg, gops = models["loggp"], models["loggops"]
+    assert {k: gops[k] for k in lg} == lg and gops["S"] == SWITCH - 1      # a switch-sized message: rendezvous
+    assert gops["O"] >= 0
+    for name in predict.MODELS:
+        entry = table.get(name)
+        assert entry.build(**models[name]) is not None and entry.source()
+
+
+def rows_on(P, sizes=(2, 700, 12000)):
+    rows = [{"collective": "allreduce", "algorithm": a, "nelems": n, "min_s": 1e-5}
+            for a in registry.names("allreduce", short=True) for n in sizes]
+    rows += [{"collective": "barrier", "algorithm": a, "nelems": 0, "min_s": 3e-6}
+             for a in registry.names("barrier", short=True)]
+    return rows
+
+
+def has_exchange(schedule) -> bool:
+    """Some rank both sends and receives a message in some step."""
+    for step in schedule.steps:
+        moves = [t for t in step if t.src != t.dst]
+        if {t.src for t in moves} & {t.dst for t in moves}:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+def test_an_exchange_term_doubled_moves_only_rows_that_have_exchanges(P):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from predict_sensitivity import scaled
+
+    cal = predict.Calibration(calibration_models())
+    rows = rows_on(P)
+    before = predict.compare(rows, cal, P)
+    for what in ("alpha-beta-exchange.beta_x", "alpha-beta-exchange.alpha_x"):
+        after = predict.compare(rows, scaled(cal, what, 2.0), P)
+        moved = still = 0
+        for b, a in zip(before, after):
+            if not b["predicted_s"]:
+                continue
+            sched = predict.COLLECTIVES[b["collective"]].schedule(b["algorithm"], P, b["nelems"])
+            change = a["predicted_s"]["alpha-beta-exchange"] - b["predicted_s"]["alpha-beta-exchange"]
+            if has_exchange(sched) and (what.endswith("alpha_x") or b["nelems"]):
+                assert change > 0, (what, b["algorithm"], b["nelems"])
+                moved += 1
+            else:
+                assert change == 0, (what, b["algorithm"], b["nelems"])
+                still += 1
+            for m in predict.MODELS:            # no other model moves
+                if m != "alpha-beta-exchange":
+                    assert a["predicted_s"][m] == b["predicted_s"][m]
+        assert moved and (still or P > 2), (what, moved, still)
+
+
+# ---------------------------------------------------------------- files written before the exchange
+def test_an_old_calibration_still_calibrates_what_it_can_and_names_what_to_measure(tmp_path):
+    lab = ROOT / "labs" / "source"
+    c = predict.load_calibration([lab / "lab1" / "pingpong.json", lab / "lab3" / "logp.json"], 2)
+    line = predict.missing_line(c)
+    assert "alpha-beta-exchange, alpha-beta-exchange-segmented, nbl-exchange" in line
+    assert "mpi_exercises exchange --json exchange.json" in line and "mpi_exercises pingpong" not in line
+    assert "\n" not in line
+    old = tmp_path / "old_report.json"             # a predict --json written before: three models
+    data = json.loads((ROOT / "book" / "data" / "predict_reference.json").read_text())
+    old.write_text(json.dumps(data))
+    c = predict.load_calibration([old], 2)
+    assert set(c.models) == {"alpha-beta", "nbl", "loggp"} and c.software is not None
+    line = predict.missing_line(c)
+    for m in set(predict.MODELS) - {"alpha-beta", "nbl", "loggp"}:
+        assert m in line
+    assert line.endswith("predicting alpha-beta, nbl, loggp only")
+    assert predict.missing_line(predict.Calibration(calibration_models())) is None
+
+
+def test_an_unphysical_added_term_is_left_out_with_a_warning_not_the_whole_calibration():
+    models = calibration_models()
+    models["alpha-beta-exchange"]["beta_x"] = -1e-10
+    kept, dropped = predict.keep_physical(models)
+    assert "alpha-beta-exchange" not in kept and set(kept) == set(models) - {"alpha-beta-exchange"}
+    assert len(dropped) == 1 and dropped[0].startswith("alpha-beta-exchange left out: its fit is no machine")
+
+
+@pytest.mark.mpi
+def test_predict_with_an_old_report_warns_in_one_line_and_predicts(tmp_path):
+    data = json.loads((ROOT / "book" / "data" / "predict_reference.json").read_text())
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"calibration": data["calibration"]}))
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--collectives", "barrier", "--iterations", "3",
+                         "--warmup", "1", "--no-progress", "--calibration", str(old)], timeout=120)
+    warnings = [line for line in res.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "mpi_exercises exchange" in warnings[0], res.stderr
+    assert res.stdout.splitlines()[-1].startswith("predict: 2 ranks")
+
+
+@pytest.mark.mpi
+def test_the_exchange_benchmark_writes_its_samples_and_its_one_fit(tmp_path):
+    out = tmp_path / "exchange.json"
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "exchange", "--sizes", "0,64,1k,8k,64k,512k", "--iterations",
+                         "20", "--warmup", "2", "--time-budget", "0", "--no-progress", "--json", str(out)],
+                     timeout=120)
+    data = json.loads(out.read_text())
+    assert data["benchmark"] == "exchange" and data["fit"]["statistic"] == "min_s"
+    assert [r["bytes"] for r in data["results"]] == [0, 64, 1024, 8192, 65536, 524288]
+    for r in data["results"]:
+        assert r["samples"] == len(r["times_s"]) >= 20 and 0 < r["min_s"] <= r["median_s"]
+    f = pingpong.fit_file(data)
+    assert f["alpha_beta"]["alpha_s"] == pytest.approx(data["fit"]["alpha_beta"]["alpha_s"], rel=1e-12)
+    assert "load" in res.stdout.splitlines()[-2]
+    # predict takes it with the ping-pong of the lab as a calibration
+    warnings = []
+    c = predict.load_calibration([ROOT / "labs" / "source" / "lab1" / "pingpong.json", out], 2, warnings)
+    for m in ("alpha-beta-exchange", "nbl-exchange"):    # or left out, saying why (a disturbed run)
+        assert (m in c.models) != any(w.startswith(f"--calibration {out}: {m} left out") for w in warnings)
+
