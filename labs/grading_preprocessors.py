@@ -32,6 +32,11 @@ every visible test, never a hidden test's code or message, so that a lab can be 
   not finish) every code cell from the first hidden test on shows its score instead of its
   outputs.  Unlike nbgrader's own ``ClearHiddenTests`` it never raises: a student cell may
   contain the marker text, any number of times.
+- ``TidyErrorsForFeedback``: the first error of the notebook is shown whole; a ``NameError``
+  after it (a name the failed cell never defined) is one line, "not run because of the error
+  above", without its traceback; and no output shows a path of the grading machine (the
+  scratch folder is ``.``, the course ``<course>``, the Python environment ``<python>``, the
+  home folder ``~``: :func:`scrub_paths`).
 - ``InlineMathJax``: MathJax 3 inside the page (``tex-svg-full.js`` of ``django-static-mathjax``,
   gzip-compressed and base64-encoded, about 0.95 MB, unpacked by the browser's
   ``DecompressionStream``), so that a page handed out on its own renders its math offline.
@@ -48,6 +53,8 @@ import gzip
 import os
 import re
 import secrets
+import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -445,6 +452,72 @@ def _note(cell) -> str:
         verdict = "passed" if float(meta["score"]) >= float(meta.get("points", 0)) else "failed"
         return f"{head}\nTest {verdict}: {float(meta['score']):g} of {float(meta.get('points', 0)):g} points\n"
     return head + "\n"
+
+
+class TidyErrorsForFeedback(NbGraderPreprocessor):
+    """The first error whole, each later ``NameError`` one line without a traceback, and no path
+    of the grading machine in any output (module docstring)."""
+
+    def preprocess(self, nb, resources):
+        paths = grader_paths(resources)
+        first = None
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "error":
+                    if first is not None and out.get("ename") == "NameError":
+                        name = re.search(r"name '([^']{1,100})' is not defined", str(out.get("evalue", "")))
+                        missing = f"`{name.group(1)}` was never defined" if name else "a name was never defined"
+                        out["traceback"] = [f"Not run because of the error above: {missing}."]
+                    first = index if first is None else first
+                _scrub_output(out, paths)
+        return nb, resources
+
+
+#: where a grading kernel's scratch copy of a submission lies (``grade.py``: ``mkdtemp(prefix=...)``)
+SCRATCH = re.compile(re.escape(os.path.realpath(tempfile.gettempdir())) + r"/labs-grade-[^/\s'\"]+(?:/work)?")
+
+
+def grader_paths(resources=None) -> list[tuple[str, str]]:
+    """(path of the grading machine, what a page shows instead), longest first: the course (this
+    folder, the working folder, and the one above ``autograded/`` of the notebook converted), the
+    Python environments (``<python>``) and the packages (their name) the kernel saw, the home folder."""
+    import grading_sandbox
+
+    pairs = {os.path.realpath(Path(__file__).parent): "<course>", os.path.realpath(os.getcwd()): "<course>"}
+    where = (resources or {}).get("metadata", {}).get("path")
+    if where and Path(where).resolve().parent.parent.name == "autograded":
+        pairs[os.path.realpath(Path(where).resolve().parents[2])] = "<course>"
+    prefixes = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    for folder in grading_sandbox.python_dirs():     # environments, and packages by their name
+        pairs[folder] = "<python>" if folder in prefixes else Path(folder).name
+    pairs.setdefault(os.path.realpath(os.path.expanduser("~")), "~")
+    return sorted(((k, v) for k, v in pairs.items() if len(k) > 1), key=lambda kv: -len(kv[0]))
+
+
+def scrub_paths(text: str, paths: list[tuple[str, str]]) -> str:
+    """``text`` with the scratch folder shown as ``.`` and each path of ``paths`` replaced."""
+    text = SCRATCH.sub(".", text)
+    for path, shown in paths:
+        text = text.replace(path, shown)
+    return text
+
+
+def _scrub_output(out, paths) -> None:
+    for key in ("text", "evalue", "ename"):
+        if isinstance(out.get(key), str):
+            out[key] = scrub_paths(out[key], paths)
+    if isinstance(out.get("traceback"), list):
+        out["traceback"] = [scrub_paths(str(line), paths) for line in out["traceback"]]
+    data = out.get("data")
+    if isinstance(data, dict):
+        for mime, value in data.items():
+            if mime.startswith("text/") or mime in ("application/json",):
+                if isinstance(value, str):
+                    data[mime] = scrub_paths(value, paths)
+                elif isinstance(value, list):
+                    data[mime] = [scrub_paths(v, paths) if isinstance(v, str) else v for v in value]
 
 
 #: a cell's metadata key for the feedback page's own notes on it (texts; the template shows them

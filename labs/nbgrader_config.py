@@ -55,10 +55,12 @@ c.LimitOutputSize.max_chars = 20_000
 
 # Feedback pages: the scores, written answers not graded yet marked pending, the student's own
 # outputs and the visible tests' messages (from the run without hidden tests that grade.py
-# makes), never a hidden test, and MathJax inside the page (grading_preprocessors.py).
+# makes; the first error whole, later NameErrors one line, no path of this machine), never a
+# hidden test, and MathJax inside the page (grading_preprocessors.py).
 c.GenerateFeedback.preprocessors = [
     "grading_preprocessors.GetGradesMarkingPending",
     "grading_preprocessors.HideHiddenTestsInFeedback",
+    "grading_preprocessors.TidyErrorsForFeedback",
     "grading_preprocessors.InlineMathJax",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
