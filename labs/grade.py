@@ -362,10 +362,15 @@ def flags(course: Path, lab: Lab, student: str) -> str:
     ``tampering: <columns>``, the test cells that did not run as written (the grader put the error
     ``grading_preprocessors.TAMPERED`` first in their outputs; they score 0), and ``suspect code:
     <names>``, names of IPython's machinery or the built-ins in the submission's own cells
-    (``grading_preprocessors.SUSPECT``; not scored)."""
+    (``grading_preprocessors.SUSPECT``; not scored); ``measured disturbed: <file> (why)``, a data
+    file whose record says the machine was busy (:func:`mpi_exercises.labdata.disturbance`), and
+    ``failed on disturbed data: <columns>``, the test cells that the data could not pass
+    (their error begins with :data:`mpi_exercises.labdata.DISTURBED`)."""
     from grading_preprocessors import SUSPECT, TAMPERED
 
-    tampered, suspect = [], set()
+    from mpi_exercises.labdata import DISTURBED
+
+    tampered, suspect, unfair = [], set(), []
     for name in lab.notebooks:
         try:
             nb = nbformat.read(course / "autograded" / student / lab.name / f"{name}.ipynb", as_version=4)
@@ -379,9 +384,32 @@ def flags(course: Path, lab: Lab, student: str) -> str:
                 suspect.update(m.group(0) for m in SUSPECT.finditer(cell.source))
             elif any(o.get("output_type") == "error" and o.get("ename") == TAMPERED for o in cell.get("outputs", [])):
                 tampered.append(column(lab, name, meta.get("grade_id", "?")))
+            elif any(o.get("output_type") == "error" and str(o.get("evalue", "")).startswith(DISTURBED)
+                     for o in cell.get("outputs", [])):
+                unfair.append(column(lab, name, meta.get("grade_id", "?")))
     found = ([f"tampering: {', '.join(tampered)}"] if tampered else []) + (
-        [f"suspect code: {', '.join(sorted(suspect))}"] if suspect else [])
+        [f"suspect code: {', '.join(sorted(suspect))}"] if suspect else []) + disturbed_data(course, lab, student) + (
+        [f"failed on disturbed data: {', '.join(unfair)}"] if unfair else [])
     return "; ".join(found)
+
+
+def disturbed_data(course: Path, lab: Lab, student: str) -> list[str]:
+    """``measured disturbed: <file> (why)`` for each data file the student handed in whose record
+    says the machine was busy while it measured (:func:`mpi_exercises.labdata.disturbance`)."""
+    import json
+
+    from mpi_exercises.labdata import disturbance
+    from netmodels.outputs import Refused, read_input
+
+    found = []
+    for name in lab.data_files:
+        try:
+            why = disturbance(json.loads(read_input(course / "submitted" / student / lab.name / name, root=course)))
+        except (OSError, Refused, ValueError, RecursionError):     # missing or unusable: the data column says
+            continue
+        if why:
+            found.append(f"measured disturbed: {name} ({why})")
+    return found
 
 
 def _timed_out(graded: Path) -> bool:

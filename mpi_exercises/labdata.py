@@ -286,6 +286,78 @@ def load(path, kind: str, root=None) -> dict:
     return data
 
 
+# ---------------------------------------------------------------- was the machine quiet?
+#: the first words of a test's message when the student's data cannot pass it because the
+#: measurement was disturbed (``labs/grade.py`` flags the test cells whose error starts so)
+DISTURBED = "Your measurement was disturbed"
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def disturbance(data) -> str | None:
+    """What disturbed the measurement, in words, from what the parsed data file ``data``
+    records (the benchmark's own verdict), or None if it records nothing wrong: ranks sharing
+    cores (``oversubscribed``, ``"valid": false``), medians too noisy (``"reliable": false``,
+    the sizes and the widest 95 % interval of ``reliability``), a machine that drifted
+    (``"stable": false``), a 1-minute load average over 1.5 times the cores (other programs ran;
+    the benchmark's own busy ranks count too)."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("runs"), list):              # lab 2's allreduce runs: each its own record
+        found = [d for d in map(disturbance, data["runs"]) if d]
+        if not found:
+            return None
+        counts = {d: found.count(d) for d in found}
+        return "; ".join(f"{n} of {len(data['runs'])} runs: {d}" for d, n in counts.items())
+    env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
+    ranks, cores = _number(env.get("ranks")), _number(env.get("cores"))
+    on = f"{ranks:.0f} ranks on {cores:.0f} cores" if ranks and cores else "more ranks than cores"
+    said = []
+    if data.get("oversubscribed") is True or data.get("valid") is False:
+        said.append(f"ranks shared cores ({on})")
+    if data.get("reliable") is False:
+        rel = data.get("reliability") or (data.get("calibration") or {}).get("reliability") or {}
+        rel = rel if isinstance(rel, dict) else {}
+        worst, limit = _number(rel.get("worst")), _number(rel.get("limit"))
+        missed = [str(m) for m in rel.get("missed", [])] if isinstance(rel.get("missed"), list) else []
+        where = f" of {', '.join(missed[:4])}{', ...' if len(missed) > 4 else ''}" if missed else ""
+        known = f" known only to ±{worst:.0%}" if worst is not None else " too noisy"
+        said.append(f"the median{'s' if len(missed) != 1 else ''}{where}{known}"
+                    + (f" (limit ±{limit:.0%})" if limit is not None else ""))
+    if data.get("stable") is False:
+        said.append("the machine's speed drifted during the run")
+    load = _number(data.get("load_average_1min"))
+    if load is not None and cores and load > 1.5 * cores:      # its own busy ranks count too
+        said.append(f"load average {load:.1f} on {cores:.0f} cores: other programs ran")
+    return "; ".join(said) or None
+
+
+def verdict(data) -> str:
+    """One line for a lab's setup cell: the benchmark's own verdict on the parsed data file
+    ``data`` (:func:`disturbance`), and what to do if it was disturbed."""
+    why = disturbance(data)
+    load = _number(data.get("load_average_1min")) if isinstance(data, dict) else None
+    if why:
+        return (f"DISTURBED: {why}. Figures from this file measure the other programs as much as your "
+                "machine: measure again when it is quiet (close other programs), then run this notebook again.")
+    said = "reliable: every median within its limit" if isinstance(data, dict) and data.get("reliable") is True \
+        else "no warning recorded"
+    return f"benchmark's verdict: {said}" + (f", load average {load:.1f}" if load is not None else "") + "."
+
+
+def cannot_pass(what: str, data, kind: str, path: str) -> str:
+    """The message of a test that the student's data ``data`` (the file ``path`` of ``kind``)
+    cannot pass whatever the answer: :data:`DISTURBED`, ``what`` the data lacks, what the file
+    records (:func:`disturbance`) and the command that measures it again."""
+    why = disturbance(data)
+    recorded = f"the file records: {why}" if why else (
+        "the file records no warning, but a burst of load between the benchmark's rounds does this")
+    return (f"{DISTURBED}: {what}, so no correct answer can pass this test ({recorded}). Measure again when the "
+            f"machine is quiet (close other programs): {KINDS[kind].write_with(path)}, then run the notebook again.")
+
+
 # ---------------------------------------------------------------- lab 2: the allreduce runs
 #: lab 2's runs: (algorithm, block size in elements or None), N = 10^5 doubles on 4 ranks
 ALLREDUCE_CASES = (("tree", None), ("ring", None)) + tuple(

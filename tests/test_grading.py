@@ -193,6 +193,9 @@ def test_statuses_and_data_column(graded):
     assert table["alice"]["data"] == "pingpong.json: reference copy"
     assert table["three_ranks"]["data"] == table["disturbed"]["data"] == "pingpong.json: own"
     assert table["no_data"]["data"] == "pingpong.json: missing"
+    # a file whose data no switch can fit physically: the test says so, and grades.csv flags it
+    assert table["disturbed"]["flags"] == "failed on disturbed data: test_switch", table["disturbed"]
+    assert table["alice"]["flags"] == table["loops"]["flags"] == ""
 
 
 @pytest.mark.slow

@@ -1,0 +1,134 @@
+"""Fair on a busy machine, and feedback pages without the grader's paths (fast tests; the whole
+walk through grading is tests/test_instructor_walk.py).
+
+- ``mpi_exercises.labdata.disturbance`` reads what a data file records of its run: ranks sharing
+  cores, the benchmark's own "unreliable" verdict, a drifting machine, a load over the cores;
+- ``grade.flags`` names a disturbed file and the test cells whose error says the data could not
+  pass them;
+- ``grading_preprocessors.TidyErrorsForFeedback`` keeps the first error whole, turns the
+  ``NameError`` echoes after it into one line, and replaces the grading machine's paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+import nbformat
+import pytest
+
+from mpi_exercises import labdata
+from tests.labcourse import LABS
+
+sys.path.insert(0, str(LABS))
+import grade  # noqa: E402
+import grading_preprocessors  # noqa: E402
+
+
+def quiet() -> dict:
+    return json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())
+
+
+def test_a_quiet_record_is_not_disturbed_and_the_setup_line_says_so():
+    rec = quiet()
+    assert rec["load_average_1min"] < 3 and not rec["oversubscribed"]
+    assert labdata.disturbance(rec) is None
+    assert labdata.verdict(rec) == f"benchmark's verdict: no warning recorded, load average {rec['load_average_1min']:.1f}."
+    rec["reliable"] = True
+    assert labdata.verdict(rec).startswith("benchmark's verdict: reliable")
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"oversubscribed": True, "environment": {"ranks": 3, "cores": 2}}, "ranks shared cores (3 ranks on 2 cores)"),
+    ({"valid": False}, "ranks shared cores (2 ranks on 2 cores)"),
+    ({"reliable": False, "reliability": {"worst": 0.31, "limit": 0.1, "missed": ["8 B", "1.0 MiB"]}},
+     "the medians of 8 B, 1.0 MiB known only to ±31% (limit ±10%)"),
+    ({"stable": False}, "the machine's speed drifted during the run"),
+    ({"load_average_1min": 3.2}, "load average 3.2 on 2 cores: other programs ran"),
+])
+def test_each_recorded_disturbance_is_named(change, said):
+    rec = quiet()
+    env = change.pop("environment", {})
+    rec.update(change)
+    rec["environment"].update(env)
+    assert labdata.disturbance(rec) == said
+    line = labdata.verdict(rec)
+    assert line.startswith(f"DISTURBED: {said}.") and "measure again when it is quiet" in line
+
+
+def test_a_load_the_benchmarks_own_ranks_explain_is_not_a_disturbance():
+    rec = quiet()
+    rec["load_average_1min"] = 2.9          # 2 busy ranks on 2 cores, and a little more
+    assert labdata.disturbance(rec) is None
+
+
+def test_runs_are_judged_each_and_counted():
+    runs = [quiet(), quiet(), quiet()]
+    runs[0]["oversubscribed"] = runs[2]["oversubscribed"] = True
+    assert labdata.disturbance({"runs": runs}) == "2 of 3 runs: ranks shared cores (2 ranks on 2 cores)"
+    assert labdata.disturbance({"runs": [quiet()]}) is None
+
+
+def test_the_message_of_a_test_no_answer_can_pass():
+    rec = quiet()
+    rec["load_average_1min"] = 7.9
+    said = labdata.cannot_pass("no switch fits", rec, "pingpong", "pingpong.json")
+    assert said.startswith(labdata.DISTURBED + ": no switch fits")
+    assert "load average 7.9 on 2 cores" in said
+    assert said.endswith("mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json, then run the notebook again.")
+    assert "records no warning" in labdata.cannot_pass("x", quiet(), "pingpong", "pingpong.json")
+
+
+def _graded(course, student, outputs_of_switch):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("assert ok")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_switch", "points": 2}
+    cell.outputs = outputs_of_switch
+    nb.cells = [cell]
+    folder = course / "autograded" / student / "lab1"
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / "lab1.ipynb")
+
+
+def test_flags_name_a_disturbed_file_and_the_tests_it_could_not_pass(tmp_path):
+    lab = grade.Lab("lab1", ["lab1"], data_files=["pingpong.json"])
+    busy = quiet()
+    busy.update(reliable=False, reliability={"worst": 0.2, "limit": 0.1, "missed": ["4.0 MiB"]})
+    for student, rec, error in (("dave", busy, labdata.DISTURBED + ": no switch"), ("alice", quiet(), "another")):
+        (tmp_path / "submitted" / student / "lab1").mkdir(parents=True)
+        (tmp_path / "submitted" / student / "lab1" / "pingpong.json").write_text(json.dumps(rec))
+        _graded(tmp_path, student, [nbformat.v4.new_output("error", ename="AssertionError", evalue=error, traceback=[])])
+    assert grade.flags(tmp_path, lab, "dave") == ("measured disturbed: pingpong.json (the median of 4.0 MiB known only "
+                                                  "to ±20% (limit ±10%)); failed on disturbed data: test_switch")
+    assert grade.flags(tmp_path, lab, "alice") == ""
+
+
+def test_feedback_shows_the_first_error_whole_and_no_path_of_the_grader():
+    scratch = os.path.join(os.path.realpath(tempfile.gettempdir()), "labs-grade-k3x_9q", "work")
+    numpy_file = os.path.join(sys.prefix, "lib", "python3.11", "site-packages", "numpy", "linalg", "_linalg.py")
+    first = nbformat.v4.new_output("error", ename="LabDataError", evalue="pingpong.json: missing",
+                                   traceback=[f"FileNotFoundError: {scratch}/pingpong.json", f"File {numpy_file}:10",
+                                              f"{LABS}/x.py", os.path.expanduser("~") + "/notes"])
+    echo = nbformat.v4.new_output("error", ename="NameError", evalue="name 'sizes' is not defined",
+                                  traceback=["---", "NameError  Traceback (most recent call last)", "Cell In[4]"])
+    printed = nbformat.v4.new_output("stream", name="stdout", text=f"reading {scratch}/pingpong.json\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("a"), nbformat.v4.new_code_cell("b"), nbformat.v4.new_code_cell("c")]
+    nb.cells[0].outputs, nb.cells[1].outputs, nb.cells[2].outputs = [first], [printed], [echo]
+    nb, _ = grading_preprocessors.TidyErrorsForFeedback().preprocess(nb, {})
+    tb = nb.cells[0].outputs[0]["traceback"]
+    assert tb == ["FileNotFoundError: ./pingpong.json", "File <python>/lib/python3.11/site-packages/numpy/linalg/_linalg.py:10",
+                  "<course>/x.py", "~/notes"]
+    assert nb.cells[1].outputs[0]["text"] == "reading ./pingpong.json\n"
+    assert nb.cells[2].outputs[0]["traceback"] == ["Not run because of the error above: `sizes` was never defined."]
+
+
+def test_a_name_error_with_no_error_before_it_keeps_its_traceback():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x")]
+    nb.cells[0].outputs = [nbformat.v4.new_output("error", ename="NameError", evalue="name 'x' is not defined",
+                                                  traceback=["NameError  Traceback", "Cell In[1], line 1"])]
+    nb, _ = grading_preprocessors.TidyErrorsForFeedback().preprocess(nb, {})
+    assert nb.cells[0].outputs[0]["traceback"] == ["NameError  Traceback", "Cell In[1], line 1"]
