@@ -21,7 +21,9 @@ Placements of the send and receive buffer of each rank (offsets in bytes modulo 
 - ``recv+16``: send at 0, receive at +16: a copy from a send buffer into the peer's receive buffer
   then has its destination 16 bytes past its source modulo 4 KiB (the 4K-aliasing penalty of
   ``rep movsb``: copying 64 KiB that way takes 23 to 33 µs in one process, 2 µs otherwise);
-- ``send+16``: send at +16, receive at 0 (the destination 16 bytes *before* the source).
+- ``send+16``: send at +16, receive at 0 (the destination 16 bytes *before* the source);
+- ``huge``: both page-aligned on 2 MiB transparent huge pages (physically contiguous, so the same
+  cache sets in every launch).
 
 Settings, one environment per launch, cycled so that launches of every setting are spread over
 the run: ``default`` (``GLIBC_TUNABLES`` removed), ``movsb-off``
@@ -29,17 +31,27 @@ the run: ``default`` (``GLIBC_TUNABLES`` removed), ``movsb-off``
 ``rep movsb``), ``cma-off`` (``MPIR_CVAR_CH4_CMA_ENABLE=0``: MPICH's single copy through
 ``process_vm_readv`` above ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD`` is off, long messages go
 through the shared segment's cells, two copies by the processes' own memcpy) and
-``cma-off+movsb-off``.  Every launch records the medians, each rank's buffer offsets modulo 4 KiB,
+``cma-off+movsb-off``; where MPICH's own temporary buffers (its Allreduce's) land:
+``tmp-mmap`` (``glibc.malloc.mmap_threshold=32768``: every temporary of 32 KiB or more mapped afresh
+at each call, 16 bytes past a page, and faulted in), ``tmp-mmap+cma-off``, ``tmp-heap`` (never
+mapped: in the heap, where what was allocated before puts it); and ``seed-0``
+(``PYTHONHASHSEED=0``: the interpreter's own allocations the same in every launch).  Every launch records the medians, each rank's buffer offsets modulo 4 KiB,
 the copy distances between ranks, the first (cold) call of each case, GLIBC_TUNABLES, MPICH's CVARs
 set in its environment and the values MPICH takes for those of its intranode path (``mpivars``),
 the CPU model, the load average, the transparent-huge-page mode, the core each rank is bound to
-(:func:`mpi_exercises.bench.placement.placement`, as the kit's benchmarks bind them) and the CPU
-each rank last ran on.
+(:func:`mpi_exercises.bench.placement.placement`, as the kit's benchmarks bind them), the CPU
+each rank last ran on, its memory on huge pages, the clock source and ``MPI.Wtick``, and where
+``malloc`` hands out a block of each length after the timings (:func:`malloc_offsets`: where
+MPICH's next temporary of that size lands).  Its mode (:func:`launch_mode`) is its Allreduce over
+its exchange at the longest length, page-aligned: both timed in one loop, so the load divides out;
+:func:`detect_mode` measures the same in any program on 2 ranks or more, for a benchmark or
+``predict`` to write beside its results.
 
 Prints one table (launch, setting, placement, distances, medians), the ratios of each placement
 to ``page`` per setting, and a last line naming the mode found: per setting, the placements slow
-against ``page`` in a launch (median ratio above :data:`SLOW_FACTOR`) and the median ratio of the
-rows whose copy distance is 16.  The JSON is written atomically.
+against ``page`` in a launch (median ratio above :data:`SLOW_FACTOR`), the median ratio of the
+rows whose copy distance is 16, and per setting the Allreduce / exchange ratios of its launches
+with how many are slow (above :data:`MODE_RATIO`).  The JSON is written atomically.
 """
 
 from __future__ import annotations
@@ -63,19 +75,38 @@ from netmodels.outputs import output_problem  # noqa: E402
 PAGE = 4096                                   #: bytes of a page: offsets are taken modulo this
 OPS = ("pingpong", "exchange", "allreduce")
 #: placement name -> (send offset, receive offset) in bytes mod 4 KiB; None: as np.empty places it
-PLACEMENTS = {"numpy": None, "page": (0, 0), "recv+16": (0, 16), "send+16": (16, 0)}
+PLACEMENTS = {"numpy": None, "page": (0, 0), "recv+16": (0, 16), "send+16": (16, 0), "huge": (0, 0)}
+#: placements whose buffers are on 2 MiB transparent huge pages (physically contiguous: the same
+#: cache sets in every launch), the others on 4 KiB pages
+HUGE = ("huge",)
 MOVSB_OFF = "glibc.cpu.x86_rep_movsb_threshold=2147483647"
 #: setting -> the environment variables it sets (None: removes the variable)
+#: glibc's malloc serves every block of 32 KiB or more by its own mmap (the threshold fixed, so
+#: never raised by a free): MPICH's temporary buffers then start 16 bytes past a page, every call
+TMP_MMAP = "glibc.malloc.mmap_threshold=32768"
+#: glibc's malloc serves every block below 32 MiB from its heap: MPICH's temporaries land where
+#: the heap's layout puts them (their offset mod 4 KiB then depends on what was allocated before)
+TMP_HEAP = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864"
 SETTINGS = {
     "default": {"GLIBC_TUNABLES": None},
     "movsb-off": {"GLIBC_TUNABLES": MOVSB_OFF},
     "cma-off": {"GLIBC_TUNABLES": None, "MPIR_CVAR_CH4_CMA_ENABLE": "0"},
     "cma-off+movsb-off": {"GLIBC_TUNABLES": MOVSB_OFF, "MPIR_CVAR_CH4_CMA_ENABLE": "0"},
+    "tmp-mmap": {"GLIBC_TUNABLES": TMP_MMAP},
+    "tmp-mmap+cma-off": {"GLIBC_TUNABLES": TMP_MMAP, "MPIR_CVAR_CH4_CMA_ENABLE": "0"},
+    "tmp-heap": {"GLIBC_TUNABLES": TMP_HEAP},
+    "seed-0": {"GLIBC_TUNABLES": None, "PYTHONHASHSEED": "0"},
 }
 LENGTHS = (64 * 1024, 256 * 1024, 1024 * 1024)
 #: a placement (or launch) is in a slow mode when its median is more than this times the reference's
 SLOW_FACTOR = 1.5
 MARK = "LAUNCH_MODES_RESULT "                 #: the worker's result line starts with this
+#: a launch whose MPI Allreduce takes more than this times a Sendrecv of the same bytes (page-aligned,
+#: timed interleaved in one loop) is in the slow mode: 2.0-2.8 in every launch at load 3 here, 6.6-24
+#: with MPICH's temporaries forced 16 bytes past a page (tmp-mmap), 1.3-1.6 with CMA off
+MODE_RATIO = 4.0
+#: the length (bytes) at which :func:`detect_mode` compares them
+MODE_BYTES = 1 << 20
 
 
 # ---------------------------------------------------------------- pure parts
@@ -119,6 +150,49 @@ def mode_of(ratios, factor: float = SLOW_FACTOR) -> str:
     return "slow" if float(np.median(ratios)) > factor else "fast"
 
 
+def launch_mode(ratio: float, threshold: float = MODE_RATIO) -> str:
+    """``"slow"`` when a launch's Allreduce / exchange ``ratio`` (:func:`op_ratio`) exceeds
+    ``threshold``, else ``"normal"``."""
+    if not (np.isfinite(ratio) and ratio > 0):
+        raise ValueError(f"ratio must be a finite number > 0, got {ratio!r}")
+    if not threshold > 1:
+        raise ValueError(f"threshold must be > 1, got {threshold!r}")
+    return "slow" if ratio > threshold else "normal"
+
+
+def detect_mode(comm, nbytes: int = MODE_BYTES, samples: int = 20) -> dict:
+    """The mode of this launch, measured on ``comm`` (2 ranks or more; ranks 0 and 1 time, the
+    others wait): MPI's Allreduce against a Sendrecv of ``nbytes`` (page-aligned buffers),
+    interleaved, ``samples`` medians of 4 calls each.  Returns ``{"bytes", "allreduce_s",
+    "exchange_s", "ratio", "mode", "threshold"}`` on every rank (the mode is a launch's, not a
+    rank's).  For benchmarks and ``predict`` to write beside their results."""
+    from mpi4py import MPI
+
+    from mpi_exercises import pages
+    from mpi_exercises.bench import timing
+
+    if nbytes <= 0 or nbytes % 8:
+        raise ValueError(f"nbytes must be a positive multiple of 8, got {nbytes}")
+    if samples < 1:
+        raise ValueError(f"samples must be >= 1, got {samples}")
+    if comm.Get_size() < 2:
+        raise ValueError("detect_mode needs a communicator of 2 ranks or more")
+    pair = comm.Split(0 if comm.Get_rank() < 2 else MPI.UNDEFINED, comm.Get_rank())
+    result = None
+    if pair != MPI.COMM_NULL:
+        send = pages.allocate((nbytes // 8,), np.float64)
+        recv = pages.allocate((nbytes // 8,), np.float64)
+        send[...] = 1.0
+        peer = 1 - pair.Get_rank()
+        calls = [lambda: pair.Allreduce(send, recv, op=MPI.SUM), lambda: pair.Sendrecv(send, peer, 5, recv, peer, 5)]
+        t = np.median(timing.time_interleaved(pair, calls, samples, 2, inner=4), axis=1)
+        ratio = float(t[0] / t[1])
+        result = {"bytes": int(nbytes), "allreduce_s": float(t[0]), "exchange_s": float(t[1]), "ratio": ratio,
+                  "mode": launch_mode(ratio), "threshold": MODE_RATIO}
+        pair.Free()
+    return comm.bcast(result, root=0)
+
+
 def settings_order(settings, launches: int) -> list[str]:
     """The setting of each launch: the settings cycled ``launches`` times (interleaved, so that a
     burst of load does not fall on one setting only)."""
@@ -137,8 +211,9 @@ def _buffers(placement: str, nbytes: int, rank: int):
         send[...] = rank + 1.0
         return send, recv
     s_off, r_off = PLACEMENTS[placement]
-    send = offset_view(pages.allocate((nbytes + PAGE,), np.uint8), s_off, nbytes)
-    recv = offset_view(pages.allocate((nbytes + PAGE,), np.uint8), r_off, nbytes)
+    kind = "huge" if placement in HUGE else "small"
+    send = offset_view(pages.allocate((nbytes + PAGE,), np.uint8, kind), s_off, nbytes)
+    recv = offset_view(pages.allocate((nbytes + PAGE,), np.uint8, kind), r_off, nbytes)
     send[...] = rank + 1.0
     return send, recv
 
@@ -166,6 +241,48 @@ def _calls(comm, send, recv, peer):
 
 def _cvars() -> dict:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("MPIR_CVAR_", "UCX_", "FI_"))}
+
+
+def _anon_huge_kib() -> int | None:
+    """KiB of this process's anonymous memory on transparent huge pages (``AnonHugePages`` of
+    /proc/self/smaps_rollup), None where unknown."""
+    try:
+        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+            if line.startswith("AnonHugePages:"):
+                return int(line.split()[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return None
+
+
+def malloc_offsets(lengths) -> dict:
+    """Per length in bytes: the address mod 4 KiB of the block glibc's ``malloc`` hands out for
+    that many bytes now (allocated, read, freed at once).  After MPICH's own temporary of the same
+    size was freed, this is where MPICH's next one lands; None where there is no C library."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    except OSError:
+        return {int(n): None for n in lengths}
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    out = {}
+    for n in lengths:
+        ptr = libc.malloc(int(n))
+        out[int(n)] = None if not ptr else int(ptr) % PAGE
+        libc.free(ptr)
+    return out
+
+
+def clock_source() -> str | None:
+    """The kernel's clock source (``tsc``, ``hpet``, ...), which ``MPI.Wtime`` reads through
+    ``clock_gettime``; None where unknown."""
+    try:
+        return Path("/sys/devices/system/clocksource/clocksource0/current_clocksource").read_text().strip()
+    except OSError:
+        return None
 
 
 def _last_cpu() -> int | None:
@@ -204,6 +321,8 @@ def worker(args) -> int:
     samples = timing.time_interleaved(comm, calls, args.iterations, args.warmup, inner=args.inner)
     everyone = comm.gather(offsets, root=0)
     last_cpu = comm.gather(_last_cpu(), root=0)
+    huge = comm.gather(_anon_huge_kib(), root=0)
+    probe = comm.gather(malloc_offsets(args.lengths), root=0)
     for (nbytes, name, _), (send, recv) in zip(keys[::len(OPS)], kept):
         if not np.all(recv == 1.0 + 2.0):                            # the allreduce ran last
             raise RuntimeError(f"wrong result at {nbytes} B, {name}")
@@ -221,6 +340,8 @@ def worker(args) -> int:
                "load_average_1min": [load0, where.load_average()],
                "transparent_huge_pages": where.transparent_huge_pages(),
                "core_of_rank": place["core_of_rank"], "last_cpu_of_rank": last_cpu,
+               "anon_huge_pages_kib_of_rank": huge, "malloc_offsets_of_rank": probe, "clock_source": clock_source(),
+               "wtick_s": MPI.Wtick(), "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
                "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "pid": os.getpid()}
         print(MARK + json.dumps(out), flush=True)
     return 0
@@ -289,10 +410,14 @@ def launch(setting: str, args) -> dict:
     if proc.returncode or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return {"setting": setting, "error": f"exit status {proc.returncode}: {tail}"}
+    out = json.loads(lines[-1][len(MARK):])
+    ratios = op_ratio(out)
+    at = max(ratios)
     return {"setting": setting, "environment": {k: v for k, v in SETTINGS[setting].items()},
+            "launch_mode": {"bytes": at, "ratio": ratios[at], "mode": launch_mode(ratios[at])},
             "mpich_cvars": mpich_cvars(env),
             "started": time.strftime("%H:%M:%S", time.gmtime(t0)), "seconds": time.time() - t0,
-            **json.loads(lines[-1][len(MARK):])}
+            **out}
 
 
 def ratios_to_page(result: dict) -> dict:
@@ -318,6 +443,17 @@ def by_distance(result: dict) -> dict:
     return out
 
 
+def op_ratio(result: dict, op: str = "allreduce", over: str = "exchange", placement: str = "page") -> dict:
+    """Per length in bytes: one launch's median of ``op`` over its median of ``over``, both with
+    ``placement``'s buffers.  Both are timed interleaved in the same loop, so the load of the
+    moment divides out: what stays is the launch's own mode."""
+    med = {(r["bytes"], r["placement"], r["op"]): r["median_us"] for r in result["rows"]}
+    lengths = sorted({b for (b, name, o) in med if name == placement and o in (op, over)})
+    if not lengths:
+        raise ValueError(f"placement {placement!r} has no rows of {op!r} and {over!r}")
+    return {b: slow_ratio(med[(b, placement, op)], med[(b, placement, over)]) for b in lengths}
+
+
 def summarize(results: list[dict]) -> dict:
     """Per setting and placement: the median over launches of the ratio to ``page``, the mode
     (:func:`mode_of`) of each launch, and the page-aligned medians' spread between launches."""
@@ -325,7 +461,7 @@ def summarize(results: list[dict]) -> dict:
     for setting in dict.fromkeys(r["setting"] for r in results if "rows" in r):
         ok = [r for r in results if r["setting"] == setting and "rows" in r]
         per = {}
-        for name in PLACEMENTS:
+        for name in dict.fromkeys(x["placement"] for r in ok for x in r["rows"]):
             ratios = [ratios_to_page(r)[name] for r in ok]
             per[name] = {"median_ratio_to_page": float(np.median(np.concatenate(ratios))),
                          "modes": [mode_of(x) for x in ratios]}
@@ -335,7 +471,13 @@ def summarize(results: list[dict]) -> dict:
                 if row["placement"] == "page":
                     page.setdefault(f"{row['op']} {row['bytes']}", []).append(row["median_us"])
         dist = {k: [x for r in ok for x in by_distance(r)[k]] for k in ("16", "other")}
+        within = {}
+        for r in ok:
+            for nbytes, ratio in op_ratio(r).items():
+                within.setdefault(str(nbytes), []).append(ratio)
         out[setting] = {"launches": len(ok), "placements": per,
+                        "launch_modes": [r["launch_mode"]["mode"] for r in ok if "launch_mode" in r],
+                        "allreduce_to_exchange": within,
                         "median_ratio_to_page_by_distance": {k: float(np.median(v)) if v else None
                                                              for k, v in dist.items()},
                         "page_spread_max_over_min": {k: max(v) / min(v) for k, v in page.items()}}
@@ -351,7 +493,18 @@ def verdict(summary: dict) -> str:
         d = s["median_ratio_to_page_by_distance"]
         parts.append(f"{setting}: " + (", ".join(slow) if slow else "no placement slow")
                      + (f", copy distance 16 x{d['16']:.1f}" if d["16"] is not None else ""))
-    return "mode: " + "; ".join(parts)
+    spans = []
+    for setting, s in summary.items():
+        within = s.get("allreduce_to_exchange") or {}
+        if within:
+            longest = max(within, key=int)
+            v = within[longest]
+            modes = s.get("launch_modes") or []
+            spans.append(f"{setting} {min(v):.1f}-{max(v):.1f}"
+                         + (f" ({modes.count('slow')}/{len(modes)} slow)" if modes else ""))
+    tail = (f" | Allreduce / exchange within a launch at {int(longest) // 1024} KiB (slow above {MODE_RATIO:g}): "
+            + ", ".join(spans)) if spans else ""
+    return "mode: " + "; ".join(parts) + tail
 
 
 def table(results: list[dict]) -> list[str]:
@@ -364,7 +517,7 @@ def table(results: list[dict]) -> list[str]:
             continue
         med = {(x["bytes"], x["placement"], x["op"]): x for x in r["rows"]}
         for nbytes in dict.fromkeys(x["bytes"] for x in r["rows"]):
-            for name in PLACEMENTS:
+            for name in dict.fromkeys(x["placement"] for x in r["rows"]):
                 d = med[(nbytes, name, "pingpong")]["distances"]
                 lines.append(f"{i:>2} {r['setting']:<18} {name:<9} {d[0]:>5},{d[1]:>5}  {nbytes:>8} "
                              + " ".join(f"{med[(nbytes, name, op)]['median_us']:12.1f}" for op in OPS)

@@ -4,6 +4,7 @@ distances between two ranks, the ratios to the page-aligned placement and the mo
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -112,10 +113,81 @@ def test_rows_are_grouped_by_their_copy_distance():
     assert sorted(groups["16"]) == [3.0] * 3 + [4.0] * 3 and groups["other"] == [1.1] * 3
     s = lm.summarize([result])
     assert s["default"]["median_ratio_to_page_by_distance"] == {"16": 3.5, "other": pytest.approx(1.1)}
-    assert lm.verdict(s).endswith("copy distance 16 x3.5")
+    assert "copy distance 16 x3.5" in lm.verdict(s)
 
 
 def test_mpich_cvar_lines_are_read_name_and_value():
     listing = ("\tMPIR_CVAR_CH4_CMA_ENABLE        =0\tSCOPE_ALL_EQ\tNo-object\n"
                "\tMPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192\tSCOPE_ALL_EQ\n\tMPIR_CVAR_OTHER=1\tX\n")
     assert lm.parse_cvars(listing) == {"MPIR_CVAR_CH4_CMA_ENABLE": "0", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": "8192"}
+
+
+def test_allreduce_over_exchange_is_taken_per_length_within_one_launch():
+    result = {"rows": [{"bytes": b, "placement": name, "op": op, "median_us": t, "distances": [0, 0]}
+                       for b, scale in ((65536, 1.0), (1048576, 10.0))
+                       for name, f in (("page", 1.0), ("numpy", 3.0))
+                       for op, t0 in (("pingpong", 5.0), ("exchange", 4.0), ("allreduce", 10.0))
+                       for t in [t0 * scale * f]]}
+    assert lm.op_ratio(result) == {65536: pytest.approx(2.5), 1048576: pytest.approx(2.5)}
+    assert lm.op_ratio(result, "pingpong", "exchange", "numpy") == {65536: pytest.approx(1.25),
+                                                                   1048576: pytest.approx(1.25)}
+    with pytest.raises(ValueError, match="placement"):
+        lm.op_ratio(result, placement="huge")
+
+
+def test_a_launch_is_slow_above_the_threshold_and_the_summary_counts_it():
+    assert lm.launch_mode(lm.MODE_RATIO) == "normal" and lm.launch_mode(lm.MODE_RATIO * 1.01) == "slow"
+    assert lm.launch_mode(2.0, threshold=1.5) == "slow"
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="ratio"):
+            lm.launch_mode(bad)
+    with pytest.raises(ValueError, match="threshold"):
+        lm.launch_mode(2.0, threshold=1.0)
+    fast, slow = _result("default", {"page": 10.0}), _result("default", {"page": 10.0})
+    for r, ratio in ((fast, 2.0), (slow, 9.0)):
+        for row in r["rows"]:
+            row["median_us"] *= ratio if row["op"] == "allreduce" else 1.0
+        r["launch_mode"] = {"bytes": 65536, "ratio": ratio, "mode": lm.launch_mode(ratio)}
+    s = lm.summarize([fast, slow])
+    assert s["default"]["launch_modes"] == ["normal", "slow"]
+    assert s["default"]["allreduce_to_exchange"] == {"65536": [pytest.approx(2.0), pytest.approx(9.0)]}
+    assert "default 2.0-9.0 (1/2 slow)" in lm.verdict(s)
+
+
+def test_malloc_offsets_are_where_malloc_puts_a_block_of_that_size():
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    got = lm.malloc_offsets([64, 65536])
+    assert set(got) == {64, 65536} and all(0 <= v < 4096 and v % 16 == 0 for v in got.values())
+    ptr = libc.malloc(64)                       # a freed block of that size is handed out again
+    libc.free(ptr)
+    assert lm.malloc_offsets([64])[64] == ptr % 4096
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_detect_mode_times_allreduce_against_an_exchange_on_every_rank(tmp_path):
+    from tests.mpirun import run_mpi
+
+    script = tmp_path / "detect.py"
+    script.write_text(
+        "import importlib.util, json, sys\n"
+        "from mpi4py import MPI\n"
+        f"spec = importlib.util.spec_from_file_location('lm', {str(ROOT / 'benchmarks' / 'launch_modes.py')!r})\n"
+        "lm = importlib.util.module_from_spec(spec); spec.loader.exec_module(lm)\n"
+        "r = lm.detect_mode(MPI.COMM_WORLD, nbytes=65536, samples=3)\n"
+        "try:\n    lm.detect_mode(MPI.COMM_WORLD, nbytes=12)\nexcept ValueError as e:\n    r['refused'] = str(e)\n"
+        f"open({str(tmp_path)!r} + f'/rank{{MPI.COMM_WORLD.Get_rank()}}.json', 'w').write(json.dumps(r))\n")
+    proc = run_mpi(3, [str(script)], timeout=100, sleep_while_waiting=True)
+    assert proc.returncode == 0, proc.stderr
+    found = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(3)]
+    assert all(f == found[0] for f in found)            # every rank gets rank 0's
+    r = found[0]
+    assert r["bytes"] == 65536 and r["allreduce_s"] > 0 and r["exchange_s"] > 0
+    assert r["ratio"] == pytest.approx(r["allreduce_s"] / r["exchange_s"])
+    assert r["mode"] == lm.launch_mode(r["ratio"]) and r["threshold"] == lm.MODE_RATIO
+    assert r["refused"] == "nbytes must be a positive multiple of 8, got 12"
