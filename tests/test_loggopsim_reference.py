@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from netmodels.algorithms import registry
+from netmodels.models.alphabeta import AlphaBeta
 from netmodels.models.logp import LogGOPS, LogGP, LogP
 from netmodels.simulate import _events, loggopsim, reference, simulate
 from netmodels.simulate.arrival import RECEIVES
@@ -167,3 +168,15 @@ def test_the_reference_equals_loggopsim_itself(stored):
                 assert [round(x / unit) for x in finish] == case["hosts_ps"][name], (loggopsim.case_key(case), name)
             rows += 1
     assert rows >= 100
+
+
+@pytest.mark.parametrize("bad, name", [
+    ({"receives": "before-sends"}, "receives"), ({"elem_bytes": 0}, "elem_bytes"),
+    ({"entry": [0.0, 1e-6]}, "entry"), ({"entry": [-1e-6, 0.0, 0.0, 0.0]}, "entry"),
+    ({"model": AlphaBeta(alpha=1e-6, beta=1e-9)}, "model"),
+])
+def test_bad_arguments_are_refused_by_name(bad, name):
+    kwargs = {"model": LogGP(L=1e-6, o=1e-6, g=1e-6, P=4), **bad}
+    model = kwargs.pop("model")
+    with pytest.raises(ValueError, match=name):
+        reference.simulate(registry.build("barrier.dissemination", 4, 0), model, **kwargs)

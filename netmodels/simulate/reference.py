@@ -11,10 +11,17 @@ a model of the LogP family, its terms made as the engine makes them.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._check import positive_int
+from ..algorithms.arrays import as_arrays
+from ..models.step import all_messages
+from .arrival import RECEIVES, TICK, Messages, ticks
+from .engine import ELEM_BYTES
 
 SEND, RECV, MSG, WAKE = "send", "recv", "message", "wake"
 
@@ -26,11 +33,11 @@ class Message:
     src: int
     dst: int
     step: int
-    send_busy: int      # the sender's CPU: o_s + (m - 1) O
-    send_gap: int       # the sender's NIC before its next send: g + (m - 1) G
-    first_byte: int     # from the end of send_busy to the first byte at dst: L - (m - 1) O
-    recv_busy: int      # dst's CPU from the first byte it takes: (m - 1) G + o_r (+ copy, combine)
-    recv_gap: int       # dst's NIC before its next message: g + (m - 1) G
+    send_busy: int      # the sender's CPU: o_s + (m-1) O
+    send_gap: int       # the sender's NIC before its next send: g + (m-1) G
+    first_byte: int     # from the end of send_busy to the first byte at dst: L - (m-1) O
+    recv_busy: int      # dst's CPU from the first byte: o_r + max((m-1)G, (m-1)O) (+ combine)
+    recv_gap: int       # dst's NIC before its next message: g + (m-1) G
     rendezvous: bool    # complete when matched (more than S bytes), not when started
     sent: int = -1      # filled by run: when the send started, when dst took the first
     taken: int = -1     # byte, and when the receive was posted if that was later
@@ -39,28 +46,34 @@ class Message:
 
 @dataclass
 class Rank:
+    """One rank's clocks (ticks) and where it is in its schedule."""
+
     cpu: int                    # when the CPU is next free (LogGOPSim's nexto)
     nic_send: int               # when the next send may start (nextgs)
     nic_recv: int               # when the next message may be taken (nextgr)
-    sends: deque = field(default_factory=deque)     # messages to send, in step and column order
-    recvs: deque = field(default_factory=deque)     # messages to receive, in the same order
-    phase: int | None = None    # the step the rank is in: its sends of the step, then its receives
+    sends: deque = field(default_factory=deque)     # to send, in step and column order
+    recvs: deque = field(default_factory=deque)     # to receive, in the same order
+    phase: int | None = None    # the step it is in: its sends of the step, then its receives
     nrecv: int = 0              # the phase's receives
     matched: int = 0            # of them matched
     pending: bool = False       # a send released, not complete
     posted: bool = False        # the phase's receives posted
-    waiting: list = field(default_factory=list)     # (age, message) that found the CPU or NIC busy
+    waiting: list = field(default_factory=list)     # (age, message) found the CPU or NIC busy
     token: tuple | None = None  # (time, age): when the oldest waiting message is next tried
 
 
-def run(nprocs: int, messages: list[Message], entry: list[int], receives: str = "after-sends") -> list[int]:
+def run(nprocs: int, messages: list[Message], entry: list[int],
+        receives: str = "after-sends") -> list[int]:
     """Per rank, the tick its CPU is last free.  ``entry``: per rank its start (ticks);
     ``receives``: a phase's receives posted after its last send or with its first."""
+    if receives not in RECEIVES or len(entry) != nprocs:
+        raise ValueError(f"receives must be one of {RECEIVES} and entry hold {nprocs} ticks")
     ranks = [Rank(t, t, t) for t in entry]
     for i, m in enumerate(messages):
         ranks[m.src].sends.append(i)
         ranks[m.dst].recvs.append(i)
-    heap, ages, balance = [], iter(range(1 << 62)), Counter()    # balance: taken - posted, per match key
+    heap, ages = [], itertools.count()      # events (time, age, kind, message or rank)
+    balance = Counter()                     # per (step, src, dst): taken - receives posted
 
     def release(h):
         """Rank h goes on as far as it can: its next send, its receives, its next phase."""
@@ -73,7 +86,7 @@ def run(nprocs: int, messages: list[Message], entry: list[int], receives: str = 
                 r.phase = min(steps)
                 r.nrecv = sum(1 for i in r.recvs if messages[i].step == r.phase)
             sending = bool(r.sends) and messages[r.sends[0]].step == r.phase
-            if sending and not r.pending:       # one send at a time, when the CPU and NIC allow
+            if sending and not r.pending:       # one at a time, when the CPU and NIC allow
                 heapq.heappush(heap, (max(r.cpu, r.nic_send), next(ages), SEND, r.sends[0]))
                 r.pending = True
             if not r.posted and r.nrecv and (receives == "with-sends" or not sending):
@@ -122,7 +135,7 @@ def run(nprocs: int, messages: list[Message], entry: list[int], receives: str = 
                 if m.rendezvous:
                     go.append(complete(m.src, now))
             balance[key] -= 1
-        else:                                   # a message arrives, or a token for the oldest waiting
+        else:                       # a message arrives, or the token of the oldest waiting one
             if kind == WAKE:
                 if ranks[x].token != (now, age):
                     continue                    # superseded by a later token
@@ -156,35 +169,46 @@ def run(nprocs: int, messages: list[Message], entry: list[int], receives: str = 
         for h in sorted(set(go)):               # lower rank first, as LogGOPSim
             release(h)
     if any(r.sends or r.recvs for r in ranks):
-        raise ValueError("deadlock: a rendezvous send waits for a receive posted only after a send "
-                         "that cannot complete")
+        raise ValueError("deadlock: a rendezvous send waits for a receive posted only after "
+                         "a send that cannot complete")
     return [r.cpu for r in ranks]
 
 
 def messages_of(src, dst, step, row, table, extra=None) -> list[Message]:
     """The messages of the compiled loop's arrays (:meth:`.arrival.Messages.arrays`)."""
     out = []
-    for i, (s, d, t, k) in enumerate(zip(*(np.asarray(a).tolist() for a in (src, dst, step, row)))):
+    columns = (np.asarray(a).tolist() for a in (src, dst, step, row))
+    for i, (s, d, t, k) in enumerate(zip(*columns)):
         busy, gap, first, hold, rgap, rv = np.asarray(table[k]).tolist()
         first += int(extra[i]) if extra is not None and len(extra) else 0
         out.append(Message(s, d, t, busy, gap, first, hold, rgap, bool(rv)))
     return out
 
 
-def simulate(schedule, model, *, receives: str = "after-sends", elem_bytes: int = 8, entry=None):
+def simulate(schedule, model, *, receives: str = "after-sends", elem_bytes: int = ELEM_BYTES,
+             entry=None):
     """``(finish, messages)``: per rank its finishing time (s) when ``schedule`` runs on
     ``model`` (the LogP family) under LogGOPSim's rules, and the messages with their times
-    (ticks); the terms as :func:`netmodels.simulate.simulate` makes them."""
-    from ..algorithms.arrays import as_arrays
-    from ..models.step import all_messages
-    from .arrival import TICK, Messages, ticks
-
+    (ticks); the terms as :func:`netmodels.simulate.simulate` makes them.  ``receives``: one
+    of :data:`~.arrival.RECEIVES`; ``elem_bytes``: bytes per element (>= 1); ``entry``: per
+    rank its start (s, >= 0; default 0)."""
     a = as_arrays(schedule)
+    if receives not in RECEIVES:
+        raise ValueError(f"receives must be one of {', '.join(RECEIVES)}; got {receives!r}")
+    elem_bytes = positive_int("elem_bytes", elem_bytes)
+    if not getattr(getattr(model, "step_rule", None) and model.step_rule(a), "clocked", False):
+        raise ValueError("model must be of the LogP family (LogP, LogGP, LogGOPS, PLogP), "
+                         f"got {type(model).__name__}")
+    try:
+        start = ticks(np.zeros(a.nprocs) if entry is None else entry)
+    except ValueError as e:
+        raise ValueError(f"entry: {e}") from None
+    if start.shape != (a.nprocs,):
+        raise ValueError(f"entry must hold {a.nprocs} times (s), one per rank; got shape {start.shape}")
     t, every = all_messages(a, elem_bytes, None)
     held = Messages(t.size)
     if every is not None:
         rendezvous = model.rendezvous(every) if hasattr(model, "rendezvous") else None
         held.add(t, every, model.message_terms(every), None, rendezvous)
     msgs = messages_of(*held.arrays())
-    start = ticks(np.zeros(a.nprocs) if entry is None else entry).tolist()
-    return [x * TICK for x in run(a.nprocs, msgs, start, receives)], msgs
+    return [x * TICK for x in run(a.nprocs, msgs, start.tolist(), receives)], msgs
