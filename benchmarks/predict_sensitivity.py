@@ -5,7 +5,12 @@ predictions with one parameter scaled and print, per row, how much each model's 
 
 The predictions of a report depend only on its calibration block and the schedules (no
 measurement is repeated), so this is exact.  A model whose predictions do not move when its
-own parameters do is not what is being tested.
+own parameters do is not what is being tested.  Each row says whether its schedule has an
+exchange (a rank that sends and receives in one step), and the last line counts the rows that
+moved with and without one: an exchange term (``alpha-beta-exchange.beta_x``) doubled must move
+only rows that have exchanges.
+
+    python benchmarks/predict_sensitivity.py book/data/predict_launch_1.json --scale alpha-beta-exchange.beta_x=2
 """
 
 from __future__ import annotations
@@ -35,6 +40,17 @@ def scaled(cal: predict.Calibration, what: str, factor: float) -> predict.Calibr
     return replace(cal, models=models)
 
 
+def has_exchange(schedule) -> bool:
+    """Whether some rank of ``schedule`` both sends and receives a message in one step."""
+    from netmodels.algorithms.arrays import as_arrays
+
+    for step in as_arrays(schedule).steps:
+        moves = step.src != step.dst
+        if np.intersect1d(step.src[moves], step.dst[moves]).size:
+            return True
+    return False
+
+
 def main(argv=None) -> int:
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("report", help="a predict --json file")
@@ -60,18 +76,27 @@ def main(argv=None) -> int:
         p.error(f"{args.report}: not a predict report ({what_went_wrong})")
     models = list(cal.models)
     print(f"{args.report}: {what} x {factor}; relative change of each prediction (with the software term)")
-    print(f"{'collective:algorithm':<30} {'N':>7}" + "".join(f" {m:>11}" for m in models))
+    width = max(11, *map(len, models))
+    print(f"{'collective:algorithm':<30} {'N':>7} {'exchange':>8}" + "".join(f" {m:>{width}}" for m in models))
     moved = {m: [] for m in models}
+    counts = {True: [0, 0], False: [0, 0]}          # has an exchange -> [rows moved, rows]
     for b, a in zip(before, after):
         if not b["predicted_s"]:
             continue
+        sched = predict.COLLECTIVES[b["collective"]].schedule(b["algorithm"], P, b["nelems"])
+        x = has_exchange(sched)
         cells = []
         for m in models:
             change = a["predicted_s"][m] / b["predicted_s"][m] - 1
             moved[m].append(change)
-            cells.append(f" {change:+11.1%}")
-        print(f"{b['collective'] + ':' + b['algorithm']:<30} {b['nelems']:>7}" + "".join(cells))
-    print("median" + " " * 32 + "".join(f" {np.median(v):+11.1%}" for v in moved.values()))
+            cells.append(f" {change:+{width}.1%}")
+        counts[x][0] += any(a["predicted_s"][m] != b["predicted_s"][m] for m in models)
+        counts[x][1] += 1
+        print(f"{b['collective'] + ':' + b['algorithm']:<30} {b['nelems']:>7} {'yes' if x else 'no':>8}"
+              + "".join(cells))
+    print("median" + " " * 41 + "".join(f" {np.median(v):+{width}.1%}" for v in moved.values()))
+    print(f"{what} x {factor:g}: moved {counts[True][0]} of {counts[True][1]} rows with an exchange, "
+          f"{counts[False][0]} of {counts[False][1]} rows without one")
     return 0
 
 
