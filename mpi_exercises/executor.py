@@ -303,6 +303,10 @@ class Executor(Resource):
         self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
         self._pieces = False    # the requests point into the pieces of bind()
         self._steps = []        # per step: (requests, staged local copies, blocks to apply)
+        self._first, self._head, self._rest = None, [], []   # split of _steps at the first messages (start)
+        self._first_recvs, self._first_sends = [], []
+        #: a call begun by :meth:`start` awaits :meth:`finish`
+        self.started = False
         self._step_index = []   # per entry of _steps: the schedule's step
         from mpi4py import MPI
 
@@ -358,6 +362,13 @@ class Executor(Resource):
                 steps.append((reqs, stage, applies, self._delay[t]))
                 index.append(t)
         self._steps, self._step_index = steps, index
+        first = next((i for i, entry in enumerate(steps) if entry[0]), None)
+        self._first = first                    # the entry of this rank's first messages (None: it has none)
+        if first is not None:                  # its receives come first in its requests (see above)
+            k = sum(1 for b in self._plan[index[first]].incoming if not b.mode.local)
+            self._first_recvs, self._first_sends = steps[first][0][:k], steps[first][0][k:]
+        self._head = steps[:first] if first is not None else steps
+        self._rest = steps[first + 1:] if first is not None else []
 
     def bind(self, pieces) -> None:
         """Bind the persistent requests to a working vector made of ``pieces`` instead of one
@@ -443,10 +454,10 @@ class Executor(Resource):
             self._bind(flat)
             self._given = buf
 
-    def _execute(self):
+    def _execute(self, steps=None):
         startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
         sop = self._scalar_op
-        for reqs, stage, applies, delay in self._steps:
+        for reqs, stage, applies, delay in self._steps if steps is None else steps:
             for dst, src in stage:
                 copyto(dst, src)
             if delay:
@@ -461,6 +472,80 @@ class Executor(Resource):
                     ufunc(dst, src, out=dst)
                 else:
                     dst[0] = sop(dst[0], src[0])
+
+    # ---------------------------------------------------------------- a call in two halves
+    def start(self, buf) -> None:
+        """The first half of :meth:`run`: bind to ``buf``, run this rank's steps up to its first
+        messages and start the sends among them; :attr:`started` is then True and :meth:`finish`
+        completes the call, or :meth:`abandon` gives it up.  A front door starts a call while its
+        argument agreement is in flight, so that the agreement's messages and the schedule's
+        first ones travel together.  Receives are posted by :meth:`finish` only (a message that
+        came early waits in MPI's queue): a call given up has no receive to cancel (with
+        receives started early and cancelled, a later call hung in 2 of 15 runs of
+        tests/test_door_overlap_mpi.py on 3 ranks, MPICH 5.0)."""
+        if buf is not self._bound and buf is not self._given:
+            self._rebind(buf)
+        self.started = True
+        if self._first is None:                 # no messages at all: finish runs it whole
+            return
+        if self._head:
+            self._execute(self._head)
+        _, stage, _, delay = self._steps[self._first]
+        for dst, src in stage:
+            np.copyto(dst, src)
+        if delay:
+            busy_wait(delay)
+        if self._first_sends:
+            self._startall(self._first_sends)
+
+    def finish(self) -> None:
+        """The second half of :meth:`run` after :meth:`start`: wait for the first messages,
+        apply their blocks, run the remaining steps."""
+        if not self.started:
+            raise ValueError("finish follows start (Executor.start)")
+        self.started = False
+        if self._first is None:
+            self._execute()
+            return
+        reqs, _, applies, _ = self._steps[self._first]
+        if self._first_recvs:
+            self._startall(self._first_recvs)
+        self._waitall(reqs)
+        ufunc, copyto, sop = self.ufunc, np.copyto, self._scalar_op
+        for kind, dst, src in applies:
+            if kind == 0:
+                copyto(dst, src)
+            elif kind == 1:
+                ufunc(dst, src, out=dst)
+            else:
+                dst[0] = sop(dst[0], src[0])
+        if self._rest:
+            self._execute(self._rest)
+
+    @property
+    def first_step(self):
+        """The schedule's step of this rank's first messages (what :meth:`start` posts), or None."""
+        return None if self._first is None else self._step_index[self._first]
+
+    def abandon(self, started) -> None:
+        """Give up a call that :meth:`start` began on some ranks, leaving no message behind
+        (a later call must not receive a stale one).  ``started``: ``(rank, step)`` of every
+        rank that started its first sends (:attr:`first_step`) on this executor.  This rank
+        receives every message those ranks sent it (into scratch memory) and waits for its own
+        sends.  Called by every rank holding this executor (point to point only: it completes
+        once every such rank has called it)."""
+        from mpi4py import MPI
+
+        rank, nsteps = self.rank, len(self._plan)
+        for peer, t in started:
+            if peer != rank:
+                for b in self._plan[t].incoming:
+                    if b.peer == peer and not b.mode.local:
+                        self.comm.Recv([np.empty(b.count, self.dtype), self.mpitype], peer,
+                                       (t + b.seq * nsteps) % MAX_TAG)
+        if self.started and self._first is not None and self._first_sends:
+            MPI.Request.Waitall(self._first_sends)
+        self.started = False
 
     # ---------------------------------------------------------------- recording
     def run_recorded(self, buf, recorder: "Recorder"):

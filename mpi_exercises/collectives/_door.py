@@ -254,7 +254,7 @@ class FrontDoor:
                       check)
         return x
 
-    def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None):
+    def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None, prime=None):
         """A front door's prologue (collective): the plan of ``key`` (:meth:`plan`), ``out``
         checked against ``out_shape`` and ``x``'s dtype, the agreement (if ``check``) and the
         cached executor (:meth:`admit`).  Returns ``(plan, executor or None, out)``, ``out``
@@ -265,7 +265,13 @@ class FrontDoor:
         dictionary look-up for the plan and one for the executor (keyed by the plan's word,
         an int); the agreement's persistent request is started before the local work (the
         executor look-up, ``out``'s allocation) and waited for after it, so that this work
-        overlaps the agreement's messages.  An executor is built only once every rank agreed."""
+        overlaps the agreement's messages.  An executor is built only once every rank agreed.
+
+        ``prime(executor, x, out)`` (optional): on a cache hit, called while the agreement is in
+        flight to start the call's first messages (:meth:`~mpi_exercises.executor.Executor.start`),
+        so that they travel with the agreement's; the caller then ends the call with
+        ``finish`` (``executor.started``).  If the agreement fails, every rank gives up the
+        started calls (:func:`_gathered`: every message sent is received) before raising."""
         try:
             try:
                 plan = self._valid[key]
@@ -297,9 +303,13 @@ class FrontDoor:
         if out is None and out_shape is not None:
             out = np.empty(out_shape, dtype=x.dtype)
         if req is not None:
+            if prime is not None and hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
+                state.primed = hit[1]
+                prime(hit[1], x, out)
             req.Wait()
             if buf[0] != w or buf[1] != -w:
                 self._agree_failed(state, plan, buf[0])
+            state.primed = None
         if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
             state.cache.move_to_end(plan.word)
             return plan, hit[1], out
@@ -317,17 +327,17 @@ class FrontDoor:
         state = state_of(comm)
         if check or (not state.unchecked and not state.alone):
             state.allreduce_max(comm, _ERROR, _ERROR)
-            _marked(state, state.dup.allgather((str(error), check)))
+            _marked(state, _gathered(state, (str(error), check)))
         raise error
 
     def _failed_elsewhere(self, state, checked: bool):
-        everyone = _marked(state, state.dup.allgather((None, checked)))
+        everyone = _marked(state, _gathered(state, (None, checked)))
         bad = [r for r, (m, _) in enumerate(everyone) if m is not None]
         raise ValueError(f"{self.name}: invalid arguments on {rank_list(bad)}: {everyone[bad[0]][0]}")
 
     def _differ(self, state, plan: Plan, checked: bool = True):
         mine = {**plan.args, "check": checked}
-        everyone = state.dup.allgather(mine)
+        everyone = _gathered(state, mine)
         _marked(state, [(None, args["check"]) for args in everyone])
         what = []
         for name in mine:
@@ -338,6 +348,27 @@ class FrontDoor:
                 what.append(f"{name} = " + ", ".join(f"{v} on {rank_list(rs)}" for v, rs in values.items()))
         raise ValueError(f"{self.name}: arguments must be the same on every rank; "
                          + ("; ".join(what) or "they differ"))
+
+
+def _gathered(state, mine) -> list:
+    """After an agreement that failed: every rank's ``mine`` (an allgather), and the calls
+    that ranks started before the agreement answered (:meth:`FrontDoor.enter`'s ``prime``)
+    given up on every rank that holds their executor, so that no message of theirs is left
+    for a later call to receive."""
+    ex = state.primed
+    started = None if ex is None or ex.first_step is None else (next((w for w, (_, e) in state.cache.items() if e is ex), None),
+                                       ex.first_step)
+    state.primed = None
+    everyone = state.dup.allgather((mine, started))
+    by_word = {}
+    for rank, (_, s) in enumerate(everyone):
+        if s is not None:
+            by_word.setdefault(s[0], []).append((rank, s[1]))
+    for word, ranks in sorted(by_word.items()):
+        hit = state.cache.get(word)
+        if hit is not None:
+            hit[1].abandon(ranks)
+    return [m for m, _ in everyone]
 
 
 def _marked(state, everyone: list) -> list:
@@ -355,7 +386,7 @@ class _State:
     ``Allreduce(MAX)`` of two int64 words (``Allreduce_init``: the agreement costs one
     ``Start`` and one ``Wait``, no argument parsing)."""
 
-    __slots__ = ("cache", "dup", "request", "buf", "alone", "unchecked")
+    __slots__ = ("cache", "dup", "request", "buf", "alone", "unchecked", "primed")
 
     def __init__(self, size: int):
         #: a communicator of one rank: nobody to disagree with, the agreement is skipped
@@ -363,6 +394,8 @@ class _State:
         #: this rank made its first unchecked call on the communicator (agreed, marked)
         self.unchecked = False
         self.cache = OrderedDict()
+        #: the executor whose call this rank started while the agreement was in flight (enter's prime)
+        self.primed = None
         self.dup = self.request = None
         self.buf = array.array("q", (0, 0))
 

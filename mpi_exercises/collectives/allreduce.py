@@ -111,10 +111,19 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     plan, ex, out = _DOOR.enter(comm, (algorithm, block, None if op is None else getattr(op, "handle", op), mesh,
                                        x.dtype, x.size, size,
                                        tuple(sorted(options.items())) if options else ()),
-                                _validate, check, x, out, x.shape)
+                                _validate, check, x, out, x.shape, _start)
     if ex is None:                                   # algorithm "mpi"
         comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), out, op=plan.data)
+        return out
+    if ex.started:                                   # begun while the agreement was in flight
+        ex.finish()
         return out
     out[...] = x
     ex.run(out)
     return out
+
+
+def _start(ex, x, out):
+    """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
+    out[...] = x
+    ex.start(out)

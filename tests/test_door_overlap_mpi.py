@@ -1,0 +1,74 @@
+"""The allreduce front door starts a cached call's first messages while its argument
+agreement is in flight (FrontDoor.enter's ``prime``, Executor.start/finish).  When the
+agreement then fails, every rank must receive what was sent (Executor.abandon), or a later
+call would receive a stale message (a wrong result) or wait forever.  These runs replay it:
+ranks whose cached plans differ (both started), a plan cached on some ranks only (a miss on
+the others) and an invalid argument on one rank, each followed by good calls checked against
+MPI.Allreduce, on 2, 3 and 4 ranks under a timeout.  Without the give-up (abandon made a
+no-op) the first of them hangs: the test replays that too.
+"""
+
+import subprocess
+
+import pytest
+
+from tests.mpirun import run_mpi, run_mpi_ok
+
+SCRIPT = """
+import sys
+import numpy as np
+from mpi4py import MPI
+from mpi_exercises import allreduce
+from mpi_exercises.executor import Executor
+if "--no-abandon" in sys.argv:
+    Executor.abandon = lambda self, started: setattr(self, "started", False)
+comm = MPI.COMM_WORLD
+rank, P = comm.rank, comm.size
+calls = [0]
+def vector():                                      # another one every call: a stale message shows
+    calls[0] += 1
+    return np.arange(7.0) * (rank + 1) + 100 * calls[0] + rank
+bad = []
+def same(alg, **kw):
+    x = vector()
+    ref = np.empty_like(x)
+    comm.Allreduce(x, ref)
+    y = allreduce(comm, x, alg, **kw)
+    if not np.array_equal(y, ref):
+        bad.append((alg, y.tolist()))
+def refused(**kw):
+    try:
+        allreduce(comm, vector(), **kw)
+        bad.append(("not refused", kw))
+    except ValueError as exc:
+        return str(exc)
+for a, b in (("snake", "ring"), ("ring", "recursive_doubling"), ("tree", "binomial")):
+    for alg in (a, b, a, b):
+        same(alg)                                  # both cached on every rank
+    msg = refused(algorithm=a if rank == 0 else b)       # both hit the cache: both start
+    if "arguments must be the same on every rank" not in msg:
+        bad.append(("message", msg))
+    for alg in (a, b, a, b):
+        same(alg)
+    refused(algorithm=a if rank != P - 1 else "fence", block=3)   # a miss on the last rank
+    refused(algorithm=a, block=0 if rank == P - 1 else None)     # invalid on the last rank only
+    for alg in (b, a):
+        same(alg)
+print(f"rank {rank}: {len(bad)} wrong: {bad[:3]}", flush=True)
+"""
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_a_failed_agreement_leaves_no_message_behind(ranks):
+    res = run_mpi_ok(ranks, ["-c", SCRIPT], timeout=120, sleep_while_waiting=True)
+    assert res.stdout.count(" 0 wrong") == ranks, res.stdout
+
+
+@pytest.mark.mpi
+def test_without_the_give_up_a_failed_agreement_hangs_or_corrupts():
+    try:
+        res = run_mpi(2, ["-c", SCRIPT, "--no-abandon"], timeout=30, sleep_while_waiting=True)
+    except subprocess.TimeoutExpired:
+        return                                      # it hung, as it must without the give-up
+    assert res.returncode != 0 or res.stdout.count(" 0 wrong") < 2, res.stdout
