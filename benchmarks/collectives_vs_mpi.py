@@ -13,6 +13,13 @@ users call it, with its argument agreement; ``check=False``; ``executor``: the a
 alone).  Beside alltoall, a bare ``Sendrecv`` of the bytes each rank sends to the others (with
 rank + 1 and rank - 1; at P = 2 exactly the exchange of the schedule) is timed in the same rounds.
 
+Before and after: every (collective, size, algorithm, mode) of this run beside the same row of
+``--before`` (default: book/data/collectives_vs_mpi_before.json, the executor before its long
+exchanges were reworked), both as ratios of medians to MPI's median of their own run (so two
+runs at different loads compare in one unit), with each ratio's interval from the medians'
+confidence intervals; a row is marked SLOWER when this run's interval lies wholly above the
+before's, and the count of such rows is printed (stored as ``before_after``).
+
 Prints every collective's table (median µs per call, best of ours against MPI), then one
 summary: per collective and size the best algorithm of each mode as a ratio of medians to MPI's,
 with the 1-minute load average measured around that collective's rounds, marked oversubscribed
@@ -39,6 +46,7 @@ from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem  # noqa: E402
 
 COLLECTIVES = ("allreduce", "allgather", "alltoall", "broadcast", "barrier")
+BEFORE = ROOT / "book" / "data" / "collectives_vs_mpi_before.json"
 SIZES_BYTES = (8, 64 * 1024, 1024 * 1024)
 SENDRECV = "sendrecv"           #: the bare exchange timed beside alltoall (not one of ours)
 
@@ -75,6 +83,8 @@ def build_parser() -> Parser:
                    help="caps samples x inner x bytes per call of a size (default 1 GiB)")
     p.add_argument("--inner", type=arguments.positive_int, default=10,
                    help="back-to-back calls per sample (default 10)")
+    p.add_argument("--before", metavar="FILE", default=str(BEFORE),
+                   help="an earlier run's JSON to print beside this one (default: %(default)s; 'none': no comparison)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     sampling.add_options(p, target=0.0)
     return p
@@ -201,6 +211,66 @@ def summary_lines(rows: list[dict], modes: list[str]) -> list[str]:
     return lines
 
 
+# ---------------------------------------------------------------- before and after
+def ratios_to_mpi(results: dict) -> dict:
+    """``{(collective, bytes, algorithm, mode): (ratio, low, high)}``: each variant's median over
+    MPI's median at the same size (``results``: per collective, the rows of one run), and the
+    ratio's interval from both medians' confidence intervals."""
+    out = {}
+    for collective, rows in results.items():
+        mpi = {r["nelems"]: r for r in rows if r["algorithm"] == "mpi"}
+        for r in rows:
+            ref = mpi.get(r["nelems"])
+            if r["algorithm"] in ("mpi", SENDRECV) or ref is None:
+                continue
+            (lo, hi), (rlo, rhi) = r["median_ci_s"], ref["median_ci_s"]
+            out[(collective, 8 * r["nelems"], r["algorithm"], r["mode"])] = (
+                r["median_s"] / ref["median_s"], lo / rhi, hi / rlo)
+    return out
+
+
+def before_after(before: dict, now: dict) -> list[dict]:
+    """Rows present in both runs (:func:`ratios_to_mpi` of each): both ratios, their quotient,
+    and ``slower`` when this run's interval lies wholly above the before's."""
+    a, b = ratios_to_mpi(before), ratios_to_mpi(now)
+    rows = []
+    for key in sorted(set(a) & set(b), key=lambda k: (COLLECTIVES.index(k[0]) if k[0] in COLLECTIVES else 9,) + k):
+        (r0, lo0, hi0), (r1, lo1, hi1) = a[key], b[key]
+        rows.append({"collective": key[0], "bytes": key[1], "algorithm": key[2], "mode": key[3],
+                     "before": r0, "before_interval": [lo0, hi0], "now": r1, "now_interval": [lo1, hi1],
+                     "now_over_before": r1 / r0, "slower": lo1 > hi0})
+    return rows
+
+
+def before_after_lines(rows: list[dict], source: str) -> list[str]:
+    from mpi_exercises.bench.records import fmt_bytes
+
+    head = f"{'collective':<10} {'size':>9} {'algorithm':<20} {'mode':<12} {'before':>7} {'now':>7} {'now/before':>10}"
+    lines = [f"Before ({source}) and now: ratios of medians to MPI's, each to its own run's MPI", head,
+             "-" * len(head)]
+    for r in rows:
+        size = "-" if r["collective"] == "barrier" else fmt_bytes(r["bytes"])
+        lines.append(f"{r['collective']:<10} {size:>9} {r['algorithm']:<20} {r['mode']:<12} {r['before']:7.2f} "
+                     f"{r['now']:7.2f} {r['now_over_before']:10.2f}" + ("  SLOWER" if r["slower"] else ""))
+    slower = sum(r["slower"] for r in rows)
+    lines.append(f"{slower} of {len(rows)} rows slower than before beyond both confidence intervals")
+    return lines
+
+
+def read_before(path: str):
+    """The ``results`` of an earlier run's JSON, or a one-line problem (str)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        results = data["results"]
+        ratios_to_mpi(results)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"cannot read an earlier run from {path}: {type(exc).__name__}: {exc}"
+    return results
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     bad = [s for s in args.sizes if s % 8]
@@ -208,6 +278,9 @@ def main(argv=None) -> int:
         build_parser().error(f"--sizes must be multiples of 8 bytes (float64 elements), got {bad or 'none'}")
     if args.json and (problem := output_problem(args.json)):
         build_parser().error(f"--json: {problem}")          # refused before any work, so none is lost
+    before = None if args.before == "none" else read_before(args.before)
+    if isinstance(before, str):
+        build_parser().error(f"--before: {before}")
 
     from mpi4py import MPI
 
@@ -256,6 +329,11 @@ def main(argv=None) -> int:
               f"{placement.usable_cores()} usable cores" + (", OVERSUBSCRIBED" if oversubscribed else ""))
         for line in summary_lines(rows, args.modes):
             print(line)
+        compared = [] if before is None else before_after(before, everything)
+        if before is not None:
+            print()
+            for line in before_after_lines(compared, args.before):
+                print(line)
         records.save(comm, args.json, "collectives_vs_mpi", oversubscribed,
                      {"sizes_bytes": args.sizes, "modes": args.modes, "collectives": args.collectives,
                       "iterations": args.iterations, "warmup": args.warmup, "budget_bytes": args.budget_bytes,
@@ -263,7 +341,8 @@ def main(argv=None) -> int:
                      glibc_tunables=os.environ.get("GLIBC_TUNABLES"),
                      generated_by="mpiexec -n %d python benchmarks/collectives_vs_mpi.py %s"
                                   % (comm.Get_size(), " ".join(sys.argv[1:] if argv is None else argv)),
-                     timing_method=timing.loop_method(args.inner), summary=rows, rounds=record,
+                     timing_method=timing.loop_method(args.inner), summary=rows,
+                     before=None if before is None else args.before, before_after=compared, rounds=record,
                      results=everything)
     ok = all(r["correct"] for rs in everything.values() for r in rs)
     if rank == 0 and not ok:

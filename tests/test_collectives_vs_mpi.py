@@ -10,7 +10,7 @@ import pytest
 
 from mpi_exercises.bench.records import MODES
 from netmodels.algorithms import registry
-from tests.mpirun import run_mpi, run_mpi_ok
+from tests.mpirun import ROOT, run_mpi, run_mpi_ok
 
 pytestmark = pytest.mark.mpi
 SCRIPT = "benchmarks/collectives_vs_mpi.py"
@@ -44,11 +44,30 @@ def test_a_short_run_times_every_algorithm_and_summarises_its_own_results(tmp_pa
             best = min(ours, key=ours.get)
             assert row[mode]["best"] == best and row[mode]["ratio"] == pytest.approx(ours[best] / mpi)
     assert len(data["summary"]) == 3
+    # before and after: every row both runs hold (the stored before-file has 8 B, not 64 B),
+    # each ratio recomputed from its own file's medians
+    before = json.loads((ROOT / "book/data/collectives_vs_mpi_before.json").read_text())["results"]
+    pairs = data["before_after"]
+    assert "rows slower than before" in res.stdout and pairs
+    assert {(p["collective"], p["bytes"]) for p in pairs} == {("alltoall", 8), ("barrier", 0)}
+
+    def ratio(results, p):
+        rows = results[p["collective"]]
+        n = p["bytes"] // 8
+        med = {(r["algorithm"], r["mode"]): r["median_s"] for r in rows if r["nelems"] == n}
+        return med[(p["algorithm"], p["mode"])] / med[("mpi", "mpi")]
+
+    for p in pairs:
+        assert p["before"] == pytest.approx(ratio(before, p)) and p["now"] == pytest.approx(ratio(data["results"], p))
+        assert p["before_interval"][0] <= p["before"] <= p["before_interval"][1]
+        assert p["slower"] == (p["now_interval"][0] > p["before_interval"][1])
+    assert len(pairs) == 3 * len(MODES) + len(registry.names("barrier", short=True)) * len(MODES)
 
 
 @pytest.mark.parametrize("args, says", [(["--sizes", "12"], "multiples of 8"),
                                         (["--collectives", "scatter"], "--collectives"),
-                                        (["--json", "/proc/x/y.json"], "--json")])
+                                        (["--json", "/proc/x/y.json"], "--json"),
+                                        (["--before", "/nonexistent/before.json"], "--before")])
 def test_bad_arguments_end_in_one_line_and_status_2(args, says):
     res = run_mpi(2, [SCRIPT, *args], timeout=60)
     assert res.returncode == 2
