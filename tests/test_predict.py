@@ -224,7 +224,9 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     assert data["benchmark"] == "predict" and data["environment"]["ranks"] == 2
     assert data["valid"] is (not data["oversubscribed"]) and isinstance(data["load_average_1min"], float)
     c = predict.Calibration.from_dict(data)
-    assert set(c.models) == set(predict.MODELS) and c.source == "measured" and c.software is not None
+    assert c.source == "measured" and c.software is not None
+    left_out = [line.split(" ")[0] for line in c.reliability.get("left_out", [])]     # a disturbed fit
+    assert set(c.models) | set(left_out) == set(predict.MODELS) and not set(left_out) & set(predict.PLAIN)
     assert isinstance(data["reliable"], bool) and data["reliable"] == c.reliability["reliable"]
     algorithms = {k: set(registry.names(k, short=True)) | {"mpi"} for k in ("allreduce", "barrier")}
     seen = {(r["collective"], r["algorithm"], r["nelems"]) for r in data["rows"]}
@@ -232,11 +234,21 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
         ("barrier", a, 0) for a in algorithms["barrier"]}
     for r in data["rows"]:
         assert 0 < r["min_s"] <= r["median_s"] and r["measured_s"] == r["min_s"]
-    assert set(data["summary"]) == set(predict.MODELS)
+    assert set(data["summary"]) == set(c.models)
     for s in data["summary"].values():
         for part in ("with_software", "network_only"):
             assert np.isfinite(s[part]["median_abs"]) and abs(s[part]["worst"]) >= s[part]["median_abs"]
     assert data["stable"] is data["drift"]["stable"]
+    # what the calibration measured is stored, and its fits are those of the block
+    meas = data["calibration_measurements"]
+    for kind in ("pingpong", "exchange"):
+        assert [r["bytes"] for r in meas[kind]] == predict.CALIBRATION_SIZES
+    redone = predict.keep_physical(predict.parameters_of(
+        {"pingpong": (meas["pingpong"], None), "exchange": (meas["exchange"], None),
+         "logp": (meas["logp"], meas["logp_n"])}, 2))[0]
+    assert set(redone) == set(c.models)
+    for m, params in redone.items():
+        assert params == pytest.approx(c.models[m], rel=1e-12), m
 
 
 @pytest.mark.mpi

@@ -89,6 +89,9 @@ class Calibration:
     reliability: dict | None = None
     #: the benchmarks whose measured files it was fitted from (pingpong, exchange, logp)
     measured_from: tuple = ()
+    #: what a measured calibration measured, per benchmark its per-size summaries without the
+    #: samples (written beside the block by ``predict --json``: the fits can be redone from it)
+    measurements: dict | None = None
 
     def __post_init__(self):
         if not isinstance(self.models, dict) or not self.models:
@@ -563,7 +566,13 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration
         noisy += [(r["ci_relative_halfwidth"] or 0.0, f"exchange {r['bytes']} B") for r in ex]
         noisy += [(r[k]["ci_relative_halfwidth"] or 0.0, f"PRTT {k} {r['bytes']} B")
                   for r in lp for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")]
-        cal = Calibration(models, source="measured")
+        def summaries(rows):
+            return [{k: v for k, v in r.items() if k != "times_s"} for r in rows]
+        cal = Calibration(models, source="measured", measured_from=("pingpong", "exchange", "logp"),
+                          measurements={"pingpong": summaries(pp), "exchange": summaries(ex),
+                                        "logp": [{k: ({kk: vv for kk, vv in v.items() if kk != "times_s"}
+                                                      if isinstance(v, dict) else v) for k, v in r.items()}
+                                                 for r in lp], "logp_n": 10})
     if sw is not None:
         term, widest = sw
         noisy.append(widest)
@@ -823,6 +832,7 @@ def run(args) -> int:
                            "elem_bytes": ELEM_BYTES, "models": list(cal.models), "testjig": args.testjig,
                            "calibration_file": args.calibration},
             "calibration": cal.as_dict(), "calibration_after": after.as_dict() if after else None,
+            "calibration_measurements": cal.measurements,
             "reliable": None if cal.reliability is None else cal.reliability["reliable"],
             "drift": moved, "stable": moved["stable"], "rows": rows, "summary": summary,
             "best": best_models(summary)})
