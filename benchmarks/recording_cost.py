@@ -1,86 +1,109 @@
-"""What recording costs the executor: one interleaved run under ``mpiexec -n P``.
+"""What recording costs the executor, and the front door against an earlier revision: one
+interleaved run under ``mpiexec -n P``.
 
-    mpiexec -n 2 python benchmarks/recording_cost.py [--rev REV] [-N 1] [--rounds 200] [--calls 200]
+    mpiexec -n 2 python benchmarks/recording_cost.py [--rev REV] [-N 1] [--rounds 200] [--calls 200] [--json F]
 
-Four variants of one allreduce schedule (the front door's default, snake, at ``-N`` float64
+Five variants of one allreduce (the front door's default algorithm, snake, at ``-N`` float64
 elements), each round in turn (the order rotated every round), each timed over ``--calls``
-calls after a barrier: the executor of ``--rev`` (before recording existed, read with
-``git show``) and this tree's, both ``Executor.run``; this tree's ``Executor.run_recorded``;
-and the allreduce front door (``mpi_exercises.collectives.allreduce``, this tree).  Prints
-the median and the best round's time per call of each (rank 0's, µs), the ratios to the old executor with their
-interquartile range over rounds, and the load average before and after.  Also the clock
-alignment of :mod:`mpi_exercises.clocks` against the true offset on one node (0).
+calls after a barrier: ``Executor.run`` of ``--rev`` (the package as git holds it there,
+imported whole under another name) and of this tree; this tree's ``Executor.run_recorded``;
+and the allreduce front door (default path, with its argument agreement) of ``--rev`` and of
+this tree.  Prints per variant the median and the best round's time per call (rank 0's, µs)
+and the ratios that matter, each a median over rounds of the ratio within a round with its
+interquartile range: recording on against off (this tree), this tree's run and front door
+against ``--rev``'s; then the load average before and after (os.getloadavg), ``OVERSUBSCRIBED``
+when ranks outnumber cores.  ``--json`` stores all of it.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-from mpi4py import MPI  # noqa: E402
 
-from mpi_exercises import clocks  # noqa: E402
 from mpi_exercises.bench import arguments  # noqa: E402
-from mpi_exercises.collectives.allreduce import allreduce, executor_for  # noqa: E402
-from mpi_exercises.executor import Executor, Recorder  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.outputs import output_problem, write_json  # noqa: E402
+
+#: the head before the front door overlapped its agreement with the schedule (today's code)
+REV = "9766aa8"
 
 
-def executor_source(rev: str) -> str | None:
-    """The text of ``mpi_exercises/executor.py`` at git revision ``rev``, or None if git has none."""
+def package_at(rev: str, where: str):
+    """``mpi_exercises`` as git holds it at ``rev``, unpacked under ``where`` and imported as
+    ``mpi_exercises_<rev>`` (its imports of itself are relative; ``netmodels`` is this tree's),
+    or None if git has no such revision."""
     try:
-        res = subprocess.run(["git", "show", f"{rev}:mpi_exercises/executor.py"], cwd=ROOT,
-                             capture_output=True, text=True)
+        res = subprocess.run(["git", "archive", rev, "mpi_exercises"], cwd=ROOT, capture_output=True)
     except OSError:
         return None
-    return res.stdout if res.returncode == 0 else None
-
-
-def old_executor(rev: str, text: str):
-    """The Executor class of ``text``, ``mpi_exercises/executor.py`` at git revision ``rev``."""
-    spec = importlib.util.spec_from_loader("mpi_exercises._executor_before", loader=None)
-    module = importlib.util.module_from_spec(spec)
-    module.__package__ = "mpi_exercises"
-    exec(compile(text, f"{rev}:executor.py", "exec"), module.__dict__)
-    return module.Executor
+    if res.returncode != 0:
+        return None
+    name = "mpi_exercises_" + "".join(c if c.isalnum() else "_" for c in rev)
+    with tarfile.open(fileobj=BytesIO(res.stdout)) as tar:
+        tar.extractall(where, filter="data")
+    os.rename(os.path.join(where, "mpi_exercises"), os.path.join(where, name))
+    sys.path.insert(0, where)
+    return importlib.import_module(name)
 
 
 def build_parser() -> OneLineParser:
     p = OneLineParser(prog="recording_cost.py", description=__doc__.splitlines()[0])
-    p.add_argument("--rev", default="36c3dbd~1", help="git revision of the executor before recording")
+    p.add_argument("--rev", default=REV, help=f"git revision to compare with (default {REV})")
     p.add_argument("-N", type=arguments.positive_int, default=1, help="float64 elements (default 1)")
     p.add_argument("--rounds", type=arguments.positive_int, default=200, help="rounds (default 200)")
     p.add_argument("--calls", type=arguments.positive_int, default=200, help="calls timed per round (default 200)")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     return p
 
 
 def main(argv=None) -> int:
     p = build_parser()
     a = p.parse_args(argv)
-    text = executor_source(a.rev)
-    if text is None:
-        p.error(f"--rev: git has no mpi_exercises/executor.py at {a.rev!r} (a clone with its history is needed)")
+    if a.json and (problem := output_problem(a.json)):
+        p.error(f"--json: {problem}")
+    with tempfile.TemporaryDirectory() as where:
+        before = package_at(a.rev, where)
+        if before is None:
+            p.error(f"--rev: git has no mpi_exercises/executor.py at {a.rev!r} (a clone with its history is needed)")
+        importlib.import_module(before.__name__ + ".collectives.allreduce")
+        return measure(a, before, sys.argv[1:] if argv is None else argv)
+
+
+def measure(a, before, argv: list) -> int:
+    from mpi4py import MPI
+
+    from mpi_exercises.bench import placement
+    from mpi_exercises.collectives.allreduce import allreduce, executor_for
+    from mpi_exercises.executor import Executor, Recorder
+
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
+    oversubscribed = placement.warn_if_oversubscribed(comm)
     load0 = os.getloadavg()
     x = np.zeros(a.N)          # sums stay 0: no overflow (its warnings would be timed)
-    out = np.empty_like(x)
+    out, out_before = np.empty_like(x), np.empty_like(x)
     schedule = executor_for(comm, "snake", a.N, np.float64).schedule
-    old = old_executor(a.rev, text)(comm, schedule, np.float64, MPI.SUM)
+    old = before.executor.Executor(comm, schedule, np.float64, MPI.SUM)
     new = Executor(comm, schedule, np.float64, MPI.SUM)
     rec = Recorder(new)
     buf = np.zeros(a.N)
+    door_before = sys.modules[before.__name__ + ".collectives.allreduce"].allreduce
     variants = {"before: run": lambda: old.run(buf), "now: run": lambda: new.run(buf),
                 "now: run_recorded": lambda: new.run_recorded(buf, rec),
-                "front door": lambda: allreduce(comm, x, out=out)}
+                "before: front door": lambda: door_before(comm, x, out=out_before),
+                "now: front door": lambda: allreduce(comm, x, out=out)}
     names = list(variants)
     times = {k: [] for k in names}
     for f in variants.values():
@@ -94,22 +117,32 @@ def main(argv=None) -> int:
             for _ in range(a.calls):
                 f()
             times[k].append((time.perf_counter() - t0) / a.calls)
-    estimates = [clocks.estimate(comm) for _ in range(5)]
     old.free(), new.free()
     if rank:
         return 0
+    load1 = os.getloadavg()
     t = {k: np.array(v) for k, v in times.items()}
-    print(f"P = {comm.Get_size()}, N = {a.N}, {a.rounds} rounds x {a.calls} calls; "
-          f"load {load0[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
+    pairs = {"recording on / off (now)": ("now: run_recorded", "now: run"),
+             "run: now / before": ("now: run", "before: run"),
+             "front door: now / before": ("now: front door", "before: front door")}
+    print(f"P = {comm.Get_size()}, N = {a.N}, {a.rounds} rounds x {a.calls} calls, before = {a.rev}"
+          + (" OVERSUBSCRIBED" if oversubscribed else ""))
+    result = {"P": comm.Get_size(), "N": a.N, "rounds": a.rounds, "calls": a.calls, "rev": a.rev,
+              "oversubscribed": oversubscribed, "load_average_1min": [load0[0], load1[0]],
+              "command": "mpiexec -n %d python benchmarks/recording_cost.py %s"
+                         % (comm.Get_size(), " ".join(argv)),
+              "variants": {}, "ratios": {}}
     for k in names:
-        ratio = t[k] / t["before: run"]
+        result["variants"][k] = {"median_s": float(np.median(t[k])), "best_s": float(t[k].min())}
+        print(f"  {k:20s} median {np.median(t[k]) * 1e6:7.3f} µs/call, best round {t[k].min() * 1e6:7.3f}")
+    for label, (num, den) in pairs.items():
+        ratio = t[num] / t[den]
         q1, q2, q3 = np.percentile(ratio, [25, 50, 75])
-        print(f"  {k:20s} median {np.median(t[k]) * 1e6:7.3f} µs/call, best round {t[k].min() * 1e6:7.3f}; "
-              f"ratio of medians {np.median(t[k]) / np.median(t['before: run']):.3f}, "
-              f"of best rounds {t[k].min() / t['before: run'].min():.3f}, per round {q2:.3f} (IQR {q1:.3f}-{q3:.3f})")
-    for i, (off, bound) in enumerate(estimates):
-        print(f"  clock estimate {i}: rank 1 offset {off[1] * 1e6:+.3f} µs (true 0 on one node), "
-              f"bound (half the shortest round trip) {bound[1] * 1e6:.3f} µs")
+        result["ratios"][label] = {"median": q2, "iqr": [q1, q3], "of_best_rounds": t[num].min() / t[den].min()}
+        print(f"  {label:26s} {q2:.3f} (IQR {q1:.3f}-{q3:.3f}; of best rounds {t[num].min() / t[den].min():.3f})")
+    if a.json:
+        write_json(a.json, result)
+    print(f"load {load0[0]:.2f} before, {load1[0]:.2f} after" + (" OVERSUBSCRIBED" if oversubscribed else ""))
     return 0
 
 
