@@ -180,3 +180,22 @@ def test_bad_arguments_are_refused_by_name(bad, name):
     model = kwargs.pop("model")
     with pytest.raises(ValueError, match=name):
         reference.simulate(registry.build("barrier.dissemination", 4, 0), model, **kwargs)
+
+
+def test_the_chapter_shows_the_rules_and_the_walk_as_the_modules_have_them():
+    """*Simulating at scale* shows the reference and the engine's walk from source: its committed
+    outputs are today's source (re-execute the chapter when either changes)."""
+    import textwrap
+
+    from netmodels.figures.source import show_source, source_of
+    from netmodels.simulate import engine
+
+    nb = json.loads((DATA.parent / "simulating.ipynb").read_text(encoding="utf-8"))
+    shown = ["".join(o["data"]["text/markdown"]) for c in nb["cells"] if c["cell_type"] == "code"
+             for o in c.get("outputs", []) if "text/markdown" in o.get("data", {})]
+    assert show_source(reference.Message, reference.Rank, reference.run).data in shown
+    walks = [s for s in shown if "rule.advance(" in s and "rule.costs(" in s]
+    assert len(walks) == 1
+    walk = walks[0].removeprefix("```python\n").removesuffix("```")
+    assert "for t, step in enumerate(steps(" in walk
+    assert textwrap.indent(walk, "    ") in source_of(engine.simulate)
