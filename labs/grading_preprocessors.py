@@ -32,9 +32,9 @@ every visible test, never a hidden test's code or message, so that a lab can be 
   not finish) every code cell from the first hidden test on shows its score instead of its
   outputs.  Unlike nbgrader's own ``ClearHiddenTests`` it never raises: a student cell may
   contain the marker text, any number of times.
-- ``TidyErrorsForFeedback``: the first error of the notebook is shown whole; a ``NameError``
-  after it (a name the failed cell never defined) is one line, "not run because of the error
-  above", without its traceback; and no output shows a path of the grading machine (the
+- ``TidyErrorsForFeedback``: the first error of the notebook outside a test cell is shown
+  whole; a ``NameError`` after it (a name the failed cell never defined) is one line, "not run
+  because of the error above", without its traceback; and no output shows a path of the grading machine (the
   scratch folder is ``.``, the course ``<course>``, the Python environment ``<python>``, the
   home folder ``~``: :func:`scrub_paths`).
 - ``InlineMathJax``: MathJax 3 inside the page (``tex-svg-full.js`` of ``django-static-mathjax``,
@@ -470,7 +470,9 @@ class TidyErrorsForFeedback(NbGraderPreprocessor):
                         name = re.search(r"name '([^']{1,100})' is not defined", str(out.get("evalue", "")))
                         missing = f"`{name.group(1)}` was never defined" if name else "a name was never defined"
                         out["traceback"] = [f"Not run because of the error above: {missing}."]
-                    first = index if first is None else first
+                    meta = cell.metadata.get("nbgrader", {})
+                    test = meta.get("grade") and not meta.get("solution")    # defines nothing later cells use
+                    first = index if first is None and not test else first
                 _scrub_output(out, paths)
         return nb, resources
 

@@ -125,10 +125,13 @@ def test_feedback_shows_the_first_error_whole_and_no_path_of_the_grader():
     assert nb.cells[2].outputs[0]["traceback"] == ["Not run because of the error above: `sizes` was never defined."]
 
 
-def test_a_name_error_with_no_error_before_it_keeps_its_traceback():
+def test_a_name_error_after_no_error_or_a_failed_test_keeps_its_traceback():
+    """Only an error outside the test cells leaves names undefined: a failed test does not."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("x")]
-    nb.cells[0].outputs = [nbformat.v4.new_output("error", ename="NameError", evalue="name 'x' is not defined",
+    nb.cells = [nbformat.v4.new_code_cell("assert False"), nbformat.v4.new_code_cell("x")]
+    nb.cells[0].metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_a", "points": 1}
+    nb.cells[0].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=["A"])]
+    nb.cells[1].outputs = [nbformat.v4.new_output("error", ename="NameError", evalue="name 'x' is not defined",
                                                   traceback=["NameError  Traceback", "Cell In[1], line 1"])]
     nb, _ = grading_preprocessors.TidyErrorsForFeedback().preprocess(nb, {})
-    assert nb.cells[0].outputs[0]["traceback"] == ["NameError  Traceback", "Cell In[1], line 1"]
+    assert nb.cells[1].outputs[0]["traceback"] == ["NameError  Traceback", "Cell In[1], line 1"]
