@@ -48,7 +48,10 @@ def add_arguments(p) -> None:
     p.add_argument("-N", type=count_of(8, 4), default=None,
                    help="float64 elements of the vector (default 0 for a barrier, 1 otherwise)")
     p.add_argument("--model", choices=table.names(), default="loggp",
-                   help="model of the prediction, with its default machine (default: loggp)")
+                   help="model of the prediction, with its default machine unless --calibration (default: loggp)")
+    p.add_argument("--calibration", metavar="FILE", nargs="+",
+                   help="price the simulated trace with this machine's parameters instead: files predict "
+                        "--calibration reads (a pingpong, exchange or logp --json file, or a calibration block)")
     p.add_argument("--repeat", type=sample_count, default=20,
                    help="calls recorded, each after a barrier; the one of median length is drawn (default 20)")
     p.add_argument("--warmup", type=int_at_least(0), default=3, help="calls run first, not recorded (default 3)")
@@ -148,19 +151,59 @@ def _record(comm, args):
             ex.run_recorded(buf, rec)
             calls.append(rec.as_dict())
     after = clocks.estimate(comm)
+    shared = clocks.one_node(comm)
     alignment = clocks.combine([before, after]) if comm.Get_rank() == 0 else None
     if alignment is not None:
         alignment["wtime_is_global"] = bool(comm.Get_attr(MPI.WTIME_IS_GLOBAL))
+        # one node, one clock: the true offsets are 0, so each estimate's offset is its error
+        alignment["one_node"] = shared
+        alignment["measured_error_s"] = ([max(abs(float(e.offset[r])) for e in (before, after))
+                                          for r in range(comm.Get_size())] if shared else None)
     return n, calls, alignment
 
 
+def simulated_schedule(algorithm: str, P: int, n: int):
+    """The schedule the simulated trace is made of (the executor runs the same)."""
+    from netmodels.algorithms import registry
+
+    return registry.build(algorithm, P, n)
+
+
+def calibrated(paths, model: str, nprocs: int):
+    """``(calibration, parameters of model)`` from ``paths`` (read as ``predict --calibration``
+    reads them: :func:`mpi_exercises.bench.predict.load_calibration`); ValueError naming what is
+    wrong, also when the files give no parameters of ``model``."""
+    from .bench.predict import load_calibration
+
+    cal = load_calibration(paths, nprocs)
+    if model not in cal.models:
+        raise ValueError(f"--calibration {' '.join(map(str, paths))} gives no parameters of {model}; "
+                         f"it gives {', '.join(cal.models)}: choose one of them with --model")
+    return cal, dict(cal.models[model])
+
+
 def run(args) -> int:
+    import sys
+
     from mpi4py import MPI
 
     from netmodels.figures.timeline import first_parting, simulated_trace
     from netmodels.models import table
 
+    from .bench.predict import software_time
+
     comm = MPI.COMM_WORLD
+    cal = params = error = None
+    if args.calibration and comm.Get_rank() == 0:       # read once, refused on every rank before any work
+        try:
+            cal, params = calibrated(args.calibration, args.model, comm.Get_size())
+        except ValueError as exc:
+            error = str(exc)
+    error = comm.bcast(error, root=0)
+    if error:
+        if comm.Get_rank() == 0:
+            print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
     n, calls, alignment = _record(comm, args)
     everyone = comm.gather(calls, root=0)
     if comm.Get_rank() != 0:
@@ -170,20 +213,33 @@ def run(args) -> int:
     lengths = np.array([t.span[1] for t in traces])
     measured = traces[int(np.argsort(lengths)[len(lengths) // 2])]
     entry = table.get(args.model)
-    simulated = simulated_trace(args.algorithm, P, args.model, N=n)
+    simulated = simulated_trace(args.algorithm, P, args.model, N=n, params=params)
+    machine = entry.source() if cal is None else f"calibration {cal.source}"
+    software = None if cal is None or cal.software is None else software_time(
+        simulated_schedule(args.algorithm, P, n), cal, door=False)
     parting = first_parting(simulated, measured)
     aligned = measured.meta["aligned"]
     worst = max(alignment["error_s"]) * 1e6
     print(f"{args.algorithm} on P = {P}, N = {n} float64, {args.repeat} calls recorded")
     print(f"  measured        {measured.span[1] * 1e6:.4g} µs (median call; all {np.min(lengths) * 1e6:.4g} to "
           f"{np.max(lengths) * 1e6:.4g} µs)")
-    print(f"  predicted       {simulated.span[1] * 1e6:.4g} µs ({entry.label}, default machine: {entry.source()})")
+    print(f"  predicted       {simulated.span[1] * 1e6:.4g} µs ({entry.label}, "
+          + (f"default machine: {machine})" if cal is None else f"{machine})")
+          + ("" if software is None else f"; with the executor's software term (predict's) "
+                                         f"{(simulated.span[1] + software) * 1e6:.4g} µs"))
+    measured_error = alignment["measured_error_s"]
     print(f"  clocks          {'aligned' if aligned else 'NOT aligned: ranks ' + str(alignment['unstable'])}, "
-          f"error <= {worst:.3g} µs ({alignment['method']})")
+          f"error <= {worst:.3g} µs (half the shortest round trip: {max(alignment['round_trip_bound_s']) * 1e6:.3g} µs"
+          + ("" if measured_error is None else f"; one node, so measured: {max(measured_error) * 1e6:.3g} µs")
+          + f"; {alignment['method']})")
     print(f"  first parting   {'none' if parting is None else f'step {parting}'}", flush=True)
     if args.json:
+        from .bench.placement import load_average
+
         write_json(args.json, {"algorithm": args.algorithm, "P": P, "N": n, "dtype": "float64",
-                               "model": args.model, "machine": entry.source(), "repeat": args.repeat,
+                               "load_average_1min": load_average(),
+                               "model": args.model, "machine": machine, "parameters": params,
+                               "software_s": software, "repeat": args.repeat,
                                "measured_s": measured.span[1], "predicted_s": simulated.span[1],
                                "call_lengths_s": lengths.tolist(), "aligned": aligned, "alignment": alignment,
                                "first_parting": parting, "measured": measured.to_json(),
@@ -191,7 +247,7 @@ def run(args) -> int:
     if args.png or args.html:
         title = "\n".join(textwrap.wrap(
             f"{args.algorithm} on P = {P}, N = {n}: measured (upper bar of each rank, clocks aligned to "
-            f"<= {worst:.2g} µs) and simulated under {entry.label} with its default machine, "
-            f"{entry.source()} (lower bar)", 120))
+            f"<= {worst:.2g} µs) and simulated under {entry.label} with "
+            + (f"its default machine, {machine}" if cal is None else machine) + " (lower bar)", 120))
         draw(measured, simulated, title, args.png, args.html)
     return 0

@@ -19,7 +19,7 @@ from mpi_exercises.timeline import MEASURED_KINDS, draw, measured_trace, not_ali
 from netmodels.algorithms import registry
 from netmodels.algorithms.arrays import as_arrays
 from netmodels.figures.timeline import simulated_trace
-from tests.mpirun import run_mpi
+from tests.mpirun import ROOT, run_mpi
 
 
 def steps_of(schedule, rank: int) -> list[int]:
@@ -147,3 +147,75 @@ def test_clocks_that_cannot_be_aligned_say_so(tmp_path):
     assert "clocks not aligned" in page and "measured: " not in page
     draw(measured_trace(records(2, 3), clocks.combine([steady])), sim, "title", html=str(html))
     assert "measured: " in html.read_text()            # the same picture, aligned, draws it
+
+
+def test_the_intersection_of_every_exchange_bounds_a_known_offset():
+    rng = np.random.default_rng(5)
+    offset = 3.25e-3                                   # rank 0's clock minus rank r's, s
+    a = np.sort(rng.uniform(0, 1, 200))               # rank r's clock when it pings
+    out = rng.exponential(2e-6, 200) + 0.5e-6          # one-way delays, s
+    back = rng.exponential(2e-6, 200) + 0.5e-6
+    t0 = a + out + offset                              # rank 0 reads its clock on arrival
+    b = a + out + back                                 # rank r's clock when the answer arrives
+    est, bound, rtt_bound, consistent = clocks.interval_of(a, t0, b)
+    assert consistent and abs(est - offset) <= bound
+    assert rtt_bound == pytest.approx((out + back).min() / 2)
+    # the intersection is as narrow as the fastest way out and the fastest way back, even when
+    # they happened in different exchanges: never wider than the shortest round trip's interval
+    assert bound == pytest.approx((out.min() + back.min()) / 2) and bound <= rtt_bound
+    # Cristian's own estimate (the shortest exchange) is within its own, wider bound
+    best = np.argmin(b - a)
+    assert abs(t0[best] - (a[best] + b[best]) / 2 - offset) <= rtt_bound
+    # the offset steps by 10 µs half way: no point lies in every interval, the rank is marked
+    t0_moved = t0 + np.where(np.arange(200) < 100, 0.0, 10e-6)
+    *_, consistent = clocks.interval_of(a, t0_moved, b)
+    assert not consistent
+    with pytest.raises(ValueError, match="b >= a"):
+        clocks.interval_of(a, t0, a - 1)
+
+
+def test_an_estimate_whose_exchanges_disagree_makes_its_rank_unstable():
+    good = clocks.Estimate(np.array([0.0, 1e-6]), np.array([0.0, 0.2e-6]), np.array([0.0, 1e-6]),
+                           np.array([True, True]))
+    bad = good._replace(consistent=np.array([True, False]))
+    assert clocks.combine([good, good])["unstable"] == []
+    a = clocks.combine([good, bad])
+    assert a["unstable"] == [1] and a["round_trip_bound_s"] == [0.0, 1e-6] and a["error_s"][1] == 0.2e-6
+
+
+def test_timeline_prices_the_simulated_trace_with_a_calibration(tmp_path):
+    from mpi_exercises.bench.predict import load_calibration
+    from netmodels.models import table
+    from netmodels.simulate import simulate
+
+    cal = tmp_path / "pingpong.json"
+    cal.write_text((ROOT / "book/data/pingpong_reference.json").read_text())
+    out = tmp_path / "t.json"
+    res = run_mpi(2, ["-m", "mpi_exercises", "timeline", "allreduce.ring", "-N", "8", "--repeat", "2",
+                      "--warmup", "0", "--model", "alpha-beta", "--calibration", str(cal), "--json", str(out)],
+                  timeout=120, sleep_while_waiting=True)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    params = load_calibration([str(cal)], 2).models["alpha-beta"]
+    assert doc["parameters"] == params and params != table.get("alpha-beta").defaults()
+    assert str(cal) in doc["machine"] and str(cal) in res.stdout
+    model = table.get("alpha-beta").make(**params)
+    want = simulate(registry.build("allreduce.ring", 2, 8), model, trace=True).trace.span[1]
+    assert doc["predicted_s"] == pytest.approx(want)
+    # one node: every alignment's error is measured (the true offset is 0) and inside its bound
+    a = doc["alignment"]
+    assert a["one_node"] is True and len(a["measured_error_s"]) == 2
+    assert all(m <= e + 1e-9 for m, e in zip(a["measured_error_s"], a["error_s"]))
+    assert all(e <= r + 1e-12 for e, r in zip(a["error_s"], a["round_trip_bound_s"]))
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--calibration", "/nonexistent.json"], "--calibration /nonexistent.json"),
+    (["--calibration", str(ROOT / "book/data/logp_kit_vm.json"), "--model", "alpha-beta"],
+     "gives no parameters of alpha-beta"),
+])
+def test_a_calibration_that_cannot_price_the_trace_is_refused_in_one_line(args, says):
+    res = run_mpi(2, ["-m", "mpi_exercises", "timeline", "allreduce.ring", *args], timeout=60,
+                  sleep_while_waiting=True)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and says in lines[0] and "Traceback" not in res.stderr
