@@ -216,5 +216,5 @@ def test_the_stored_calibration_inputs_still_load():
     from mpi_exercises.bench import predict
 
     c = predict.load_calibration([PINGPONG, SOURCE / "lab3" / "logp.json"], 2)
-    assert set(c.models) == {"alpha-beta", "alpha-beta-segmented", "nbl", "loggp", "loggops"}
+    assert set(c.models) == {"alpha-beta", "alpha-beta-segmented", "nbl", "loggp", "loggp-segmented", "loggops"}
     assert json.loads(read_input(PINGPONG)) == json.loads(PINGPONG.read_text())

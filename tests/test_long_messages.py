@@ -143,6 +143,29 @@ def test_without_its_terms_the_segmented_model_is_alpha_beta(name):
                 assert simulate(s, m).time == pytest.approx(simulate(s, plain).time, rel=1e-12), (entry, S, P)
 
 
+def test_segmented_nbl_and_loggp_price_each_message_by_its_segment():
+    from netmodels.models.logp import LogGP
+    from netmodels.models.nbl import NBLModel
+    from netmodels.models.segmented import SegmentedLogGP, SegmentedNBL
+
+    f2 = 1.3
+    nbl = SegmentedNBL(*BELOW, {2: f2}, S=SWITCH, alpha_r=ABOVE[0], beta_r=ABOVE[1])
+    lg = dict(L=1e-6, o=0.5e-6, o_r=0.7e-6, g=0.2e-6, G=BELOW[1], P=2)
+    loggp = SegmentedLogGP(**lg, S=SWITCH, G_r=ABOVE[1])
+    for N in (10, 100_000):
+        b = 8.0 * N
+        a_, b_ = BELOW if b < SWITCH else ABOVE
+        s = one_step("allreduce.recursive_doubling", 2, N)          # one exchange: L = 2 links
+        assert simulate(s, nbl).time == pytest.approx(2 * a_ + f2 * b_ * b)
+        assert simulate(s, loggp).time == pytest.approx(lg["o"] + lg["L"] + lg["o_r"] + (b - 1) * b_)
+    for name in ("allreduce.ring", "allreduce.binomial", "barrier.dissemination"):   # no switch: the plain ones
+        for P in (2, 3, 5):
+            s = one_step(name, P, 0 if name.startswith("barrier") else 5000)
+            plain = NBLModel(*BELOW, {L: 1.0 + L / 10 for L in range(1, 11)})
+            assert simulate(s, SegmentedNBL(*BELOW, plain.f)).time == pytest.approx(simulate(s, plain).time, rel=1e-12)
+            assert simulate(s, SegmentedLogGP(**lg)).time == pytest.approx(simulate(s, LogGP(**lg)).time, rel=1e-12)
+
+
 def test_a_segmented_model_refuses_what_no_machine_has():
     with pytest.raises(ValueError, match="beta_x must be a finite real number > 0"):
         SegmentedAlphaBeta(*BELOW, alpha_x=1e-6, beta_x=-1e-10)
@@ -172,6 +195,12 @@ def test_every_model_is_calibrated_with_its_source_and_the_terms_land_where_they
     seg = models["alpha-beta-exchange-segmented"]
     assert seg["S"] == SWITCH and (seg["alpha_xr"], seg["beta_xr"]) == pytest.approx(X_ABOVE, rel=1e-9)
     assert (seg["alpha_r"], seg["beta_r"]) == pytest.approx(ABOVE, rel=1e-9)
+    nx = models["nbl-exchange-segmented"]
+    assert (nx["alpha"], nx["beta"], nx["alpha_r"], nx["beta_r"]) == pytest.approx((*BELOW, *ABOVE), rel=1e-9)
+    assert nx["f2"] == models["nbl-exchange"]["f2"] and nx["S"] == SWITCH
+    lgs = models["loggp-segmented"]
+    assert lgs["S"] == SWITCH and lgs["G_r"] == pytest.approx(ABOVE[1], rel=1e-9)
+    assert {k: lgs[k] for k in models["loggp"]} == models["loggp"]
     lg, gops = models["loggp"], models["loggops"]
     assert {k: gops[k] for k in lg} == lg and gops["S"] == SWITCH - 1      # a switch-sized message: rendezvous
     assert gops["O"] >= 0
@@ -230,7 +259,7 @@ def test_an_old_calibration_still_calibrates_what_it_can_and_names_what_to_measu
     lab = ROOT / "labs" / "source"
     c = predict.load_calibration([lab / "lab1" / "pingpong.json", lab / "lab3" / "logp.json"], 2)
     line = predict.missing_line(c)
-    assert "alpha-beta-exchange, alpha-beta-exchange-segmented, nbl-exchange" in line
+    assert "alpha-beta-exchange, alpha-beta-exchange-segmented, nbl-exchange, nbl-exchange-segmented" in line
     assert "mpi_exercises exchange --json exchange.json" in line and "mpi_exercises pingpong" not in line
     assert "\n" not in line
     old = tmp_path / "old_report.json"             # a predict --json written before: three models

@@ -273,7 +273,7 @@ def test_a_calibration_is_read_from_a_students_ping_pong_and_logp_files(tmp_path
     lab = Path(__file__).resolve().parents[1] / "labs" / "source"
     pp, lp = lab / "lab1" / "pingpong.json", lab / "lab3" / "logp.json"
     c = predict.load_calibration([pp, lp], 2)
-    assert set(c.models) == {"alpha-beta", "alpha-beta-segmented", "nbl", "loggp", "loggops"}
+    assert set(c.models) == {"alpha-beta", "alpha-beta-segmented", "nbl", "loggp", "loggp-segmented", "loggops"}
     assert c.software is None
     rows = json.loads(pp.read_text())["results"]        # α-β is the least-squares line through the minima
     line = netmodels.fit_alpha_beta([r["bytes"] for r in rows], [r["min_s"] for r in rows])

@@ -52,12 +52,13 @@ from . import arguments, placement, records, statistics, timing, measure as samp
 #: plain model, then the same with a measured term added (:func:`network_parameters`), so that the
 #: report shows what each term buys
 MODELS = ("alpha-beta", "alpha-beta-segmented", "alpha-beta-exchange", "alpha-beta-exchange-segmented",
-          "nbl", "nbl-exchange", "loggp", "loggops")
+          "nbl", "nbl-exchange", "nbl-exchange-segmented", "loggp", "loggp-segmented", "loggops")
 #: the benchmarks each model of :data:`MODELS` is calibrated from (``python -m mpi_exercises NAME``)
 MEASURED_BY = {"alpha-beta": ("pingpong",), "alpha-beta-segmented": ("pingpong",),
                "alpha-beta-exchange": ("pingpong", "exchange"),
                "alpha-beta-exchange-segmented": ("pingpong", "exchange"), "nbl": ("pingpong",),
-               "nbl-exchange": ("pingpong", "exchange"), "loggp": ("logp",), "loggops": ("logp", "pingpong")}
+               "nbl-exchange": ("pingpong", "exchange"), "nbl-exchange-segmented": ("pingpong", "exchange"),
+               "loggp": ("logp",), "loggp-segmented": ("logp", "pingpong"), "loggops": ("logp", "pingpong")}
 #: the plain models: an unphysical fit of one of them refuses the calibration; a model with an
 #: added term whose fit is unphysical is left out with a warning (:func:`keep_physical`)
 PLAIN = ("alpha-beta", "nbl", "loggp")
@@ -245,11 +246,12 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
     The models with an added term, each beside its plain one: ``segments`` (the ping-pong's
     two-segment fit: ``switch_bytes``, ``below`` and ``above`` as ``alpha_beta``) gives
     "alpha-beta-segmented"; ``exchange`` (the exchange benchmark's fit, as ``alpha_beta``)
-    "alpha-beta-exchange" and NBL's f(2) = β_x / β ("nbl-exchange"); with
-    ``exchange_segments`` (its two segments at the ping-pong's switch) as well,
-    "alpha-beta-exchange-segmented"; ``loggp`` with ``O_s_per_byte`` and ``segments`` gives
-    "loggops" (LogGP's parameters, O, and S = the switch - 1: a message of the switch's size
-    goes by rendezvous)."""
+    "alpha-beta-exchange" and NBL's f(2) = β_x / β ("nbl-exchange"; with ``segments``,
+    "nbl-exchange-segmented": α and β of the segments); with ``exchange_segments`` (its two
+    segments at the ping-pong's switch) as well, "alpha-beta-exchange-segmented"; ``loggp`` with
+    ``segments`` gives "loggp-segmented" (G_r: the ping-pong's time per byte from the switch on:
+    the slope of LogGP's one-way time) and, with ``O_s_per_byte``, "loggops" (LogGP's parameters,
+    O, and S = the switch - 1: a message of the switch's size goes by rendezvous)."""
     out = {}
     if alpha_beta is not None:
         a, b = alpha_beta["alpha_s"], alpha_beta["beta_s_per_byte"]
@@ -268,6 +270,9 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
             ax, bx = exchange["alpha_s"], exchange["beta_s_per_byte"]
             out["alpha-beta-exchange"] = {"alpha": a, "beta": b, "alpha_x": ax, "beta_x": bx}
             out["nbl-exchange"] = {**out["nbl"], "f2": bx / b}
+            if segments is not None:
+                out["nbl-exchange-segmented"] = {**out["nbl-exchange"], "alpha": seg["alpha"], "beta": seg["beta"],
+                                                 "S": seg["S"], "alpha_r": seg["alpha_r"], "beta_r": seg["beta_r"]}
             if segments is not None and exchange_segments is not None \
                     and float(exchange_segments["switch_bytes"]) == float(segments["switch_bytes"]):
                 xlo, xhi = exchange_segments["below"], exchange_segments["above"]
@@ -277,6 +282,9 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
     if loggp is not None:
         out["loggp"] = {"L": loggp["L_s"], "o_s": loggp["o_s_s"], "o_r": loggp["o_r_s"],
                         "g": loggp["g_s"] or 0.0, "G": loggp["G_s_per_byte"] or 0.0}
+        if segments is not None:
+            out["loggp-segmented"] = {**out["loggp"], "S": float(segments["switch_bytes"]),
+                                      "G_r": segments["above"]["beta_s_per_byte"]}
         if segments is not None and loggp.get("O_s_per_byte") is not None:
             out["loggops"] = {**out["loggp"], "O": float(loggp["O_s_per_byte"]),
                               "S": max(float(segments["switch_bytes"]) - 1.0, 0.0)}

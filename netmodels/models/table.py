@@ -27,6 +27,7 @@ from .bsp import BSP
 from .logp import LogGOPS, LogGP, LogP
 from .lop import LoP
 from .nbl import FITTED_DELTA, NBLModel
+from .segmented import SegmentedLogGP, SegmentedNBL
 from .twolevel import TwoLevel
 
 
@@ -190,6 +191,17 @@ MODELS = {e.name: e for e in (
           lambda: machines.KIT_VM_LOGGP,
           lambda L, o_s, o_r, g, G: LogGP(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, name="LogGP"),
           lambda m: {**_logp_values(m), "G": m.G}),
+    Entry("loggp-segmented", "LogGP, segmented G", SegmentedLogGP,
+          _LOGP + (Parameter("G", "s/B", "time per byte of a message below S bytes"),
+                   Parameter("S", "B", "protocol switch: first size of the upper segment (inf: none)"),
+                   Parameter("G_r", "s/B", "time per byte of a message of S bytes or more")),
+          lambda: SegmentedLogGP(**_loggp_args(machines.KIT_VM_LOGGP), name=machines.KIT_VM_LOGGP.name,
+                                 source=machines.KIT_VM_LOGGP.source),
+          lambda L, o_s, o_r, g, G, S, G_r: SegmentedLogGP(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, S=S, G_r=G_r,
+                                                           name="LogGP, segmented G"),
+          lambda m: {**_logp_values(m), "G": m.G, "S": m.S, "G_r": m.G_r},
+          note=machines.KIT_VM_LOGGP.source + "; no switch (predict measures it: the ping-pong's, with "
+               "G_r its time per byte from the switch on)"),
     Entry("loggops", "LogGOPS", LogGOPS,
           _LOGP + (Parameter("G", "s/B", "time per byte of a long message"),
                    Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver"),
@@ -219,6 +231,20 @@ MODELS = {e.name: e for e in (
           extra_meaning="fN: f(N) with N links active; f2 = beta_x / beta, the exchange benchmark's time per "
                         "byte over the ping-pong's (predict), the others 1",
           note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA); predict measures f(2)"),
+    Entry("nbl-exchange-segmented", "NBL, f(2) from the exchange, segmented", SegmentedNBL,
+          (Parameter("alpha", "s", "start-up per message below S bytes"),
+           Parameter("beta", "s/B", "time per byte below S bytes"),
+           Parameter("c2", "s/B", "2-way combine, per byte combined"),
+           Parameter("c3", "s/B", "3-way combine, per byte combined")) + _SEGMENT,
+          lambda: SegmentedNBL(**{k: getattr(_nbl_default(), k) for k in ("alpha", "beta", "f", "c2", "c3")},
+                               name=_nbl_default().name, source=_nbl_default().source),
+          lambda alpha, beta, c2, c3, S, alpha_r, beta_r, **f: SegmentedNBL(
+              alpha, beta, {int(k[1:]): v for k, v in f.items()}, c2, c3, S=S, alpha_r=alpha_r, beta_r=beta_r,
+              name="NBL, f(2) from the exchange, segmented"),
+          lambda m: {**_nbl_values(m), "S": m.S, "alpha_r": m.alpha_r, "beta_r": m.beta_r},
+          extra=r"f[1-9][0-9]*",
+          extra_meaning="fN: f(N) with N links active; f2 = beta_x / beta (predict), the others 1",
+          note=machines.DELTA.source + ", with the paper's fitted f(L) and no switch (predict measures it)"),
     Entry("bsp", "BSP", BSP,
           (Parameter("g", "s/element", "time per element of an h-relation"),
            Parameter("l", "s", "time per superstep (synchronisation)")),
