@@ -11,8 +11,11 @@ and the allreduce front door (default path, with its argument agreement) of ``--
 this tree.  Prints per variant the median and the best round's time per call (rank 0's, µs)
 and the ratios that matter, each a median over rounds of the ratio within a round with its
 interquartile range: recording on against off (this tree), this tree's run and front door
-against ``--rev``'s; then the load average before and after (os.getloadavg), ``OVERSUBSCRIBED``
-when ranks outnumber cores.  ``--json`` stores all of it.
+against ``--rev``'s; then the clock alignment of :mod:`mpi_exercises.clocks`, ``--estimates``
+times: on one node every rank reads one clock, so the true offset is 0 and each estimate's
+offset is its error, measured, beside its bound and Cristian's (half the shortest round trip);
+then the load average before and after (os.getloadavg), ``OVERSUBSCRIBED`` when ranks
+outnumber cores.  ``--json`` stores all of it.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ def build_parser() -> OneLineParser:
     p.add_argument("-N", type=arguments.positive_int, default=1, help="float64 elements (default 1)")
     p.add_argument("--rounds", type=arguments.positive_int, default=200, help="rounds (default 200)")
     p.add_argument("--calls", type=arguments.positive_int, default=200, help="calls timed per round (default 200)")
+    p.add_argument("--estimates", type=arguments.positive_int, default=20,
+                   help="clock alignments estimated after the timing (default 20)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     return p
 
@@ -84,6 +89,7 @@ def main(argv=None) -> int:
 def measure(a, before, argv: list) -> int:
     from mpi4py import MPI
 
+    from mpi_exercises import clocks
     from mpi_exercises.bench import placement
     from mpi_exercises.collectives.allreduce import allreduce, executor_for
     from mpi_exercises.executor import Executor, Recorder
@@ -118,6 +124,8 @@ def measure(a, before, argv: list) -> int:
                 f()
             times[k].append((time.perf_counter() - t0) / a.calls)
     old.free(), new.free()
+    shared = clocks.one_node(comm)
+    estimates = [clocks.estimate(comm) for _ in range(a.estimates)]
     if rank:
         return 0
     load1 = os.getloadavg()
@@ -140,6 +148,18 @@ def measure(a, before, argv: list) -> int:
         q1, q2, q3 = np.percentile(ratio, [25, 50, 75])
         result["ratios"][label] = {"median": q2, "iqr": [q1, q3], "of_best_rounds": t[num].min() / t[den].min()}
         print(f"  {label:26s} {q2:.3f} (IQR {q1:.3f}-{q3:.3f}; of best rounds {t[num].min() / t[den].min():.3f})")
+    off = np.array([e.offset[1:] for e in estimates])
+    bound = np.array([e.bound[1:] for e in estimates])
+    rtt = np.array([e.round_trip_bound[1:] for e in estimates])
+    result["clocks"] = {"method": clocks.METHOD, "source": clocks.SOURCE, "one_node": shared,
+                        "offset_s": off.tolist(), "bound_s": bound.tolist(), "round_trip_bound_s": rtt.tolist(),
+                        "consistent": [e.consistent[1:].tolist() for e in estimates]}
+    inside = np.abs(off) <= bound
+    print(f"  clocks ({a.estimates} estimates of ranks 1-{comm.Get_size() - 1}): bound median "
+          f"{np.median(bound) * 1e6:.3f} µs (max {bound.max() * 1e6:.3f}), Cristian's half shortest round trip "
+          f"median {np.median(rtt) * 1e6:.3f} µs"
+          + (f"; one node, measured error |offset| median {np.median(np.abs(off)) * 1e6:.3f} µs, max "
+             f"{np.abs(off).max() * 1e6:.3f} µs, within the bound in {inside.sum()} of {inside.size}" if shared else ""))
     if a.json:
         write_json(a.json, result)
     print(f"load {load0[0]:.2f} before, {load1[0]:.2f} after" + (" OVERSUBSCRIBED" if oversubscribed else ""))
