@@ -102,8 +102,9 @@ LENGTHS = (64 * 1024, 256 * 1024, 1024 * 1024)
 SLOW_FACTOR = 1.5
 MARK = "LAUNCH_MODES_RESULT "                 #: the worker's result line starts with this
 #: a launch whose MPI Allreduce takes more than this times a Sendrecv of the same bytes (page-aligned,
-#: timed interleaved in one loop) is in the slow mode: 2.0-2.8 in every launch at load 3 here, 6.6-24
-#: with MPICH's temporaries forced 16 bytes past a page (tmp-mmap), 1.3-1.6 with CMA off
+#: timed interleaved in one loop) is in the slow mode: on the kit's 2-core machine the default launches
+#: gave 1.5 to 3.5 at 1 MiB, those with MPICH's temporaries forced 16 bytes past a page (tmp-mmap) up
+#: to 7, the earlier version of this script 5 to 10 (book/data/launch_modes*.json)
 MODE_RATIO = 4.0
 #: the length (bytes) at which :func:`detect_mode` compares them
 MODE_BYTES = 1 << 20
