@@ -138,7 +138,7 @@ def test_lab4_submission_loses_exactly_what_it_broke(graded_lab4, student):
 
 # ---------------------------------------------------------------- lab 5: predict, then measure
 LAB5 = "lab5"
-LAB5_DATA = ("predict.json", "pingpong.json", "logp.json")   # the order of exclude_overwriting
+LAB5_DATA = ("predict.json", "pingpong.json", "logp.json", "timeline.json")   # the order of exclude_overwriting
 
 
 def lab5_submissions(course: Path) -> dict:
@@ -164,8 +164,17 @@ def lab5_submissions(course: Path) -> dict:
     nb = solved(course, LAB5)  # the prediction with 2 alpha, not its move
     replace(nb, "p5_sensitivity", "ab_time(sched, 2 * alpha, beta) - pred_ab[key]", "ab_time(sched, 2 * alpha, beta)")
     subs["no_move5"] = (nb, True, {"test_p5_sensitivity"})
+    nb = solved(course, LAB5)  # the parting step off by one, and a term chosen without the switch
+    replace(nb, "p5_timeline", "parting_step = _apart[0] if _apart else None",
+            "parting_step = _apart[0] + 1 if _apart else None")
+    subs["late_parting5"] = (nb, True, {"test_p5_parting", "test_p5_term"})
+    nb = solved(course, LAB5)  # the long-message term whatever the message's length
+    replace(nb, "p5_timeline", "missing_term = TERM_OF[_part][largest_message(parting_step) > SWITCH_BYTES]",
+            "missing_term = TERM_OF[_part][largest_message(parting_step) < SWITCH_BYTES]")
+    subs["wrong_term5"] = (nb, True, {"test_p5_term"})
     subs["nodata5"] = (solved(course, LAB5), False, {"test_p5_params", "test_p5_ab", "test_p5_loggp",
-                                                     "test_p5_errors", "test_p5_sensitivity", "test_p5_regime"})
+                                                     "test_p5_errors", "test_p5_sensitivity", "test_p5_regime",
+                                                     "test_p5_parting", "test_p5_term"})
     return subs
 
 
@@ -182,8 +191,8 @@ def test_lab5_submissions_lose_exactly_what_they_broke(course):
                 (folder / name).write_text(text + "\n")   # the student's own copy
     rows, log = grade(course, [LAB5], cell_timeout=60)
     pts = points(source_nb(LAB5))
-    manual = {"p5_answer"}
-    assert sum(v for k, v in pts.items() if k not in manual) == 8 and pts["p5_answer"] == 2
+    manual = {"p5_answer", "p5_suspects"}
+    assert sum(v for k, v in pts.items() if k not in manual) == 10 and pts["p5_answer"] == pts["p5_suspects"] == 2
     for student, (_, with_data, failing) in subs.items():
         row = rows[student, LAB5]
         assert row["status"] == "graded", (student, row, log)
