@@ -54,7 +54,6 @@ import os
 import re
 import secrets
 import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
@@ -477,8 +476,12 @@ class TidyErrorsForFeedback(NbGraderPreprocessor):
         return nb, resources
 
 
-#: where a grading kernel's scratch copy of a submission lies (``grade.py``: ``mkdtemp(prefix=...)``)
-SCRATCH = re.compile(re.escape(os.path.realpath(tempfile.gettempdir())) + r"/labs-grade-[^/\s'\"]+(?:/work)?")
+#: the folder name of a grading kernel's scratch copy of a submission (``grade.py``:
+#: ``mkdtemp(prefix=...)`` in the temporary folder, whichever it was when grading)
+SCRATCH = "/labs-grade-"
+#: what ends a path in a text (a blank or a quote), and a folder's name
+_PATH_END = " \t\n\r'\""
+_NAME = re.compile(r"[^/\s'\"]*")
 
 
 def grader_paths(resources=None) -> list[tuple[str, str]]:
@@ -500,7 +503,17 @@ def grader_paths(resources=None) -> list[tuple[str, str]]:
 
 def scrub_paths(text: str, paths: list[tuple[str, str]]) -> str:
     """``text`` with the scratch folder shown as ``.`` and each path of ``paths`` replaced."""
-    text = SCRATCH.sub(".", text)
+    parts, done, at = [], 0, text.find(SCRATCH)
+    while at >= 0:                  # the path around it, from its start to the end of the folder's name
+        start = at
+        while start > done and text[start - 1] not in _PATH_END:
+            start -= 1
+        stop = _NAME.match(text, at + len(SCRATCH)).end()
+        if text.startswith("/work", stop) and (stop + 5 == len(text) or text[stop + 5] in "/" + _PATH_END):
+            stop += 5
+        parts += [text[done:start], "."]
+        done, at = stop, text.find(SCRATCH, stop)
+    text = "".join(parts) + text[done:]
     for path, shown in paths:
         text = text.replace(path, shown)
     return text

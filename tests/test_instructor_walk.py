@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,8 +64,8 @@ def under_load(reference: dict) -> dict:
 
 def grader_paths(course: Path) -> list[str]:
     """Paths of the grading machine no page may show."""
-    return [str(course), str(LABS.parent), sys.prefix, os.path.realpath(sys.base_prefix),
-            "/tmp/labs-grade-", os.path.expanduser("~") + "/"]
+    return [str(course), str(LABS.parent), sys.prefix, os.path.realpath(sys.base_prefix), "/tmp/labs-grade-",
+            os.path.join(os.path.realpath(tempfile.gettempdir()), "labs-grade-"), os.path.expanduser("~") + "/"]
 
 
 @pytest.fixture(scope="module")
