@@ -192,6 +192,57 @@ def test_every_page_works_offline(site, server, browser):
     assert n_figures >= 1, "no page has an interactive figure (netmodels.figures.interactive)"
 
 
+#: every code block, output, table and formula of the article, folded code opened, and those cut:
+#: a code block or printed output (``pre``) wider than its box (they wrap), anything else wider
+#: than its box that does not scroll, or a box running past the article outside a scrolling box
+CUT_JS = """(() => {
+  const art = document.querySelector('.bd-article');
+  if (!art) return {checked: 0, cut: []};
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const right = art.getBoundingClientRect().right;
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const cut = [];
+  let checked = 0;
+  for (const el of art.querySelectorAll('pre, div.cell_output, div.highlight, table, mjx-container[display="true"]')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    checked += 1;
+    const wider = el.scrollWidth > el.clientWidth + 1;
+    let held = false;                   // inside a box of the article that scrolls
+    for (let a = el.parentElement; a && a !== art; a = a.parentElement)
+      if (scrolls(a) && a.getBoundingClientRect().right <= right + 1) { held = true; break; }
+    const why = el.tagName === 'PRE' && wider ? 'does not wrap'
+      : wider && !scrolls(el) ? 'neither wraps nor scrolls'
+      : r.right > right + 1 && !held ? `runs ${Math.round(r.right - right)} px past the article` : null;
+    if (why)
+      cut.push(`${el.tagName.toLowerCase()}.${el.className} ${why} (box ${Math.round(r.width)} px, content ` +
+               `${el.scrollWidth} px): ` + (el.textContent || '').trim().slice(0, 60));
+  }
+  return {checked, cut};
+})()"""
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_nothing_is_cut_at_the_box_edge(site, server, browser, width):
+    """A code block or printed output wraps inside its box, a table or a displayed formula
+    scrolls inside its own (book/_ext/static/book.css): on every page, folded code opened, in a
+    desktop window and a phone's width, nothing is cut."""
+    browser.call("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
+    try:
+        report, checked = {}, 0
+        for page in pages(site):
+            browser.load(f"{server}/{page}")
+            found = browser.evaluate(CUT_JS)
+            checked += found["checked"]
+            if found["cut"]:
+                report[page] = found["cut"]
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride")
+    assert not report, f"{sum(map(len, report.values()))} cut at {width} px:\n" + "\n".join(
+        f"{page}:\n  " + "\n  ".join(v) for page, v in report.items())
+    assert checked >= 100, f"only {checked} code blocks and outputs checked: the check did not run"
+
+
 STATE_JS = """(() => {
   const root = document.querySelector('div.nm-interactive[data-nm-mounted]');
   const input = root.querySelector('input.nm-slider');
