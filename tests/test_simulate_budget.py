@@ -131,6 +131,37 @@ def test_dropped_candidates_mapped_afresh_are_charged_their_page_faults():
     assert budget.fault_seconds(ring.at(16384)) == 0.0
 
 
+_FAULTS = """
+import resource, sys
+import numpy as np
+from netmodels.simulate import budget
+a = np.ones(2**20)                       # 8 MiB: above glibc's first threshold, below its largest
+b = a + 1                                # the threshold adapts to 8 MiB blocks here
+del b
+with budget._fresh_memory(sys.argv[1] == "fresh"):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        b = a + 1                        # a temporary of 8 MiB, freed at once
+        del b
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+def test_a_probe_for_a_run_of_large_steps_maps_its_blocks_afresh_as_the_run_will():
+    """In a process whose allocator has adapted, an 8 MiB temporary reuses the heap; in the
+    probe of a run whose steps' arrays are 32 MiB or more it is mapped afresh each time and
+    faulted in again (as every such array of the run is: 20 of them here, 8 MiB each, numpy's
+    huge-page advice or not)."""
+    def faults(mode):
+        res = subprocess.run([sys.executable, "-c", _FAULTS, mode], capture_output=True, text=True, check=True)
+        return int(res.stdout)
+
+    warm, fresh = faults("warm"), faults("fresh")
+    assert fresh > max(5 * warm, 20 * 4), (warm, fresh)
+    large, small = (0, 1, 2**22, 0, 2**22), (0, 1, 2**21, 0, 2**21)
+    assert budget.fresh_steps(large) and not budget.fresh_steps(small)
+
+
 def test_the_loggopsim_loop_is_charged_its_misses_beyond_the_cache():
     """No charge while the messages fit the cache; nearly the full per-message cost far beyond."""
     cache = 32 * 2**20

@@ -35,7 +35,10 @@ misjudge (the incast of alltoall.direct, the event loop of loggopsim) is priced 
 costs here.  Two costs a small probe cannot see are charged apart: the page faults of a
 builder whose steps' dropped candidates are mapped afresh (:func:`fault_seconds`), and the
 loggopsim loop's cache misses once its messages outgrow the last-level cache
-(:func:`miss_seconds`).  ``benchmarks/budget_accuracy.py`` compares the estimates with runs.
+(:func:`miss_seconds`).  And a run whose steps' arrays are too large for the C allocator
+to reuse maps each afresh and faults it in again, which a probe in a warm heap would not:
+its probe is then timed with fresh mappings (:func:`_fresh_memory`).
+``benchmarks/budget_accuracy.py`` compares the estimates with runs.
 
 **Memory left** is the node's available memory and what the process's own limits leave
 (``ulimit -v``: :func:`netmodels.commandline.available_memory`).
@@ -43,6 +46,8 @@ loggopsim loop's cache misses once its messages outgrow the last-level cache
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import math
 import time
 import tracemalloc
@@ -86,6 +91,14 @@ LOOP_BYTES_PER_RANK = 15 * 8 + 2 * 3 * 8
 #: for each allocation (glibc's largest dynamic mmap threshold), bytes
 FAULT_S_PER_BYTE = 2.5e-9
 MMAP_THRESHOLD = 32 * 2**20
+
+#: bytes of one array element of a step (int64 or float64): a step's arrays are mapped afresh for
+#: each allocation once ``largest step * STEP_ARRAY_BYTES`` exceeds :data:`MMAP_THRESHOLD`
+STEP_ARRAY_BYTES = 8
+#: glibc's ``mallopt`` parameters (``malloc.h``) and the block size above which a probe maps
+#: its memory afresh (:func:`_fresh_memory`), bytes
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+FRESH_ABOVE = 256 * 2**10
 
 #: the loggopsim loop's cost per message of working set that no longer fits the last-level cache
 #: (a few misses to memory per event), s; the cache's size is the machine's (:func:`cache_bytes`)
@@ -195,6 +208,36 @@ def miss_seconds(transfers: float, cache: int) -> float:
     return 0.0 if working <= cache else transfers * LOGGOPSIM_MISS_S * (1 - cache / working)
 
 
+def fresh_steps(counts: tuple[float, ...]) -> bool:
+    """Whether a run's largest step (:data:`COUNTS`: its transfers or candidates) has arrays of
+    about :data:`MMAP_THRESHOLD` or more: the C allocator then maps each of them afresh, and
+    every byte is faulted in again.  "About": within 1/64, as the counts are extrapolated
+    (alltoall.direct at P = 2048 has P (P - 1) transfers, but arrays of P^2 elements, 32 MiB
+    exactly, and ran 2.1x its estimate from a probe that reused its heap)."""
+    return max(counts[2], counts[4]) * STEP_ARRAY_BYTES >= MMAP_THRESHOLD * (1 - 1 / 64)
+
+
+@contextlib.contextmanager
+def _fresh_memory(active: bool):
+    """While ``active``, a block above :data:`FRESH_ABOVE` is mapped afresh and returned when
+    freed, as a run whose steps are :func:`fresh_steps` has each of its large blocks: a probe
+    at a smaller size then pays the page faults the run will pay (alltoall.direct at P = 4096
+    took 2.2x its estimate from a probe that reused its heap).  Afterwards the thresholds are
+    glibc's largest dynamic ones (32 MiB, trimming above 64 MiB), as a long run reaches them.
+    Nothing is changed where the C library has no ``mallopt`` (not glibc)."""
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None) if active else None
+    if mallopt is None:
+        yield
+        return
+    mallopt(_M_MMAP_THRESHOLD, FRESH_ABOVE)
+    mallopt(_M_TRIM_THRESHOLD, FRESH_ABOVE)
+    try:
+        yield
+    finally:
+        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        mallopt(_M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)
+
+
 def _counts(schedule) -> tuple[int, int, int]:
     """``(transfers, steps, transfers of the largest step)`` of a schedule."""
     sizes = [len(s) for s in schedule.steps]
@@ -302,16 +345,18 @@ def _probe(g: Growth, build, simulate, nprocs: int, nelems: int, semantics: str)
     first probe's fixed costs threw it off, up to 50x on two-phase broadcast.)"""
     if semantics == "loggopsim":
         simulate(build(2, min(nelems, 2)))          # the compiled loop loaded (or compiled) first
+    fresh = fresh_steps(g.at(nprocs, nelems))
     scale, last = 1.0, None
     for share in (4, 1):
         p, n = _probe_point(g, nprocs, nelems, semantics, PROBE_S / share, scale)
         if (p, n) == last:              # run once only: a second run finds its memory mapped, many times faster
             break
         last = (p, n)
-        t0 = time.process_time()
-        schedule = build(p, n)                      # the build is timed too: some cost most there
-        simulate(schedule)
-        took = max(time.process_time() - t0, 1e-4)
+        with _fresh_memory(fresh and not fresh_steps(g.at(p, n))):
+            t0 = time.process_time()
+            schedule = build(p, n)                  # the build is timed too: some cost most there
+            simulate(schedule)
+            took = max(time.process_time() - t0, 1e-4)
         scale = took / g.cost(p, n, semantics)[0]
         del schedule
     tracemalloc.start()
