@@ -274,6 +274,16 @@ def test_an_old_calibration_still_calibrates_what_it_can_and_names_what_to_measu
     assert predict.missing_line(predict.Calibration(calibration_models())) is None
 
 
+def test_an_exchange_file_alone_names_the_pingpong_file_it_needs(tmp_path):
+    ex = tmp_path / "exchange.json"
+    ex.write_text(json.dumps({"benchmark": "exchange", "results": results(SIZES, segments(SIZES, X_BELOW, X_ABOVE))}))
+    with pytest.raises(ValueError, match=r"^--calibration: the exchange terms .* give its pingpong --json file too"):
+        predict.load_calibration([ex], 2)
+    warnings = []
+    c = predict.load_calibration([ex, ROOT / "labs" / "source" / "lab3" / "logp.json"], 2, warnings)
+    assert set(c.models) == {"loggp"} and len(warnings) == 1 and "pingpong --json" in warnings[0]
+
+
 def test_an_unphysical_added_term_is_left_out_with_a_warning_not_the_whole_calibration():
     models = calibration_models()
     models["alpha-beta-exchange"]["beta_x"] = -1e-10

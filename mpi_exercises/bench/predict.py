@@ -173,6 +173,13 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
             what = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
             what = exc.why if isinstance(exc, Refused) else what
             raise ValueError(f"--calibration {path}: {what}") from None
+    if "exchange" in measured and "pingpong" not in measured:
+        why = ("the exchange terms are fitted beside the ping-pong's α and β and at its switch: give its "
+               "pingpong --json file too (mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json)")
+        if not models:
+            raise ValueError(f"--calibration: {why}")
+        if warnings is not None:
+            warnings.append(f"--calibration: {why}")
     try:
         return Calibration(models, software, ", ".join(map(str, [paths] if isinstance(paths, str) else paths)),
                            reliability(noisy) if noisy else None, tuple(measured))
