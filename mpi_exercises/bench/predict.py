@@ -197,7 +197,8 @@ def missing_line(cal: Calibration) -> str | None:
                    key=["pingpong", "exchange", "logp"].index)
     return (f"predict: warning: the calibration has no {', '.join(missing)}: measure "
             + " and ".join(f"`mpiexec -n 2 python -m mpi_exercises {b} --json {b}.json`" for b in needs)
-            + f" and give {'them' if len(needs) > 1 else 'it'} to --calibration as well; predicting "
+            + f" and give {'them' if len(needs) > 1 else 'it'} to --calibration as well (predict without "
+            "--calibration measures every one); predicting "
             + ", ".join(cal.models) + " only")
 
 
