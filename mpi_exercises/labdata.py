@@ -13,6 +13,7 @@ lab    file                 kind (:data:`KINDS`): the command that writes it
 3      ``barriers.json``    ``barrier-bench``: ``mpiexec -n <cores> ... barrier-bench``
 4      ``lop.json``         ``lop``: ``mpiexec -n 8 python -m mpi_exercises lop``
 5      ``predict.json``     ``predict``: ``mpiexec -n <cores> ... predict --calibration ...``
+5      ``timeline.json``    ``timeline``: ``mpiexec -n 2 python -m mpi_exercises timeline ...``
 =====  ===================  ==================================================================
 
 ``load(path, kind)`` reads one and checks that it is there, is a regular file (never a link, a
@@ -133,6 +134,11 @@ KINDS: dict[str, Kind] = {
                 "summary.alpha-beta.with_software.median_abs", "summary.alpha-beta.network_only.median_abs",
                 "summary.loggp.with_software.median_abs", "summary.loggp.network_only.median_abs",
                 "summary.nbl.with_software.median_abs", "summary.nbl.network_only.median_abs")),
+    "timeline": Kind(
+        "timeline", "mpiexec -n 2 python -m mpi_exercises timeline allreduce.ALGORITHM -N ELEMENTS --json {path}",
+        ("algorithm", "P", "N", "aligned", "load_average_1min", "measured.nprocs", "measured.kinds",
+         "measured.columns.rank", "measured.columns.step", "measured.columns.kind", "measured.columns.start",
+         "measured.columns.end")),
 }
 
 #: the command of every ``"benchmark"`` a result file can name, for "this is another file" messages

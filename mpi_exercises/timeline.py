@@ -236,7 +236,7 @@ def run(args) -> int:
     if args.json:
         from .bench.placement import load_average
 
-        write_json(args.json, {"algorithm": args.algorithm, "P": P, "N": n, "dtype": "float64",
+        write_json(args.json, {"benchmark": "timeline", "algorithm": args.algorithm, "P": P, "N": n, "dtype": "float64",
                                "load_average_1min": load_average(),
                                "model": args.model, "machine": machine, "parameters": params,
                                "software_s": software, "repeat": args.repeat,

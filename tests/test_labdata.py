@@ -34,6 +34,7 @@ FILES = {
     ("lab5", "predict.json"): "predict",
     ("lab5", "pingpong.json"): "pingpong",
     ("lab5", "logp.json"): "logp",
+    ("lab5", "timeline.json"): "timeline",
 }
 #: one file of each kind, in an order in which each is followed by another lab's kind
 ONE_PER_KIND = [("lab1", "pingpong.json"), ("lab2", "testjig.json"), ("lab2", "allreduce.json"),
