@@ -475,8 +475,8 @@ class Executor(Resource):
                     dst[0] = sop(dst[0], src[0])
 
     # ---------------------------------------------------------------- a call in two halves
-    def start(self, buf) -> None:
-        """The first half of :meth:`run`: bind to ``buf``, run this rank's steps up to its first
+    def start(self, buf=None) -> None:
+        """The first half of :meth:`run` (of :meth:`run_bound` if ``buf`` is None): bind to ``buf``, run this rank's steps up to its first
         messages and start the sends among them; :attr:`started` is then True and :meth:`finish`
         completes the call, or :meth:`abandon` gives it up.  A front door starts a call while its
         argument agreement is in flight, so that the agreement's messages and the schedule's
@@ -484,7 +484,10 @@ class Executor(Resource):
         came early waits in MPI's queue): a call given up has no receive to cancel (with
         receives started early and cancelled, a later call hung in 2 of 15 runs of
         tests/test_door_overlap_mpi.py on 3 ranks, MPICH 5.0)."""
-        if buf is not self._bound and buf is not self._given:
+        if buf is None:
+            if not self._pieces:
+                raise ValueError("bind the executor to its pieces first (Executor.bind), or give buf")
+        elif buf is not self._bound and buf is not self._given:
             self._rebind(buf)
         self.started = True
         if self._first is None:                 # no messages at all: finish runs it whole

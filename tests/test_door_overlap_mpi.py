@@ -1,10 +1,11 @@
-"""The allreduce front door starts a cached call's first messages while its argument
+"""The front doors start a cached call's first messages while its argument
 agreement is in flight (FrontDoor.enter's ``prime``, Executor.start/finish).  When the
 agreement then fails, every rank must receive what was sent (Executor.abandon), or a later
 call would receive a stale message (a wrong result) or wait forever.  These runs replay it:
 ranks whose cached plans differ (both started), a plan cached on some ranks only (a miss on
 the others) and an invalid argument on one rank, each followed by good calls checked against
-MPI.Allreduce, on 2, 3 and 4 ranks under a timeout.  Without the give-up (abandon made a
+MPI.Allreduce (and differing algorithms of allgather, broadcast, alltoall and barrier, checked
+against MPI's own), on 2, 3 and 4 ranks under a timeout.  Without the give-up (abandon made a
 no-op) the first of them hangs: the test replays that too.
 """
 
@@ -54,6 +55,33 @@ for a, b in (("snake", "ring"), ("ring", "recursive_doubling"), ("tree", "binomi
     refused(algorithm=a, block=0 if rank == P - 1 else None)     # invalid on the last rank only
     for alg in (b, a):
         same(alg)
+# the other front doors start their calls the same way
+from mpi_exercises import allgather, alltoall, barrier, broadcast
+def other(door, alg, **kw):
+    v = vector()
+    if door == "allgather":
+        ref = np.empty((P, 7)); comm.Allgather(v, ref); y = allgather(comm, v, alg, **kw)
+    elif door == "broadcast":
+        ref = comm.bcast(v if rank == 0 else None, root=0); y = broadcast(comm, v, alg, **kw)
+    elif door == "alltoall":
+        v = np.outer(np.arange(P) + 1.0, v); ref = np.empty_like(v); comm.Alltoall(v, ref)
+        y = alltoall(comm, v, alg, **kw)
+    else:
+        barrier(comm, alg, **kw)
+        return
+    if not np.array_equal(y, ref):
+        bad.append((door, alg, y.tolist()))
+for door, a, b in (("allgather", "ring", "prefix"), ("broadcast", "binomial", "flat"),
+                   ("alltoall", "pairwise", "direct"), ("barrier", "dissemination", "tournament")):
+    for alg in (a, b, a, b):
+        other(door, alg)
+    try:
+        other(door, a if rank == 0 else b)
+        bad.append((door, "not refused"))
+    except ValueError:
+        pass
+    for alg in (a, b, a, b):
+        other(door, alg)
 print(f"rank {rank}: {len(bad)} wrong: {bad[:3]}", flush=True)
 """
 

@@ -267,10 +267,11 @@ class FrontDoor:
         executor look-up, ``out``'s allocation) and waited for after it, so that this work
         overlaps the agreement's messages.  An executor is built only once every rank agreed.
 
-        ``prime(executor, x, out)`` (optional): on a cache hit, called while the agreement is in
-        flight to start the call's first messages (:meth:`~mpi_exercises.executor.Executor.start`),
+        ``prime(plan, executor, x, out)`` (optional): on a cache hit, called while the agreement is
+        in flight to start the call's first messages (:meth:`~mpi_exercises.executor.Executor.start`),
         so that they travel with the agreement's; the caller then ends the call with
-        ``finish`` (``executor.started``).  If the agreement fails, every rank gives up the
+        ``finish`` (``executor.started``; a cached object other than an Executor has
+        ``started``, ``first_step`` and ``abandon`` too).  If the agreement fails, every rank gives up the
         started calls (:func:`_gathered`: every message sent is received) before raising."""
         try:
             try:
@@ -305,7 +306,7 @@ class FrontDoor:
         if req is not None:
             if prime is not None and hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
                 state.primed = hit[1]
-                prime(hit[1], x, out)
+                prime(plan, hit[1], x, out)
             req.Wait()
             if buf[0] != w or buf[1] != -w:
                 self._agree_failed(state, plan, buf[0])
@@ -368,6 +369,8 @@ def _gathered(state, mine) -> list:
         hit = state.cache.get(word)
         if hit is not None:
             hit[1].abandon(ranks)
+    if ex is not None and ex.started:           # started with no message of its own: nothing sent
+        ex.abandon([])
     return [m for m, _ in everyone]
 
 

@@ -72,10 +72,19 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
         x = _DOOR.array(comm, x, check)
     plan, ex, out = _DOOR.enter(comm, (algorithm, k, x.dtype, x.shape, size,
                                        tuple(sorted(options.items())) if options else ()),
-                                _validate, check, x, out, (size,) + x.shape)
+                                _validate, check, x, out, (size,) + x.shape, _start)
     if ex is None:
         comm.Allgather(x if x.flags.c_contiguous else np.ascontiguousarray(x), out)
+        return out
+    if ex.started:                                   # begun while the agreement was in flight
+        ex.finish()
         return out
     out[ex.rank] = x
     ex.run(out)
     return out
+
+
+def _start(plan, ex, x, out):
+    """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
+    out[ex.rank] = x
+    ex.start(out)

@@ -123,7 +123,7 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     return out
 
 
-def _start(ex, x, out):
+def _start(plan, ex, x, out):
     """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
     out[...] = x
     ex.start(out)

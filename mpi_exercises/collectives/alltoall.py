@@ -120,6 +120,7 @@ class Exchange:
         self.in_place = bool(m) and all(a >= p * m for a, _ in written)
         self._pair = None               # the (x, out) the executor's requests point into
         self._last = None               # the (x, out) of the last call through the copies (kept: ids are reused)
+        self._copy_back = False         # start went through the copies: finish copies the rows out
         self.rank = rank
 
     def _bind(self, x, out):
@@ -165,6 +166,48 @@ class Exchange:
         self.executor.run(self.work)
         for mine, work in self.copy_out:
             out2[mine] = work
+
+    # the front door's call in two halves (FrontDoor.enter's prime): run's paths, the executor
+    # started (Executor.start) while the agreement is in flight, then finished
+    @property
+    def started(self) -> bool:
+        return self.executor is not None and self.executor.started
+
+    @property
+    def first_step(self):
+        return None if self.executor is None else self.executor.first_step
+
+    def abandon(self, started) -> None:
+        if self.executor is not None:
+            self.executor.abandon(started)
+
+    def start(self, x, out) -> None:
+        """:meth:`run`'s first half: its copies in, the executor's first sends started."""
+        pair, last = self._pair, self._last
+        self._copy_back = False
+        if pair is not None and pair[0] is x and pair[1] is out:
+            out[self.rank] = x[self.rank]
+            self.executor.start()
+        elif self.in_place and x.flags.c_contiguous and (
+                (last is not None and last[0] is x and last[1] is out) or self.m * x.itemsize >= BIND_BYTES):
+            self._bind(x, out)
+            out[self.rank] = x[self.rank]
+            self.executor.start()
+        else:
+            self._last, self._pair = (x, out), None
+            x2 = x.reshape(self.p, self.m)
+            for mine, work in self.copy_in:
+                work[...] = x2[mine]
+            self._copy_back = True
+            self.executor.start(self.work)
+
+    def finish(self, out) -> None:
+        """:meth:`run`'s second half after :meth:`start`."""
+        self.executor.finish()
+        if self._copy_back:
+            out2 = out.reshape(self.p, self.m)
+            for mine, work in self.copy_out:
+                out2[mine] = work
 
     def free(self):
         if self.executor is not None:
@@ -221,7 +264,10 @@ def alltoall(comm, x, algorithm: str = "multilevel", ppn=None, out=None, check: 
     if type(x) is not np.ndarray:
         x = _DOOR.array(comm, x, check)
     plan, ex, out = _DOOR.enter(comm, (algorithm, ppn, x.dtype, x.shape, size, inter_delay),
-                                _validate, check, x, out, x.shape)
+                                _validate, check, x, out, x.shape, _start)
+    if ex is not None and ex.started:                # begun while the agreement was in flight
+        ex.finish(out)
+        return out
     if ex is None or ex.executor is None:
         if ex is not None and ex.delay:
             busy_wait(ex.delay)
@@ -264,3 +310,9 @@ def message_lines(counts: dict, algorithm: str | None = None) -> list[str]:
         lines.append(f"messages: {counts['direct']['total']} -> {counts[algorithm]['total']} "
                      f"(direct -> {algorithm})")
     return lines
+
+
+def _start(plan, ex, x, out):
+    """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
+    if ex.executor is not None:
+        ex.start(x, out)

@@ -114,11 +114,19 @@ def barrier(comm, algorithm: str = "dissemination", check: bool = True, **option
         size = comm.Get_size()
     except Exception:
         raise not_a_communicator(comm) from None
-    _, ex, _ = _DOOR.enter(comm, (algorithm, tuple(sorted(options.items())), size), _validate, check)
+    _, ex, _ = _DOOR.enter(comm, (algorithm, tuple(sorted(options.items())), size), _validate, check,
+                           prime=_start)
     if ex is None:
         comm.Barrier()
+    elif ex.started:                                 # begun while the agreement was in flight
+        ex.finish()
     else:
         ex.run(_EMPTY)
+
+
+def _start(plan, ex, x, out):
+    """The barrier's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
+    ex.start(_EMPTY)
 
 
 # ---------------------------------------------------------------- correctness check

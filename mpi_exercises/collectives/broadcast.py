@@ -74,7 +74,10 @@ def broadcast(comm, x, algorithm: str = "binomial", root: int = 0, out=None, che
         x = _DOOR.array(comm, x, check)
     plan, ex, out = _DOOR.enter(comm, (algorithm, root, x.dtype, x.shape, size,
                                        tuple(sorted(options.items())) if options else ()),
-                                _validate, check, x, out, x.shape)
+                                _validate, check, x, out, x.shape, _start)
+    if ex is not None and ex.started:                # begun while the agreement was in flight
+        ex.finish()
+        return out
     if comm.Get_rank() == plan.data:
         out[...] = x
     if ex is None:
@@ -82,3 +85,10 @@ def broadcast(comm, x, algorithm: str = "binomial", root: int = 0, out=None, che
     else:
         ex.run(out)
     return out
+
+
+def _start(plan, ex, x, out):
+    """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
+    if ex.rank == plan.data:
+        out[...] = x
+    ex.start(out)
