@@ -44,6 +44,20 @@ rank 1 enters the agreement (or B's schedule), and both wait forever.  Only a
 collective that every rank enters whatever its arguments can turn disagreement
 into an error, so the default pays one small ``Allreduce`` per call.
 
+**The agreement and the call travel together.**  On a cache hit (the common case: a time
+loop), ``enter``'s ``prime`` starts the call's first sends (:meth:`Executor.start
+<mpi_exercises.executor.Executor.start>`) right after the agreement's ``Start``, before its
+``Wait``; the receives are posted only once every rank agreed (:meth:`Executor.finish
+<mpi_exercises.executor.Executor.finish>`), so the schedule's first messages cross while the
+agreement does, and a call costs about one message latency less.  Still safe: a rank
+waits for a schedule's message only after the agreement passed.  When it fails, some ranks
+have sent messages that nobody will receive in this call; the error path's ``allgather``
+carries, per rank, which cached executor it started at which step, and every rank that
+holds that executor receives what was sent to it (:meth:`Executor.abandon
+<mpi_exercises.executor.Executor.abandon>`; the executors are the same on every rank, since
+every cache changes in agreed calls only), so no stale message is left for a later call
+(tests/test_door_overlap_mpi.py replays it, and shows the wrong results without it).
+
 On a communicator of one rank step 2 is skipped (nobody can disagree).
 ``check=False`` skips step 2: **arguments are then the caller's responsibility.**
 Invalid arguments still raise ValueError, but only on the ranks that see them;
