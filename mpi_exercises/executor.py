@@ -28,8 +28,11 @@ passed to :meth:`run`: calling ``run`` again with the same array costs, per step
 one ``Startall``, one ``Waitall`` and the ufunc calls.  :meth:`Executor.bind` binds them
 instead to a working vector made of pieces (the caller's arrays and private memory between
 them), so that blocks go from and to the caller's arrays without copies (alltoall's input and
-output rows); :meth:`Executor.run_bound` runs on those.  Importing this module does not
-start MPI.
+output rows); :meth:`Executor.run_bound` runs on those.  A call can also be made in two
+halves, :meth:`Executor.start` (this rank's first sends started) and :meth:`Executor.finish`,
+so that a front door's argument agreement travels with the first messages; a call given up
+after ``start`` is cleared by :meth:`Executor.abandon` on every rank.  Importing this module
+does not start MPI.
 
 Recording (:class:`Recorder`, :meth:`Executor.run_recorded`): each rank's clock
 (:data:`CLOCK`, s) at the start of a call and, per step it takes part in, when its messages
