@@ -116,6 +116,8 @@ CASES = [
     (["benchmarks/loggopsim_speed.py", "--only"], "expected at least one argument", 2),
     (["benchmarks/loggopsim_speed.py", "--bogus"], "unrecognized arguments: --bogus", 2),
     (["benchmarks/pingpong_agreement.py"], "required: JSON", 2),
+    (["benchmarks/long_samples.py", "-N", "0"], "-N and --samples must be >= 1", 2),
+    (["benchmarks/long_samples.py", "--json", MISSING], "cannot write", 2),
     (["benchmarks/predict_launches.py", "--launches", "0"], "--launches must be >= 1", 2),
     (["benchmarks/predict_launches.py", "--out", MISSING], "cannot write", 2),
     (["benchmarks/predict_launches.py", "--summarize", "{FILE}"], "not a predict report", 2),

@@ -216,7 +216,7 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     out = tmp_path / "predict.json"
     # 15 calibration repetitions: with 3, beside a 6-rank job (as in `make test`) 1 run in 5 fitted
     # G < 0 and was refused as disturbed; with 15, none of 18 (0.8 s more)
-    res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--sizes", "2", "--iterations", "3",
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--sizes", "2,9000", "--iterations", "3",
                          "--warmup", "1", "--calibration-repetitions", "15", "--no-progress",
                          "--json", str(out)], timeout=180)
     assert "median |err|" in res.stdout and "calibration before and after" in res.stdout
@@ -230,10 +230,12 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     assert isinstance(data["reliable"], bool) and data["reliable"] == c.reliability["reliable"]
     algorithms = {k: set(registry.names(k, short=True)) | {"mpi"} for k in ("allreduce", "barrier")}
     seen = {(r["collective"], r["algorithm"], r["nelems"]) for r in data["rows"]}
-    assert seen == {("allreduce", a, 2) for a in algorithms["allreduce"]} | {
+    assert seen == {("allreduce", a, n) for a in algorithms["allreduce"] for n in (2, 9000)} | {
         ("barrier", a, 0) for a in algorithms["barrier"]}
     for r in data["rows"]:
         assert 0 < r["min_s"] <= r["median_s"] and r["measured_s"] == r["min_s"]
+        # above 64 KiB one call per sample, else ten (the barrier's skew charged once per ten)
+        assert r["timing_method"].startswith("one call" if r["nelems"] == 9000 else "tight loop of 10"), r
     assert set(data["summary"]) == set(c.models)
     for s in data["summary"].values():
         for part in ("with_software", "network_only"):

@@ -599,14 +599,22 @@ def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration
     return replace(cal, reliability=rel), None
 
 
+#: vectors of more bytes than this are timed one call per sample (``inner`` = 1): their calls
+#: last long enough that the barrier's exit skew does not count, and ten of them (milliseconds)
+#: are cut by the scheduler of a busy machine where one call, like the calibration's single
+#: messages, often is not (benchmarks/long_samples.py: at 800 KB on 2 ranks under load 7.8 and 9.1,
+#: the minimum of ten calls per sample was 3.8 and 5.0 times that of one call per sample)
+ONE_CALL_ABOVE_BYTES = 64 * 1024
+
+
 def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int = timing.DEFAULT_INNER) -> list[dict]:
     """Time every algorithm of every collective through its front door (collective);
     rows ``{collective, algorithm, nelems, min_s, median_s, median_ci_s, times_s, ...,
     timing_method}`` on rank 0.  A sample is ``inner`` back-to-back calls after one barrier,
     divided by ``inner``, the slowest rank's (:func:`timing.time_interleaved`): the barrier's
-    exit skew is not charged to every call."""
+    exit skew is not charged to every call; a vector of more than :data:`ONE_CALL_ABOVE_BYTES`
+    is timed one call per sample (its row's ``timing_method`` says so)."""
     P, rank = comm.Get_size(), comm.Get_rank()
-    method = timing.loop_method(inner)
     rows = []
     for name in collectives:
         entry = COLLECTIVES[name]
@@ -621,8 +629,10 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
                 if hasattr(call, "free"):
                     frees.append(call)
                 calls.append(call)
-            iters = timing.capped_iterations(ELEM_BYTES * n * inner, iterations, 256 * 2**20, at_least=10)
-            samples = timing.time_interleaved(comm, calls, iters, warmup, inner=inner)   # slowest rank's
+            k = 1 if ELEM_BYTES * n > ONE_CALL_ABOVE_BYTES else inner
+            method = timing.loop_method(k)
+            iters = timing.capped_iterations(ELEM_BYTES * n * k, iterations, 256 * 2**20, at_least=10)
+            samples = timing.time_interleaved(comm, calls, iters, warmup, inner=k)   # slowest rank's
             for b in frees:
                 b.free()
             if rank == 0:
