@@ -264,59 +264,18 @@ def test_a_students_html_runs_nothing_and_covers_no_score(pages, tmp_path):
 
 def test_the_formgrader_opens_a_graded_submission(pages, tmp_path):
     """Manual grading: the Formgrader's page of a graded submission (its own template, not the
-    feedback pages'), served by a Jupyter server on the course as an instructor starts it."""
-    import json
-    import signal
-    import socket
-    import subprocess
-    import sys
-    import urllib.error
-    import urllib.request
-
+    feedback pages'), served by a Jupyter server on the course as an instructor starts it
+    (tests/test_instructor_walk.py grades written answers in it, in the browser)."""
     from nbgrader.api import Gradebook
+
+    from tests.formgrader import formgrader
 
     _, course = pages
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         submission = gb.find_submission_notebook(LAB, LAB, "alice").id
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    token = "kit-formgrader-test"
-    log = open(tmp_path / "server.log", "w")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTER_DATA_DIR": str(tmp_path / "data"),
-           "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--ServerApp.token={token}", f"--ServerApp.root_dir={course}", "--ServerApp.port_retries=0",
-         "--allow-root"],
-        cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as r:
-                    json.load(r)
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                assert time.monotonic() < deadline, "the Jupyter server did not start within 120 s"
-                time.sleep(0.5)
-        try:
-            with urllib.request.urlopen(f"{base}/formgrader/submissions/{submission}/?token={token}", timeout=120) as r:
-                status, page = r.status, r.read().decode("utf-8")
-        except urllib.error.HTTPError as exc:
-            status, page = exc.code, exc.read().decode("utf-8", "replace")
-        said = (tmp_path / "server.log").read_text()
+    with formgrader(course, tmp_path) as fg:
+        status, page = fg.request(f"/formgrader/submissions/{submission}/")
+        said = fg.said()
         assert status == 200, (status, page[:500], said[-3000:])
         assert "TemplateNotFound" not in said and " 500 " not in said
         assert "formgrade" in page and "kit-score" not in page     # the Formgrader's template, not ours
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait(10)
-        log.close()
