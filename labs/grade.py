@@ -20,7 +20,8 @@ records the scores, runs outside it.  Where no sandbox can be made, grading stop
 ``UNSAFE_GRADING=1`` is set: the ``sandbox`` column then says the code ran unconfined.
 ``flags`` names the test cells that did not run as written (the grader's probe found IPython's
 machinery, a built-in or numpy changed by the submission: ``grading_preprocessors``), which
-score 0, and names of that machinery in the submission's own code (:func:`flags`).
+score 0, names of that machinery in the submission's own code, data files measured on a busy
+machine and the test cells such data could not pass (:func:`flags`).
 
 ``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
 ``empty notebook``, ``refused`` (a link, a special file or a file too large), ``autograde
