@@ -365,10 +365,8 @@ def _merge(base: dict, extra: Mapping) -> dict:
     return out
 
 
-def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_scale, log_x, log_y,
-           readout, styles, layout, digits, fig_id, categories):
-    if not callable(f):
-        raise ValueError("f must be a callable f(x, **values)")
+def _check_options(params, digits, x_scale, y_scale, readout, styles, layout, fig_id):
+    """The checked options of :func:`_build`: params as ``Param``, digits, scales, styles, layout."""
     if not isinstance(params, Mapping) or not params:
         raise ValueError("params must be a non-empty mapping {name: Param or sequence of values}")
     params = {name: _as_param(name, p) for name, p in params.items()}
@@ -387,138 +385,201 @@ def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_s
     layout = _check_layout(layout)
     if fig_id is not None and (not isinstance(fig_id, str) or not re.match(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$", fig_id)):
         raise ValueError(f"fig_id must be an HTML id (a letter, then letters, digits, - or _), got {fig_id!r}")
+    return params, digits, x_scale, y_scale, styles, layout
 
-    xs = np.asarray(x, dtype=float)
-    if xs.ndim != 1 or xs.size < 2 or not np.all(np.isfinite(xs)):
-        raise ValueError("x must be a 1-D array of at least 2 finite numbers")
+
+def _axis_values(name: str, values) -> np.ndarray:
+    """``values`` as a 1-D float array of at least 2 finite numbers, or ValueError naming ``name``."""
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1 or arr.size < 2 or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be a 1-D array of at least 2 finite numbers")
+    return arr
+
+
+@dataclass
+class _Frames:
+    """What the calls of ``f`` gave, stored once: the pool of arrays, one row of ``[x index,
+    y index]`` per trace per frame (x index -1: the figure's x), readout texts, trace names,
+    every x and y value shown (for the axes' ranges)."""
+
+    xs: np.ndarray
+    ys: np.ndarray | None
+    digits: int
+    x_scale: float
+    y_scale: float
+    pool: _Pool = field(default_factory=_Pool)
+    frames: list = field(default_factory=list)
+    texts: list = field(default_factory=list)
+    trace_names: list | None = None
+    all_x: list = field(default_factory=list)
+    all_y: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.all_x = _round(self.xs, self.digits, self.x_scale)
+
+    def names(self, out: Mapping, values: dict) -> None:
+        """Check that a frame has the traces of the first frame."""
+        if self.trace_names is None:
+            self.trace_names = list(out)
+        elif list(out) != self.trace_names:
+            raise ValueError(f"f must return the same traces for every value; got {list(out)} "
+                             f"instead of {self.trace_names} at {values}")
+
+    def curve(self, name: str, val) -> list[int]:
+        """``[x index, y index]`` of one trace of a curve figure: a y array like x, or (xs, ys)."""
+        if isinstance(val, tuple):
+            if len(val) != 2:
+                raise ValueError(f"trace {name!r} must be a y array or an (xs, ys) pair")
+            px, py = (np.atleast_1d(np.asarray(v, dtype=float)) for v in val)
+            if px.shape != py.shape or px.ndim != 1:
+                raise ValueError(f"trace {name!r}: xs and ys must be 1-D of equal length")
+            rx = _round(px, self.digits, self.x_scale)
+            self.all_x.extend(rx)
+            xi = self.pool.add(rx)
+        else:
+            py = np.asarray(val, dtype=float)
+            if py.shape != self.xs.shape:
+                raise ValueError(f"trace {name!r} must have the shape of x {self.xs.shape}, got {py.shape}")
+            xi = -1
+        ry = _round(py, self.digits, self.y_scale)
+        self.all_y.extend(ry)
+        return [xi, self.pool.add(ry)]
+
+    def heatmap(self, z) -> list[int]:
+        """``[-1, z index]`` of a heatmap's frame."""
+        return [-1, self.pool.add([_round(row, self.digits, 1.0) for row in z])]
+
+
+def _call(kind, f, fr: _Frames, values: dict, ylabel: str, zlabel: str) -> Mapping:
+    """``f`` at one combination of slider values, as ``{trace name: value}``."""
     if kind == "heatmap":
-        ys = np.asarray(y, dtype=float)
-        if ys.ndim != 1 or ys.size < 2 or not np.all(np.isfinite(ys)):
-            raise ValueError("y must be a 1-D array of at least 2 finite numbers")
+        z = np.asarray(f(fr.xs, fr.ys, **values), dtype=float)
+        if z.shape != (fr.ys.size, fr.xs.size):
+            raise ValueError(f"f must return an array of shape (len(y), len(x)) = {(fr.ys.size, fr.xs.size)}, "
+                             f"got {z.shape} at {values}")
+        return {zlabel or "z": z}
+    out = f(fr.xs, **values)
+    return out if isinstance(out, Mapping) else {ylabel or "y": out}
 
-    pool, frames, texts, trace_names = _Pool(), [], [], None
-    all_x, all_y = _round(xs, digits, x_scale), []
+
+def _run_frames(kind, f, fr: _Frames, params: dict, readout, ylabel: str, zlabel: str) -> None:
+    """Call ``f`` (and ``readout``) once per combination of slider values, filling ``fr``."""
     names = list(params)
     for combo in itertools.product(*(p.array for p in params.values())):
         values = {n: float(v) for n, v in zip(names, combo)}
-        if kind == "heatmap":
-            z = np.asarray(f(xs, ys, **values), dtype=float)
-            if z.shape != (ys.size, xs.size):
-                raise ValueError(f"f must return an array of shape (len(y), len(x)) = {(ys.size, xs.size)}, "
-                                 f"got {z.shape} at {values}")
-            out = {zlabel or "z": z}
-        else:
-            out = f(xs, **values)
-            if not isinstance(out, Mapping):
-                out = {ylabel or "y": out}
-        if trace_names is None:
-            trace_names = list(out)
-        elif list(out) != trace_names:
-            raise ValueError(f"f must return the same traces for every value; got {list(out)} "
-                             f"instead of {trace_names} at {values}")
-        frame = []
-        for name, val in out.items():
-            if kind == "heatmap":
-                frame.append([-1, pool.add([_round(row, digits, 1.0) for row in val])])
-                continue
-            if isinstance(val, tuple):
-                if len(val) != 2:
-                    raise ValueError(f"trace {name!r} must be a y array or an (xs, ys) pair")
-                px, py = (np.atleast_1d(np.asarray(v, dtype=float)) for v in val)
-                if px.shape != py.shape or px.ndim != 1:
-                    raise ValueError(f"trace {name!r}: xs and ys must be 1-D of equal length")
-                rx = _round(px, digits, x_scale)
-                all_x.extend(rx)
-                xi = pool.add(rx)
-            else:
-                py = np.asarray(val, dtype=float)
-                if py.shape != xs.shape:
-                    raise ValueError(f"trace {name!r} must have the shape of x {xs.shape}, got {py.shape}")
-                xi = -1
-            ry = _round(py, digits, y_scale)
-            all_y.extend(ry)
-            frame.append([xi, pool.add(ry)])
-        frames.append(frame)
+        out = _call(kind, f, fr, values, ylabel, zlabel)
+        fr.names(out, values)
+        fr.frames.append([fr.heatmap(val) if kind == "heatmap" else fr.curve(name, val)
+                          for name, val in out.items()])
         if readout is not None:
             text = readout(**values)
             if not isinstance(text, str):
                 raise ValueError(f"readout must return a str, got {type(text).__name__}")
-            texts.append(text)
+            fr.texts.append(text)
 
-    dims = [len(p.array) for p in params.values()]
-    keys = np.asarray(frames, dtype=np.int64).reshape(*dims, len(trace_names), 2)
-    tables = [_factor(keys[..., t, :], dims) for t in range(len(trace_names))]
-    read = None
-    if readout is not None:
-        unique = sorted(set(texts))
-        code = {t: i for i, t in enumerate(unique)}
-        codes = np.asarray([code[t] for t in texts], dtype=np.int64).reshape(*dims, 1)
-        read = {"texts": unique, **_factor(codes, dims)}
 
-    unknown = set(styles) - set(trace_names)
+def _tables(fr: _Frames, dims: list[int], readout) -> tuple[list, dict | None]:
+    """The per-trace lookup tables and the readout's table (None without a readout)."""
+    keys = np.asarray(fr.frames, dtype=np.int64).reshape(*dims, len(fr.trace_names), 2)
+    tables = [_factor(keys[..., t, :], dims) for t in range(len(fr.trace_names))]
+    if readout is None:
+        return tables, None
+    unique = sorted(set(fr.texts))
+    code = {t: i for i, t in enumerate(unique)}
+    codes = np.asarray([code[t] for t in fr.texts], dtype=np.int64).reshape(*dims, 1)
+    return tables, {"texts": unique, **_factor(codes, dims)}
+
+
+_PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2",
+            "#FF9DA6", "#9D755D", "#BAB0AC", "#EECA3B")
+
+
+def _heatmap_style(fr: _Frames, categories, zlabel: str) -> dict:
+    """A heatmap trace's style: one colour per category, or Viridis fixed over all frames."""
+    style = {"type": "heatmap", "hoverongaps": False}
+    if categories:
+        n = len(categories)
+        scale = []
+        for k in range(n):
+            c = _PALETTE[k % len(_PALETTE)]
+            scale += [[k / n, c], [(k + 1) / n, c]]
+        style.update(zmin=-0.5, zmax=n - 0.5, colorscale=scale,
+                     colorbar={"tickvals": list(range(n)), "ticktext": list(categories),
+                               "title": {"text": zlabel}})
+    else:
+        zs = [v for arr in fr.pool.arrays for row in arr for v in row if v is not None]
+        style.update(colorscale="Viridis", colorbar={"title": {"text": zlabel}})
+        if zs:
+            style.update(zmin=min(zs), zmax=max(zs))
+            if all(float(v).is_integer() for v in zs):     # counts: whole ticks, no 0.5
+                style["colorbar"]["dtick"] = max(1, math.ceil((max(zs) - min(zs)) / 8))
+    style["x"], style["y"] = fr.all_x, _round(fr.ys, fr.digits, fr.y_scale)
+    return style
+
+
+def _traces(kind, fr: _Frames, styles: dict, categories, zlabel: str) -> list[dict]:
+    """Each trace's name and Plotly style (the figure's, merged with ``styles[name]``)."""
+    unknown = set(styles) - set(fr.trace_names)
     if unknown:
-        raise ValueError(f"styles names unknown traces {sorted(unknown)}; traces are {trace_names}")
-
+        raise ValueError(f"styles names unknown traces {sorted(unknown)}; traces are {fr.trace_names}")
     traces = []
-    for i, name in enumerate(trace_names):
+    for i, name in enumerate(fr.trace_names):
         if kind == "heatmap":
-            style = {"type": "heatmap", "hoverongaps": False}
-            zs = [v for arr in pool.arrays for row in arr for v in row if v is not None]
-            if categories:
-                n = len(categories)
-                palette = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2",
-                           "#FF9DA6", "#9D755D", "#BAB0AC", "#EECA3B"]
-                scale = []
-                for k in range(n):
-                    c = palette[k % len(palette)]
-                    scale += [[k / n, c], [(k + 1) / n, c]]
-                style.update(zmin=-0.5, zmax=n - 0.5, colorscale=scale,
-                             colorbar={"tickvals": list(range(n)), "ticktext": list(categories),
-                                       "title": {"text": zlabel}})
-            else:
-                style.update(colorscale="Viridis", colorbar={"title": {"text": zlabel}})
-                if zs:
-                    style.update(zmin=min(zs), zmax=max(zs))
-                    if all(float(v).is_integer() for v in zs):     # counts: whole ticks, no 0.5
-                        style["colorbar"]["dtick"] = max(1, math.ceil((max(zs) - min(zs)) / 8))
-            style["x"], style["y"] = all_x, _round(ys, digits, y_scale)
+            style = _heatmap_style(fr, categories, zlabel)
         else:
-            first = frames[0][i]
-            style = {"type": "scatter", "mode": "markers" if first[0] >= 0 else "lines"}
+            style = {"type": "scatter", "mode": "markers" if fr.frames[0][i][0] >= 0 else "lines"}
         extra = styles.get(name, {})
         if not isinstance(extra, Mapping):
             raise ValueError(f"styles[{name!r}] must be a mapping of Plotly trace properties")
         traces.append({"name": name, "style": _merge(style, extra)})
+    return traces
 
+
+def _layout(kind, fr: _Frames, title, xlabel, ylabel, log_x, log_y, layout) -> dict:
+    """The Plotly layout: fixed axes over every frame, title, legend, margins, then ``layout``."""
+    heatmap = kind == "heatmap"
     base = {
         # title left-aligned and a legend below the x-axis title: neither under Plotly's
         # toolbar (top right) nor over the axis title
         "title": {"text": title, "font": {"size": 15}, "x": 0.01, "xanchor": "left"} if title else None,
-        "margin": {"l": 70, "r": 20, "t": 60 if title else 20, "b": 55},
+        "margin": {"l": 70, "r": 20, "t": 60 if title else 20, "b": 50 if heatmap else 55},
         "height": 440,
-        "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"} if kind != "heatmap" else None,
-        "xaxis": _axis(xlabel, log_x, all_x[:xs.size], cells=kind == "heatmap"),   # markers outside: clipped
-        "yaxis": _axis(ylabel, log_y, all_y if kind != "heatmap" else _round(ys, digits, y_scale),
-                       cells=kind == "heatmap"),
+        "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"} if not heatmap else None,
+        "xaxis": _axis(xlabel, log_x, fr.all_x[:fr.xs.size], cells=heatmap),   # markers outside: clipped
+        "yaxis": _axis(ylabel, log_y, _round(fr.ys, fr.digits, fr.y_scale) if heatmap else fr.all_y,
+                       cells=heatmap),
     }
-    if kind == "heatmap":
-        base["margin"]["b"] = 50
-    base = {k: v for k, v in base.items() if v is not None}
-    base = _merge(base, layout)
+    base = _merge({k: v for k, v in base.items() if v is not None}, layout)
     for name, log in (("xaxis", log_x), ("yaxis", log_y)):
         base[name] = _ticks(base[name], log)
+    return base
 
+
+def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_scale, log_x, log_y,
+           readout, styles, layout, digits, fig_id, categories):
+    """The figure of :func:`slider_figure` (``kind="lines"``) or :func:`slider_heatmap`
+    (``kind="heatmap"``): check the options, call ``f`` on every combination, store each
+    array once, describe traces and layout."""
+    if not callable(f):
+        raise ValueError("f must be a callable f(x, **values)")
+    params, digits, x_scale, y_scale, styles, layout = _check_options(
+        params, digits, x_scale, y_scale, readout, styles, layout, fig_id)
+    xs = _axis_values("x", x)
+    ys = _axis_values("y", y) if kind == "heatmap" else None
+    fr = _Frames(xs, ys, digits, x_scale, y_scale)
+    _run_frames(kind, f, fr, params, readout, ylabel, zlabel)
+    tables, read = _tables(fr, [len(p.array) for p in params.values()], readout)
     spec = {
         "version": SPEC_VERSION,
         "kind": kind,
         "params": [{"name": n, "label": p.label, "labels": [p.display(v) for v in p.array],
                     "initial": p.initial_index()} for n, p in params.items()],
-        "x": all_x[:xs.size] if kind != "heatmap" else [],
-        "traces": traces,
-        "pool": pool.arrays,
+        "x": fr.all_x[:xs.size] if kind != "heatmap" else [],
+        "traces": _traces(kind, fr, styles, categories, zlabel),
+        "pool": fr.pool.arrays,
         "tables": tables,
         "readout": read,
-        "layout": base,
+        "layout": _layout(kind, fr, title, xlabel, ylabel, log_x, log_y, layout),
     }
     if fig_id is None:
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
