@@ -20,6 +20,11 @@ runs at different loads compare in one unit), with each ratio's interval from th
 confidence intervals; a row is marked SLOWER when this run's interval lies wholly above the
 before's, and the count of such rows is printed (stored as ``before_after``).
 
+``--rev REV`` times REV's front doors too (its ``mpi_exercises``, imported beside this tree's:
+:mod:`benchmarks.revision`), as algorithms ``NAME@REV`` in the same interleaved rounds, and prints
+this tree's median over REV's for every (collective, size, algorithm, mode): before and after at
+one load (stored as ``same_run``; REV's rows as ``results_rev``).
+
 Prints every collective's table (median µs per call, best of ours against MPI), then one
 summary: per collective and size the best algorithm of each mode as a ratio of medians to MPI's,
 with the 1-minute load average measured around that collective's rounds, marked oversubscribed
@@ -35,15 +40,18 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem  # noqa: E402
+from revision import has_package, package_at  # noqa: E402
 
 COLLECTIVES = ("allreduce", "allgather", "alltoall", "broadcast", "barrier")
 BEFORE = ROOT / "book" / "data" / "collectives_vs_mpi_before.json"
@@ -85,16 +93,17 @@ def build_parser() -> Parser:
                    help="back-to-back calls per sample (default 10)")
     p.add_argument("--before", metavar="FILE", default=str(BEFORE),
                    help="an earlier run's JSON to print beside this one (default: %(default)s; 'none': no comparison)")
+    p.add_argument("--rev", metavar="REV", help="also time the front doors of git revision REV (its "
+                   "mpi_exercises imported beside this tree's) in the same rounds, and print now against it")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     sampling.add_options(p, target=0.0)
     return p
 
 
 # ---------------------------------------------------------------- what each collective times
-def _broadcast_prepare(comm):
-    from mpi_exercises import pages
-    from mpi_exercises.bench import records
-    from mpi_exercises.collectives.broadcast import broadcast, executor_for
+def _broadcast_prepare(comm, pkg="mpi_exercises"):
+    pages, records = _module(pkg, "pages"), _module(pkg, "bench.records")
+    broadcast, executor_for = (getattr(_module(pkg, "collectives.broadcast"), f) for f in ("broadcast", "executor_for"))
 
     rank, outs = comm.Get_rank(), {}
 
@@ -124,9 +133,9 @@ def _broadcast_prepare(comm):
     return prepare
 
 
-def _barrier_prepare(comm):
-    from mpi_exercises.bench import records
-    from mpi_exercises.collectives.barrier import Barrier, barrier
+def _barrier_prepare(comm, pkg="mpi_exercises"):
+    records = _module(pkg, "bench.records")
+    Barrier, barrier = (getattr(_module(pkg, "collectives.barrier"), f) for f in ("Barrier", "barrier"))
 
     made = {}
 
@@ -142,10 +151,8 @@ def _barrier_prepare(comm):
     return prepare, made
 
 
-def _alltoall_prepare(comm):
-    from mpi_exercises import pages
-    from mpi_exercises.bench.alltoall import _prepare
-
+def _alltoall_prepare(comm, pkg="mpi_exercises"):
+    pages, _prepare = _module(pkg, "pages"), _module(pkg, "bench.alltoall")._prepare
     kit, size, rank = _prepare(comm, None, 0.0), comm.Get_size(), comm.Get_rank()
 
     def prepare(n, algorithm, mode):
@@ -161,16 +168,66 @@ def _alltoall_prepare(comm):
     return prepare
 
 
-def _plans(comm):
-    """Per collective: ``(prepare, bytes per call of n elements, sizes in elements)``."""
-    from mpi_exercises.bench.allgather import _prepare as allgather_prepare
-    from mpi_exercises.bench.allreduce import _prepare as allreduce_prepare
+def _module(pkg: str, name: str):
+    import importlib
+
+    return importlib.import_module(f"{pkg}.{name}")
+
+
+def _plans(comm, pkg="mpi_exercises"):
+    """Per collective: ``(prepare, bytes per call of n elements)``, of package ``pkg``."""
+    allgather_prepare = _module(pkg, "bench.allgather")._prepare
+    allreduce_prepare = _module(pkg, "bench.allreduce")._prepare
 
     p = comm.Get_size()
     return {"allreduce": (allreduce_prepare(comm), lambda n: 8 * n),
             "allgather": (allgather_prepare(comm, None), lambda n: 8 * n * p),
-            "alltoall": (_alltoall_prepare(comm), lambda n: 8 * n * p),
-            "broadcast": (_broadcast_prepare(comm), lambda n: 8 * n)}
+            "alltoall": (_alltoall_prepare(comm, pkg), lambda n: 8 * n * p),
+            "broadcast": (_broadcast_prepare(comm, pkg), lambda n: 8 * n)}
+
+
+def joined(now, before, tag: str):
+    """One prepare for both packages: an algorithm named ``NAME@tag`` is ``before``'s NAME."""
+    def prepare(n, algorithm, mode):
+        if algorithm.endswith(tag):
+            return before(n, algorithm[:-len(tag)], mode)
+        return now(n, algorithm, mode)
+    return prepare
+
+
+def same_run(results: list[dict], collective: str, tag: str) -> list[dict]:
+    """Per size, algorithm and mode timed at both revisions in this run: now's median over
+    before's (interleaved, so at one load), its interval from both medians' confidence
+    intervals, and ``slower`` when that interval lies wholly above 1."""
+    med = {(r["nelems"], r["algorithm"], r["mode"]): r for r in results}
+    rows = []
+    for (n, a, m), r in sorted(med.items()):
+        old = med.get((n, a + tag, m))
+        if old is None:
+            continue
+        (lo, hi), (olo, ohi) = r["median_ci_s"], old["median_ci_s"]
+        rows.append({"collective": collective, "bytes": 8 * n, "algorithm": a, "mode": m,
+                     "before_median_s": old["median_s"], "now_median_s": r["median_s"],
+                     "now_over_before": r["median_s"] / old["median_s"], "interval": [lo / ohi, hi / olo],
+                     "slower": lo / ohi > 1})
+    return rows
+
+
+def same_run_lines(rows: list[dict], rev: str) -> list[str]:
+    from mpi_exercises.bench.records import fmt_bytes
+
+    head = (f"{'collective':<10} {'size':>9} {'algorithm':<20} {'mode':<12} {'before µs':>10} {'now µs':>9} "
+            f"{'now/before':>10}")
+    lines = [f"This tree against {rev} in the same interleaved rounds (medians of the slowest rank)", head,
+             "-" * len(head)]
+    for r in rows:
+        size = "-" if r["collective"] == "barrier" else fmt_bytes(r["bytes"])
+        lines.append(f"{r['collective']:<10} {size:>9} {r['algorithm']:<20} {r['mode']:<12} "
+                     f"{r['before_median_s'] * 1e6:10.1f} {r['now_median_s'] * 1e6:9.1f} {r['now_over_before']:10.2f}"
+                     + ("  SLOWER" if r["slower"] else ""))
+    lines.append(f"{sum(r['slower'] for r in rows)} of {len(rows)} rows slower than {rev} beyond both "
+                 "confidence intervals")
+    return lines
 
 
 # ---------------------------------------------------------------- the summary
@@ -281,6 +338,13 @@ def main(argv=None) -> int:
     before = None if args.before == "none" else read_before(args.before)
     if isinstance(before, str):
         build_parser().error(f"--before: {before}")
+    if args.rev is not None and not has_package(args.rev):
+        build_parser().error(f"--rev: git has no mpi_exercises/executor.py at {args.rev!r}")
+    with tempfile.TemporaryDirectory() as where:
+        return _main(args, before, argv, None if args.rev is None else package_at(args.rev, where))
+
+
+def _main(args, before, argv, old) -> int:
 
     from mpi4py import MPI
 
@@ -293,27 +357,41 @@ def main(argv=None) -> int:
     oversubscribed = placement.warn_if_oversubscribed(comm)
     options = sampling.options_from(comm, args)
     plans = _plans(comm)
+    tag = None if old is None else "@" + args.rev
+    old_plans = None if old is None else _plans(comm, old.__name__)
     sizes = [s // 8 for s in args.sizes]
-    everything, record, rows = {}, {}, []
+    everything, record, rows, against, earlier = {}, {}, [], [], {}
     for collective in args.collectives:
         algorithms = [a for a in choices(collective) if a != "mpi"]
         if collective == "barrier":
             prepare, made = _barrier_prepare(comm)
             nbytes, todo = (lambda n: 0), [0]
+            if old is not None:
+                old_prepare, old_made = _barrier_prepare(comm, old.__name__)
+                prepare, made = joined(prepare, old_prepare, tag), {**made, **{tag: old_made}}
         else:
             (prepare, nbytes), todo, made = plans[collective], sizes, {}
+            if old is not None:
+                prepare = joined(prepare, old_plans[collective][0], tag)
             if collective == "alltoall":
                 algorithms.append(SENDRECV)
+        if old is not None:
+            algorithms += [a + tag for a in algorithms if a != SENDRECV]
         load0 = placement.load_average()
         results, rounds = sampling.compare(
             comm, todo, algorithms, args.modes, prepare, nbytes, iterations=args.iterations, warmup=args.warmup,
             budget_bytes=args.budget_bytes, desc=collective, progress=not args.no_progress, inner=args.inner,
             **options)
-        for b in made.values():
-            b.free()
+        for made_one in made.values():
+            for b in (made_one.values() if isinstance(made_one, dict) else [made_one]):
+                b.free()
         load = (load0, placement.load_average())
         # the bare exchange is one call, whatever the mode
         results = [r for r in results if r["algorithm"] != SENDRECV or r["mode"] == "default"]
+        if old is not None:
+            against += same_run(results, collective, tag)
+            earlier[collective] = [r for r in results if r["algorithm"].endswith(tag)]
+            results = [r for r in results if not r["algorithm"].endswith(tag)]
         everything[collective], record[collective] = results, rounds
         rows += summary(collective, results, load)
         if rank == 0:
@@ -334,6 +412,10 @@ def main(argv=None) -> int:
             print()
             for line in before_after_lines(compared, args.before):
                 print(line)
+        if old is not None:
+            print()
+            for line in same_run_lines(against, args.rev):
+                print(line)
         records.save(comm, args.json, "collectives_vs_mpi", oversubscribed,
                      {"sizes_bytes": args.sizes, "modes": args.modes, "collectives": args.collectives,
                       "iterations": args.iterations, "warmup": args.warmup, "budget_bytes": args.budget_bytes,
@@ -342,9 +424,10 @@ def main(argv=None) -> int:
                      generated_by="mpiexec -n %d python benchmarks/collectives_vs_mpi.py %s"
                                   % (comm.Get_size(), " ".join(sys.argv[1:] if argv is None else argv)),
                      timing_method=timing.loop_method(args.inner), summary=rows,
-                     before=None if before is None else args.before, before_after=compared, rounds=record,
+                     before=None if before is None else args.before, before_after=compared,
+                     rev=args.rev, same_run=against, results_rev=earlier, rounds=record,
                      results=everything)
-    ok = all(r["correct"] for rs in everything.values() for r in rs)
+    ok = all(r["correct"] for rs in (*everything.values(), *earlier.values()) for r in rs)
     if rank == 0 and not ok:
         print("WRONG RESULTS: see the tables above", file=sys.stderr)
     return 0 if ok else 1

@@ -64,10 +64,33 @@ def test_a_short_run_times_every_algorithm_and_summarises_its_own_results(tmp_pa
     assert len(pairs) == 3 * len(MODES) + len(registry.names("barrier", short=True)) * len(MODES)
 
 
+def test_rev_times_an_earlier_revision_in_the_same_rounds(tmp_path):
+    out = tmp_path / "c.json"
+    res = run_mpi_ok(2, [SCRIPT, "--collectives", "broadcast,barrier", "--sizes", "8", "--iterations", "3",
+                         "--warmup", "1", "--rounds", "1", "--inner", "2", "--no-progress", "--before", "none",
+                         "--rev", "HEAD", "--json", str(out)], timeout=180)
+    assert "in the same interleaved rounds" in res.stdout
+    data = json.loads(out.read_text())
+    assert data["rev"] == "HEAD" and data["before_after"] == []
+    for collective in ("broadcast", "barrier"):
+        now = {(r["nelems"], r["algorithm"], r["mode"]): r["median_s"] for r in data["results"][collective]}
+        then = {(r["nelems"], r["algorithm"][:-len("@HEAD")], r["mode"]): r["median_s"]
+                for r in data["results_rev"][collective]}
+        assert all(r["correct"] for r in data["results_rev"][collective])
+        assert "mpi" not in {a for _, a, _ in then} and set(then) == {k for k in now if k[1] != "mpi"}
+        rows = [r for r in data["same_run"] if r["collective"] == collective]
+        assert len(rows) == len(then)
+        for r in rows:
+            key = (r["bytes"] // 8, r["algorithm"], r["mode"])
+            assert r["now_over_before"] == pytest.approx(now[key] / then[key])
+            assert r["slower"] == (r["interval"][0] > 1) and r["interval"][0] <= r["now_over_before"]
+
+
 @pytest.mark.parametrize("args, says", [(["--sizes", "12"], "multiples of 8"),
                                         (["--collectives", "scatter"], "--collectives"),
                                         (["--json", "/proc/x/y.json"], "--json"),
-                                        (["--before", "/nonexistent/before.json"], "--before")])
+                                        (["--before", "/nonexistent/before.json"], "--before"),
+                                        (["--rev", "nonesuch"], "--rev: git has no")])
 def test_bad_arguments_end_in_one_line_and_status_2(args, says):
     res = run_mpi(2, [SCRIPT, *args], timeout=60)
     assert res.returncode == 2
