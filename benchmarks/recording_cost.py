@@ -140,7 +140,8 @@ def measure(a, before, argv: list) -> int:
           f"{np.median(bound) * 1e6:.3f} µs (max {bound.max() * 1e6:.3f}), Cristian's half shortest round trip "
           f"median {np.median(rtt) * 1e6:.3f} µs"
           + (f"; one node, measured error |offset| median {np.median(np.abs(off)) * 1e6:.3f} µs, max "
-             f"{np.abs(off).max() * 1e6:.3f} µs, within the bound in {inside.sum()} of {inside.size}" if shared else ""))
+             f"{np.abs(off).max() * 1e6:.3f} µs, within the bound in {inside.sum()} of {inside.size}"
+             if shared else ""))
     if a.json:
         write_json(a.json, result)
     print(f"load {load0[0]:.2f} before, {load1[0]:.2f} after" + (" OVERSUBSCRIBED" if oversubscribed else ""))

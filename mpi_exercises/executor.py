@@ -479,8 +479,8 @@ class Executor(Resource):
 
     # ---------------------------------------------------------------- a call in two halves
     def start(self, buf=None) -> None:
-        """The first half of :meth:`run` (of :meth:`run_bound` if ``buf`` is None): bind to ``buf``, run this rank's steps up to its first
-        messages and start the sends among them; :attr:`started` is then True and :meth:`finish`
+        """The first half of :meth:`run` (of :meth:`run_bound` if ``buf`` is None): bind to
+        ``buf``, run this rank's steps up to its first messages and start the sends among them; :attr:`started` is then True and :meth:`finish`
         completes the call, or :meth:`abandon` gives it up.  A front door starts a call while its
         argument agreement is in flight, so that the agreement's messages and the schedule's
         first ones travel together.  Receives are posted by :meth:`finish` only (a message that

@@ -229,7 +229,8 @@ def run(args) -> int:
                                          f"{(simulated.span[1] + software) * 1e6:.4g} µs"))
     measured_error = alignment["measured_error_s"]
     print(f"  clocks          {'aligned' if aligned else 'NOT aligned: ranks ' + str(alignment['unstable'])}, "
-          f"error <= {worst:.3g} µs (half the shortest round trip: {max(alignment['round_trip_bound_s']) * 1e6:.3g} µs"
+          f"error <= {worst:.3g} µs (half the shortest round trip: "
+          f"{max(alignment['round_trip_bound_s']) * 1e6:.3g} µs"
           + ("" if measured_error is None else f"; one node, so measured: {max(measured_error) * 1e6:.3g} µs")
           + f"; {alignment['method']})")
     print(f"  first parting   {'none' if parting is None else f'step {parting}'}", flush=True)

@@ -371,8 +371,9 @@ def _gathered(state, mine) -> list:
     given up on every rank that holds their executor, so that no message of theirs is left
     for a later call to receive."""
     ex = state.primed
-    started = None if ex is None or ex.first_step is None else (next((w for w, (_, e) in state.cache.items() if e is ex), None),
-                                       ex.first_step)
+    started = None
+    if ex is not None and ex.first_step is not None:
+        started = (next((w for w, (_, e) in state.cache.items() if e is ex), None), ex.first_step)
     state.primed = None
     everyone = state.dup.allgather((mine, started))
     by_word = {}
