@@ -172,6 +172,66 @@ def _at(x, idx):
 
 
 # ----------------------------------------------------------------------------- walking the steps
+def walk_steps(a: ArraySchedule, model, rule, sync: bool, entry: np.ndarray, rng, noise, topology,
+               elem_bytes: int, progress, out):
+    """The *sync* or *stepwise* semantics: every step of ``a`` in order, priced by the model's
+    step ``rule`` (see the module docstring).  Returns ``(finish, step_times, messages, bytes)``:
+    per-rank finish times (s), the steps' durations under *sync* (s; None under *stepwise*),
+    the messages and bytes sent."""
+    clock = entry.copy()                    # stepwise: per-rank clock
+    now = float(entry.max(initial=0.0))     # sync: the end of the previous step
+    step_times = np.zeros(a.nsteps) if sync else None
+    step_ends = np.full(a.nsteps, now)
+    messages = nbytes_total = 0
+    for t, step in enumerate(steps(a, elem_bytes, topology)):
+        if progress is not None:
+            progress(1)
+        if step is None:
+            step_ends[t] = now
+            continue
+        n = step.src.size                   # messages; a step of local copies only has none
+        messages += n
+        nbytes_total += int(step.count.sum()) * elem_bytes
+        extra = rng.exponential(noise, n) if rng is not None and noise > 0 and n else None
+        if rule.clocked:
+            if n == 0:
+                step_ends[t] = now
+                continue
+            cpu = np.full(a.nprocs, now) if sync else clock
+            rule.advance(cpu, step, extra, None if out is None else _record_messages(out, t, step, model))
+            if sync:        # ranks outside the step are still at `now`
+                end = max(now, float(cpu[step.src].max()), float(cpu[step.dst].max()))
+                step_times[t], now = end - now, end
+                step_ends[t] = now
+            else:
+                clock = cpu
+            continue
+        comm, comp = rule.costs(step)
+        if extra is not None:
+            late = np.zeros(a.nprocs)
+            np.maximum.at(late, step.dst, extra)
+            comm = comm + late
+        if sync:
+            longest = float(comm.max(initial=0.0))
+            if out is not None:
+                _record_ranks(out, t, comm, now, comp, now + longest)
+            dt = longest + (float(comp.max()) if comp is not None else 0.0)
+            step_times[t], now = dt, now + dt
+            step_ends[t] = now
+        else:
+            b = clock
+            end = b + comm
+            src, dst = step.src, step.dst
+            msg_end = np.maximum(b[src], b[dst]) + np.maximum(comm[src], comm[dst])
+            np.maximum.at(end, src, msg_end)
+            np.maximum.at(end, dst, msg_end)
+            if out is not None:
+                _record_ranks(out, t, comm, end - comm, comp, end)
+            clock = end if comp is None else end + comp
+    finish = _sync_finish(a, entry, step_ends) if sync else clock
+    return finish, step_times, messages, nbytes_total
+
+
 # ----------------------------------------------------------------------------- LogGOPSim's rules
 def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives,
                out=None) -> SimResult:
@@ -302,57 +362,8 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
         raise ValueError(f"receives={receives!r} is a choice of the loggopsim semantics; under {semantics!r} "
                          "a rank's receives of a step always follow its sends")
     sync = semantics == "sync"
-    clock = entry.copy()                    # stepwise: per-rank clock
-    now = float(entry.max(initial=0.0))     # sync: the end of the previous step
-    step_times = np.zeros(a.nsteps) if sync else None
-    step_ends = np.full(a.nsteps, now)
-    messages = nbytes_total = 0
-    for t, step in enumerate(steps(a, elem_bytes, topology)):
-        if progress is not None:
-            progress(1)
-        if step is None:
-            step_ends[t] = now
-            continue
-        n = step.src.size
-        messages += n
-        nbytes_total += int(step.count.sum()) * elem_bytes
-        extra = rng.exponential(noise, n) if rng is not None and noise > 0 and n else None
-        if rule.clocked:
-            if n == 0:
-                step_ends[t] = now
-                continue
-            cpu = np.full(p, now) if sync else clock
-            rule.advance(cpu, step, extra, None if out is None else _record_messages(out, t, step, model))
-            if sync:        # ranks outside the step are still at `now`
-                end = max(now, float(cpu[step.src].max()), float(cpu[step.dst].max()))
-                step_times[t], now = end - now, end
-                step_ends[t] = now
-            else:
-                clock = cpu
-            continue
-        comm, comp = rule.costs(step)
-        if extra is not None:
-            late = np.zeros(p)
-            np.maximum.at(late, step.dst, extra)
-            comm = comm + late
-        if sync:
-            longest = float(comm.max(initial=0.0))
-            if out is not None:
-                _record_ranks(out, t, comm, now, comp, now + longest)
-            dt = longest + (float(comp.max()) if comp is not None else 0.0)
-            step_times[t], now = dt, now + dt
-            step_ends[t] = now
-        else:
-            b = clock
-            end = b + comm
-            src, dst = step.src, step.dst
-            msg_end = np.maximum(b[src], b[dst]) + np.maximum(comm[src], comm[dst])
-            np.maximum.at(end, src, msg_end)
-            np.maximum.at(end, dst, msg_end)
-            if out is not None:
-                _record_ranks(out, t, comm, end - comm, comp, end)
-            clock = end if comp is None else end + comp
-    finish = _sync_finish(a, entry, step_ends) if sync else clock
+    finish, step_times, messages, nbytes_total = walk_steps(a, model, rule, sync, entry, rng, noise, topology,
+                                                            elem_bytes, progress, out)
     return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
                      step_times, semantics, type(model).__name__,
                      None if out is None else out.trace(semantics, type(model).__name__))
