@@ -307,8 +307,9 @@ def disturbance(data) -> str | None:
     records (the benchmark's own verdict), or None if it records nothing wrong: ranks sharing
     cores (``oversubscribed``, ``"valid": false``), medians too noisy (``"reliable": false``,
     the sizes and the widest 95 % interval of ``reliability``), a machine that drifted
-    (``"stable": false``), a 1-minute load average over 1.5 times the cores (other programs ran;
-    the benchmark's own busy ranks count too)."""
+    (``"stable": false``), the benchmark's own fit with α or β <= 0 (the ``WARNING`` it printed),
+    a 1-minute load average over 1.5 times the cores (other programs ran; the benchmark's own
+    busy ranks count too)."""
     if not isinstance(data, dict):
         return None
     if isinstance(data.get("runs"), list):              # lab 2's allreduce runs: each its own record
@@ -334,6 +335,14 @@ def disturbance(data) -> str | None:
                     + (f" (limit ±{limit:.0%})" if limit is not None else ""))
     if data.get("stable") is False:
         said.append("the machine's speed drifted during the run")
+    fit = data.get("fit") if isinstance(data.get("fit"), dict) else {}
+    pieces = fit.get("piecewise") if isinstance(fit.get("piecewise"), dict) else {}
+    bad = [name for name, part in (("the alpha-beta fit", fit.get("alpha_beta")), ("below the switch", pieces.get("below")),
+                                   ("above the switch", pieces.get("above")))
+           if isinstance(part, dict) and any(_number(part.get(k)) is not None and _number(part.get(k)) <= 0
+                                             for k in ("alpha_s", "beta_s_per_byte"))]
+    if bad:
+        said.append(f"the benchmark's own fit has alpha or beta <= 0 ({', '.join(bad)}; it printed a WARNING)")
     load = _number(data.get("load_average_1min"))
     if load is not None and cores and load > 1.5 * cores:      # its own busy ranks count too
         said.append(f"load average {load:.1f} on {cores:.0f} cores: other programs ran")

@@ -47,6 +47,10 @@ def test_a_quiet_record_is_not_disturbed_and_the_setup_line_says_so():
      "the medians of 8 B, 1.0 MiB known only to ±31% (limit ±10%)"),
     ({"stable": False}, "the machine's speed drifted during the run"),
     ({"load_average_1min": 3.2}, "load average 3.2 on 2 cores: other programs ran"),
+    ({"fit": {"alpha_beta": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
+              "piecewise": {"below": {"alpha_s": 1e-6, "beta_s_per_byte": 0.0},
+                            "above": {"alpha_s": -2e-6, "beta_s_per_byte": 1e-10}}}},
+     "the benchmark's own fit has alpha or beta <= 0 (below the switch, above the switch; it printed a WARNING)"),
 ])
 def test_each_recorded_disturbance_is_named(change, said):
     rec = quiet()
