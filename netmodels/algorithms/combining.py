@@ -260,33 +260,30 @@ def ring(nprocs: int, nelems: int) -> ArraySchedule:
     return schedule_of("ring", p, nelems, steps, {"block": int(count.max()), "mesh": default_mesh(p)})
 
 
-def _fold(p: int):
-    """Power-of-two core for non-powers of two: ``(P', r, real rank of every virtual rank)``.
+def _fold(nprocs, nelems):
+    """The checked ``(P, N)`` and the power-of-two core of a non-power of two: the real rank
+    of every virtual rank, the virtual ranks ``0 .. P' - 1``, the fold-in and fold-out steps.
 
     The ``r = P - P'`` extra ranks fold in: even rank ``2i`` (``i < r``) combines its vector
     into ``2i + 1`` first and gets the result back last."""
+    p = positive_int("nprocs", nprocs)
+    nelems = positive_int("nelems", nelems, minimum=0)
     p2 = 1 << (p.bit_length() - 1)
     r = p - p2
     v = np.arange(p2, dtype=np.int64)
-    return p2, r, np.where(v < r, 2 * v + 1, v + r).astype(RANK)
-
-
-def _fold_steps(r: int, nelems: int):
     odd = np.arange(r, dtype=RANK) * 2 + 1
-    return nonzero_step(odd - 1, odd, 0, nelems, True), nonzero_step(odd, odd - 1, 0, nelems, False)
+    fold_in = nonzero_step(odd - 1, odd, 0, nelems, True)
+    fold_out = nonzero_step(odd, odd - 1, 0, nelems, False)
+    return p, nelems, np.where(v < r, 2 * v + 1, v + r).astype(RANK), v, fold_in, fold_out
 
 
 @register("allreduce.recursive_doubling")
 def recursive_doubling(nprocs: int, nelems: int) -> ArraySchedule:
     """Full-vector exchanges at distances 1, 2, 4, ..., non-powers of two folded in."""
-    p = positive_int("nprocs", nprocs)
-    nelems = positive_int("nelems", nelems, minimum=0)
-    p2, r, real = _fold(p)
-    fold_in, fold_out = _fold_steps(r, nelems)
-    v = np.arange(p2)
+    p, nelems, real, v, fold_in, fold_out = _fold(nprocs, nelems)
     steps = [fold_in]
     d = 1
-    while d < p2:
+    while d < v.size:
         steps.append(nonzero_step(real, real[v ^ d], 0, nelems, True))
         d *= 2
     steps.append(fold_out)
@@ -296,15 +293,11 @@ def recursive_doubling(nprocs: int, nelems: int) -> ArraySchedule:
 @register("allreduce.rabenseifner")
 def rabenseifner(nprocs: int, nelems: int) -> ArraySchedule:
     """Recursive halving reduce-scatter then recursive doubling allgather."""
-    p = positive_int("nprocs", nprocs)
-    nelems = positive_int("nelems", nelems, minimum=0)
-    p2, r, real = _fold(p)
-    fold_in, fold_out = _fold_steps(r, nelems)
-    v = np.arange(p2)
-    lo, hi = np.zeros(p2, dtype=np.int64), np.full(p2, nelems, dtype=np.int64)
+    p, nelems, real, v, fold_in, fold_out = _fold(nprocs, nelems)
+    lo, hi = np.zeros(v.size, dtype=np.int64), np.full(v.size, nelems, dtype=np.int64)
     steps, history = [fold_in], []
     d = 1
-    while d < p2:
+    while d < v.size:
         history.append((lo, hi))
         mid = lo + (hi - lo) // 2
         low_half = (v & d) == 0
