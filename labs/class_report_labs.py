@@ -31,7 +31,8 @@ class Unusable(Exception):
 #: the kind of every hand-in, as the labs' loader (:mod:`mpi_exercises.labdata`) names it: what it
 #: checks a file against (the command's record, the fields the labs read, the ranks the lab needs)
 KINDS = {"pingpong.json": "pingpong", "testjig.json": "nbl-testjig", "allreduce.json": "allreduce-runs",
-         "logp.json": "logp", "barriers.json": "barrier-bench", "lop.json": "lop", "predict.json": "predict"}
+         "logp.json": "logp", "barriers.json": "barrier-bench", "lop.json": "lop", "predict.json": "predict",
+         "timeline.json": "timeline"}
 
 
 def need(data, *path):
