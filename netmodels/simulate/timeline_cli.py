@@ -78,6 +78,41 @@ def _save_png(fig, path) -> None:
         raise
 
 
+def _summary(args, name, n, values, semantics, result, seconds: float) -> None:
+    """What was simulated, its parameters, the predicted time, the operations by kind and the
+    wall time of build and simulation (``seconds``), on stdout."""
+    trace = result.trace
+    print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model}, {semantics} semantics"
+          + (f", receives {args.receives}" if semantics == "loggopsim" else ""))
+    print("\n".join(cli.describe_parameters(args.model, values, args.param)))
+    print(f"  predicted time  {cli.format_time(result.time)}")
+    counts = {k: int((trace.kind == i).sum()) for i, k in enumerate(trace.kinds)}
+    print(f"  operations      {len(trace):,} (" + ", ".join(f"{k} {v:,}" for k, v in counts.items() if v) + ")")
+    print(f"  wall time       build and simulation {seconds:.3f} s", flush=True)
+
+
+def _write_outputs(args, result, rows: int, about: dict, title: str) -> None:
+    """The files asked for: ``--json`` (``about``, the time and the trace), ``--png``, ``--html``."""
+    from ..figures import timeline as tl
+
+    trace = result.trace
+    if args.json:
+        write_json(args.json, {**about, **({"receives": args.receives} if about["semantics"] == "loggopsim" else {}),
+                               "time_s": result.time, "trace": trace.to_json()})
+    if args.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(10, 5.5))
+        tl.draw_timeline(fig.add_subplot(), trace, rows=rows, title=title)
+        fig.tight_layout()
+        _save_png(fig, args.png)
+    if args.html:
+        write_text(args.html, tl.html_page(trace, rows=rows, title=title))
+
+
 def run(args) -> int:
     from ..figures import timeline as tl
 
@@ -100,32 +135,10 @@ def run(args) -> int:
     except (ValueError, TypeError) as exc:
         return _error(str(exc))
     t1 = time.perf_counter()
-    trace = result.trace
-    print(f"{name} on P = {args.ranks} ranks, N = {n} elements, model {args.model}, {semantics} semantics"
-          + (f", receives {args.receives}" if semantics == "loggopsim" else ""))
-    print("\n".join(cli.describe_parameters(args.model, values, args.param)))
-    print(f"  predicted time  {cli.format_time(result.time)}")
-    counts = {k: int((trace.kind == i).sum()) for i, k in enumerate(trace.kinds)}
-    print(f"  operations      {len(trace):,} (" + ", ".join(f"{k} {v:,}" for k, v in counts.items() if v) + ")")
-    print(f"  wall time       build and simulation {t1 - t0:.3f} s", flush=True)
-    title = f"{name} on P = {args.ranks}, N = {n}: {entry.label}, {semantics}"
-    if args.json:
-        write_json(args.json, {"algorithm": name, "P": args.ranks, "N": n, "options": options, "model": args.model,
-                               "parameters": values, "semantics": semantics,
-                               **({"receives": args.receives} if semantics == "loggopsim" else {}),
-                               "time_s": result.time, "trace": trace.to_json()})
-    if args.png:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(10, 5.5))
-        tl.draw_timeline(fig.add_subplot(), trace, rows=rows, title=title)
-        fig.tight_layout()
-        _save_png(fig, args.png)
-    if args.html:
-        write_text(args.html, tl.html_page(trace, rows=rows, title=title))
+    _summary(args, name, n, values, semantics, result, t1 - t0)
+    _write_outputs(args, result, rows, {"algorithm": name, "P": args.ranks, "N": n, "options": options,
+                                        "model": args.model, "parameters": values, "semantics": semantics},
+                   title=f"{name} on P = {args.ranks}, N = {n}: {entry.label}, {semantics}")
     t2 = time.perf_counter()
     if args.png or args.html:
         print(f"  picture         {args.png or args.html} ({t2 - t1:.3f} s)")

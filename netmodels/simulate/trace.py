@@ -79,6 +79,15 @@ class Trace:
         if isinstance(self.nprocs, bool) or not isinstance(self.nprocs, (int, np.integer)) or self.nprocs < 1:
             raise ValueError(f"nprocs must be an integer >= 1, got {self.nprocs!r}")
         object.__setattr__(self, "nprocs", int(self.nprocs))
+        cols = self._columns()
+        if cols["rank"].size:
+            _check_ranges(cols, self.nprocs, len(self.kinds))
+        for k, a in cols.items():
+            object.__setattr__(self, k, a)
+        object.__setattr__(self, "kinds", tuple(self.kinds))
+
+    def _columns(self) -> dict:
+        """The six columns as 1-D arrays of their dtypes, one entry per operation each."""
         cols = {}
         for name, dtype in (("rank", np.int32), ("peer", np.int32), ("step", np.int32), ("kind", np.int8),
                             ("start", np.float64), ("end", np.float64)):
@@ -92,21 +101,7 @@ class Trace:
         if any(a.size != n for a in cols.values()):
             raise ValueError("rank, peer, step, kind, start and end must have one entry per operation: "
                              + ", ".join(f"{k} {a.size}" for k, a in cols.items()))
-        if n:
-            if cols["rank"].min() < 0 or cols["rank"].max() >= self.nprocs:
-                raise ValueError(f"rank must lie in 0..{self.nprocs - 1}")
-            if cols["peer"].min() < -1 or cols["peer"].max() >= self.nprocs:
-                raise ValueError(f"peer must lie in -1..{self.nprocs - 1}")
-            if cols["kind"].min() < 0 or cols["kind"].max() >= len(self.kinds):
-                raise ValueError(f"kind must lie in 0..{len(self.kinds) - 1} (codes of kinds)")
-            if cols["step"].min() < 0:
-                raise ValueError("step must be >= 0")
-            s, e = cols["start"], cols["end"]
-            if not (np.isfinite(s).all() and np.isfinite(e).all()) or (e < s).any():
-                raise ValueError("start and end must be finite times (s) with end >= start")
-        for k, a in cols.items():
-            object.__setattr__(self, k, a)
-        object.__setattr__(self, "kinds", tuple(self.kinds))
+        return cols
 
     def __len__(self) -> int:
         return int(self.rank.size)
@@ -151,6 +146,22 @@ class Trace:
         return {"nprocs": self.nprocs, "kinds": list(self.kinds), "semantics": self.semantics,
                 "model": self.model, "meta": self.meta, "time_unit": "s",
                 "columns": {k: getattr(self, k).tolist() for k in ("rank", "peer", "step", "kind", "start", "end")}}
+
+
+def _check_ranges(cols: dict, nprocs: int, nkinds: int) -> None:
+    """ValueError unless the (non-empty) columns name ranks, peers, kinds and steps that exist
+    and finite times (s) with end >= start."""
+    if cols["rank"].min() < 0 or cols["rank"].max() >= nprocs:
+        raise ValueError(f"rank must lie in 0..{nprocs - 1}")
+    if cols["peer"].min() < -1 or cols["peer"].max() >= nprocs:
+        raise ValueError(f"peer must lie in -1..{nprocs - 1}")
+    if cols["kind"].min() < 0 or cols["kind"].max() >= nkinds:
+        raise ValueError(f"kind must lie in 0..{nkinds - 1} (codes of kinds)")
+    if cols["step"].min() < 0:
+        raise ValueError("step must be >= 0")
+    s, e = cols["start"], cols["end"]
+    if not (np.isfinite(s).all() and np.isfinite(e).all()) or (e < s).any():
+        raise ValueError("start and end must be finite times (s) with end >= start")
 
 
 def from_json(doc: dict) -> Trace:
