@@ -726,19 +726,29 @@ def _us(t) -> str:
     return f"{t * 1e6:9.2f}" if t is not None else f"{'-':>9}"
 
 
+#: models per table of rows (a wider table would not fit a terminal)
+MODELS_PER_TABLE = 3
+
+
 def row_table(rows: list[dict], models) -> str:
-    """Every row with its parts: measured, software, and per model network and total (µs)."""
+    """Every row with its parts: measured, software, and per model network and total (µs), in
+    tables of :data:`MODELS_PER_TABLE` models."""
+    models = list(models)
+    if len(models) > MODELS_PER_TABLE:
+        return "\n\n".join(row_table(rows, models[k:k + MODELS_PER_TABLE])
+                            for k in range(0, len(models), MODELS_PER_TABLE))
+    width = max([14] + [len(m) + 4 for m in models])
     head = f"{'collective:algorithm':<30} {'N':>7} {'measured':>9} {'software':>9}"
-    head += "".join(f" | {m + ' net':>14} {'total':>9} {'err':>6}" for m in models)
+    head += "".join(f" | {m + ' net':>{width}} {'total':>9} {'err':>6}" for m in models)
     lines = [head + "   (µs)", "-" * len(head)]
     for r in rows:
         line = f"{r['collective'] + ':' + r['algorithm']:<30} {r['nelems']:>7} {_us(r['measured_s'])} " \
                f"{_us(r['software_s'])}"
         for m in models:
             if m in r["predicted_s"]:
-                line += f" | {_us(r['network_s'][m]):>14} {_us(r['predicted_s'][m])} {r['relative_error'][m]:+6.0%}"
+                line += f" | {_us(r['network_s'][m]):>{width}} {_us(r['predicted_s'][m])} {r['relative_error'][m]:+6.0%}"
             else:
-                line += f" | {'-':>14} {'-':>9} {'':>6}"
+                line += f" | {'-':>{width}} {'-':>9} {'':>6}"
         lines.append(line)
     return "\n".join(lines)
 
