@@ -14,7 +14,6 @@ the kit's code: a defect).  Prints one row per tool and the load.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import re
@@ -26,6 +25,11 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mpi_exercises.bench.arguments import float_in, positive_int  # noqa: E402
+from netmodels.commandline import OneLineParser  # noqa: E402
+
 KINDS = ("one line", "ended first", "quiet", "python's start", "kit traceback")
 
 
@@ -54,9 +58,10 @@ def kind(status: int, err: str) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=40, help="Ctrl-Cs per tool (default %(default)s)")
-    p.add_argument("--within", type=float, default=1.0, help="latest delay, s (default %(default)s)")
+    p = OneLineParser(prog="ctrl_c_at_start.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=positive_int, default=40, help="Ctrl-Cs per tool (default %(default)s)")
+    p.add_argument("--within", type=float_in(0, 60, "seconds", low_inclusive=False), default=1.0,
+                   help="latest delay, s (default %(default)s)")
     args = p.parse_args(argv)
     seen, examples = {}, {}
     with tempfile.TemporaryDirectory() as nowhere:
