@@ -21,7 +21,7 @@ confidence intervals; a row is marked SLOWER when this run's interval lies wholl
 before's, and the count of such rows is printed (stored as ``before_after``).
 
 ``--rev REV`` times REV's front doors too (its ``mpi_exercises``, imported beside this tree's:
-:mod:`benchmarks.revision`), as algorithms ``NAME@REV`` in the same interleaved rounds, and prints
+``package_at`` of benchmarks/recording_cost.py), as algorithms ``NAME@REV`` in the same interleaved rounds, and prints
 this tree's median over REV's for every (collective, size, algorithm, mode): before and after at
 one load (stored as ``same_run``; REV's rows as ``results_rev``).
 
@@ -51,7 +51,7 @@ import numpy as np  # noqa: E402
 
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem  # noqa: E402
-from revision import has_package, package_at  # noqa: E402
+from recording_cost import has_package, package_at  # noqa: E402
 
 COLLECTIVES = ("allreduce", "allgather", "alltoall", "broadcast", "barrier")
 BEFORE = ROOT / "book" / "data" / "collectives_vs_mpi_before.json"
