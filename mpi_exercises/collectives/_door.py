@@ -56,7 +56,9 @@ carries, per rank, which cached executor it started at which step, and every ran
 holds that executor receives what was sent to it (:meth:`Executor.abandon
 <mpi_exercises.executor.Executor.abandon>`; the executors are the same on every rank, since
 every cache changes in agreed calls only), so no stale message is left for a later call
-(tests/test_door_overlap_mpi.py replays it, and shows the wrong results without it).
+(tests/test_door_overlap_mpi.py replays it, and shows the wrong results without it).  A call
+refused this way may have written into ``out`` what it sends first (x's copy; alltoall's own
+row), never anything received.
 
 On a communicator of one rank step 2 is skipped (nobody can disagree).
 ``check=False`` skips step 2: **arguments are then the caller's responsibility.**
