@@ -235,9 +235,10 @@ def run(args) -> int:
           + f"; {alignment['method']})")
     print(f"  first parting   {'none' if parting is None else f'step {parting}'}", flush=True)
     if args.json:
-        from .bench.placement import load_average
+        from .bench.placement import load_average, ranks_on_this_node, usable_cores
 
         write_json(args.json, {"benchmark": "timeline", "algorithm": args.algorithm, "P": P, "N": n, "dtype": "float64",
+                               "ranks": P, "cores": usable_cores(), "oversubscribed": ranks_on_this_node() > usable_cores(),
                                "load_average_1min": load_average(),
                                "model": args.model, "machine": machine, "parameters": params,
                                "software_s": software, "repeat": args.repeat,
