@@ -413,9 +413,18 @@ class _Frames:
     trace_names: list | None = None
     all_x: list = field(default_factory=list)
     all_y: list = field(default_factory=list)
+    _rounded: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
         self.all_x = _round(self.xs, self.digits, self.x_scale)
+
+    def round(self, values: np.ndarray, factor: float) -> list:
+        """:func:`_round` of a 1-D float64 array, remembered: most frames repeat most arrays (a curve
+        that does not depend on one slider), and rounding is most of a figure's build time."""
+        key = (values.tobytes(), factor)
+        if key not in self._rounded:
+            self._rounded[key] = _round(values, self.digits, factor)
+        return self._rounded[key]
 
     def names(self, out: Mapping, values: dict) -> None:
         """Check that a frame has the traces of the first frame."""
@@ -433,7 +442,7 @@ class _Frames:
             px, py = (np.atleast_1d(np.asarray(v, dtype=float)) for v in val)
             if px.shape != py.shape or px.ndim != 1:
                 raise ValueError(f"trace {name!r}: xs and ys must be 1-D of equal length")
-            rx = _round(px, self.digits, self.x_scale)
+            rx = self.round(px, self.x_scale)
             self.all_x.extend(rx)
             xi = self.pool.add(rx)
         else:
@@ -441,13 +450,13 @@ class _Frames:
             if py.shape != self.xs.shape:
                 raise ValueError(f"trace {name!r} must have the shape of x {self.xs.shape}, got {py.shape}")
             xi = -1
-        ry = _round(py, self.digits, self.y_scale)
+        ry = self.round(py, self.y_scale)
         self.all_y.extend(ry)
         return [xi, self.pool.add(ry)]
 
     def heatmap(self, z) -> list[int]:
         """``[-1, z index]`` of a heatmap's frame."""
-        return [-1, self.pool.add([_round(row, self.digits, 1.0) for row in z])]
+        return [-1, self.pool.add([self.round(row, 1.0) for row in z])]
 
 
 def _call(kind, f, fr: _Frames, values: dict, ylabel: str, zlabel: str) -> Mapping:
