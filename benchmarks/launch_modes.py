@@ -44,8 +44,8 @@ each rank last ran on, its memory on huge pages, the clock source and ``MPI.Wtic
 ``malloc`` hands out a block of each length after the timings (:func:`malloc_offsets`: where
 MPICH's next temporary of that size lands).  Its mode (:func:`launch_mode`) is its Allreduce over
 its exchange at the longest length, page-aligned: both timed in one loop, so the load divides out;
-:func:`detect_mode` measures the same in any program on 2 ranks or more, for a benchmark or
-``predict`` to write beside its results.
+:func:`mpi_exercises.bench.launch_mode.detect_mode` measures the same in any program on 2 ranks
+or more, for a benchmark or ``predict`` to write beside its results.
 
 Prints one table (launch, setting, placement, distances, medians), the ratios of each placement
 to ``page`` per setting, and a last line naming the mode found: per setting, the placements slow
@@ -71,6 +71,8 @@ import numpy as np  # noqa: E402
 
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem  # noqa: E402
+# the mode of a launch, as predict and the benchmarks detect it (one definition, in the package)
+from mpi_exercises.bench.launch_mode import MODE_BYTES, MODE_RATIO, detect_mode, launch_mode  # noqa: E402,F401
 
 PAGE = 4096                                   #: bytes of a page: offsets are taken modulo this
 OPS = ("pingpong", "exchange", "allreduce")
@@ -101,13 +103,6 @@ LENGTHS = (64 * 1024, 256 * 1024, 1024 * 1024)
 #: a placement (or launch) is in a slow mode when its median is more than this times the reference's
 SLOW_FACTOR = 1.5
 MARK = "LAUNCH_MODES_RESULT "                 #: the worker's result line starts with this
-#: a launch whose MPI Allreduce takes more than this times a Sendrecv of the same bytes (page-aligned,
-#: timed interleaved in one loop) is in the slow mode: on the kit's 2-core machine the default launches
-#: gave 1.5 to 3.5 at 1 MiB, those with MPICH's temporaries forced 16 bytes past a page (tmp-mmap) up
-#: to 7, the earlier version of this script 5 to 10 (book/data/launch_modes*.json)
-MODE_RATIO = 4.0
-#: the length (bytes) at which :func:`detect_mode` compares them
-MODE_BYTES = 1 << 20
 
 
 # ---------------------------------------------------------------- pure parts
@@ -149,49 +144,6 @@ def mode_of(ratios, factor: float = SLOW_FACTOR) -> str:
     if not factor > 1:
         raise ValueError(f"factor must be > 1, got {factor}")
     return "slow" if float(np.median(ratios)) > factor else "fast"
-
-
-def launch_mode(ratio: float, threshold: float = MODE_RATIO) -> str:
-    """``"slow"`` when a launch's Allreduce / exchange ``ratio`` (:func:`op_ratio`) exceeds
-    ``threshold``, else ``"normal"``."""
-    if not (np.isfinite(ratio) and ratio > 0):
-        raise ValueError(f"ratio must be a finite number > 0, got {ratio!r}")
-    if not threshold > 1:
-        raise ValueError(f"threshold must be > 1, got {threshold!r}")
-    return "slow" if ratio > threshold else "normal"
-
-
-def detect_mode(comm, nbytes: int = MODE_BYTES, samples: int = 20) -> dict:
-    """The mode of this launch, measured on ``comm`` (2 ranks or more; ranks 0 and 1 time, the
-    others wait): MPI's Allreduce against a Sendrecv of ``nbytes`` (page-aligned buffers),
-    interleaved, ``samples`` medians of 4 calls each.  Returns ``{"bytes", "allreduce_s",
-    "exchange_s", "ratio", "mode", "threshold"}`` on every rank (the mode is a launch's, not a
-    rank's).  For benchmarks and ``predict`` to write beside their results."""
-    from mpi4py import MPI
-
-    from mpi_exercises import pages
-    from mpi_exercises.bench import timing
-
-    if nbytes <= 0 or nbytes % 8:
-        raise ValueError(f"nbytes must be a positive multiple of 8, got {nbytes}")
-    if samples < 1:
-        raise ValueError(f"samples must be >= 1, got {samples}")
-    if comm.Get_size() < 2:
-        raise ValueError("detect_mode needs a communicator of 2 ranks or more")
-    pair = comm.Split(0 if comm.Get_rank() < 2 else MPI.UNDEFINED, comm.Get_rank())
-    result = None
-    if pair != MPI.COMM_NULL:
-        send = pages.allocate((nbytes // 8,), np.float64)
-        recv = pages.allocate((nbytes // 8,), np.float64)
-        send[...] = 1.0
-        peer = 1 - pair.Get_rank()
-        calls = [lambda: pair.Allreduce(send, recv, op=MPI.SUM), lambda: pair.Sendrecv(send, peer, 5, recv, peer, 5)]
-        t = np.median(timing.time_interleaved(pair, calls, samples, 2, inner=4), axis=1)
-        ratio = float(t[0] / t[1])
-        result = {"bytes": int(nbytes), "allreduce_s": float(t[0]), "exchange_s": float(t[1]), "ratio": ratio,
-                  "mode": launch_mode(ratio), "threshold": MODE_RATIO}
-        pair.Free()
-    return comm.bcast(result, root=0)
 
 
 def settings_order(settings, launches: int) -> list[str]:

@@ -175,10 +175,9 @@ def test_detect_mode_times_allreduce_against_an_exchange_on_every_rank(tmp_path)
 
     script = tmp_path / "detect.py"
     script.write_text(
-        "import importlib.util, json, sys\n"
+        "import json\n"
         "from mpi4py import MPI\n"
-        f"spec = importlib.util.spec_from_file_location('lm', {str(ROOT / 'benchmarks' / 'launch_modes.py')!r})\n"
-        "lm = importlib.util.module_from_spec(spec); spec.loader.exec_module(lm)\n"
+        "from mpi_exercises.bench import launch_mode as lm\n"
         "r = lm.detect_mode(MPI.COMM_WORLD, nbytes=65536, samples=3)\n"
         "try:\n    lm.detect_mode(MPI.COMM_WORLD, nbytes=12)\nexcept ValueError as e:\n    r['refused'] = str(e)\n"
         f"open({str(tmp_path)!r} + f'/rank{{MPI.COMM_WORLD.Get_rank()}}.json', 'w').write(json.dumps(r))\n")
@@ -191,3 +190,10 @@ def test_detect_mode_times_allreduce_against_an_exchange_on_every_rank(tmp_path)
     assert r["ratio"] == pytest.approx(r["allreduce_s"] / r["exchange_s"])
     assert r["mode"] == lm.launch_mode(r["ratio"]) and r["threshold"] == lm.MODE_RATIO
     assert r["refused"] == "nbytes must be a positive multiple of 8, got 12"
+
+
+def test_the_benchmark_detects_the_mode_with_the_packages_one_definition():
+    from mpi_exercises.bench import launch_mode
+
+    assert lm.detect_mode is launch_mode.detect_mode and lm.launch_mode is launch_mode.launch_mode
+    assert (lm.MODE_RATIO, lm.MODE_BYTES) == (launch_mode.MODE_RATIO, launch_mode.MODE_BYTES)

@@ -241,6 +241,16 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
         for part in ("with_software", "network_only"):
             assert np.isfinite(s[part]["median_abs"]) and abs(s[part]["worst"]) >= s[part]["median_abs"]
     assert data["stable"] is data["drift"]["stable"]
+    # the launch's mode: MPI's Allreduce over an exchange of the same bytes, in the JSON and the last line
+    from mpi_exercises.bench.launch_mode import MODE_BYTES, launch_mode
+
+    mode = data["launch_mode"]
+    assert mode["bytes"] == MODE_BYTES and mode["allreduce_s"] > 0 and mode["exchange_s"] > 0
+    assert mode["ratio"] == pytest.approx(mode["allreduce_s"] / mode["exchange_s"])
+    assert mode["mode"] == launch_mode(mode["ratio"])
+    assert res.stdout.strip().splitlines()[-1].endswith(
+        f"; launch mode {mode['mode']} (MPI Allreduce / exchange at 1024 KiB {mode['ratio']:.1f}, "
+        f"slow above {mode['threshold']:g})")
     # what the calibration measured is stored, and its fits are those of the block
     meas = data["calibration_measurements"]
     for kind in ("pingpong", "exchange"):

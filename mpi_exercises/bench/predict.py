@@ -23,6 +23,9 @@ the software apart, predict the collectives, measure them, and say how far off e
 4. Relative errors (predicted - measured) / measured, of the models alone and with the software
    term; per model and collective the median |error| with its 95 % interval.
 
+After calibration the launch's mode is measured (:func:`mpi_exercises.bench.launch_mode.detect_mode`:
+MPI's Allreduce over an exchange of 1 MiB, a few tens of ms): launches a minute apart can time
+long messages several times apart, so the JSON (``launch_mode``) and the last line name it.
 A run with more ranks than cores is measured, but reported as not valid.  A calibration whose
 measurements are too noisy (a median's 95 % interval wider than :data:`NOISY` of it) marks the
 run unreliable; a fit that comes out unphysical (α, L, o or g < 0) is refused.  A new collective
@@ -48,6 +51,7 @@ from ..software import SoftwareCost
 from netmodels.outputs import Refused, read_input, write_json
 
 from . import arguments, placement, records, statistics, timing, measure as sampling
+from .launch_mode import detect_mode
 #: the network models a prediction report compares, by their names in the table of models: each
 #: plain model, then the same with a measured term added (:func:`network_parameters`), so that the
 #: report shows what each term buys
@@ -841,6 +845,7 @@ def run(args) -> int:
             print(f"predict: refused: {why}. The machine was probably busy during the calibration: run "
                   "again when it is quiet, or give the parameters with --calibration FILE", file=sys.stderr)
         return 2
+    mode = detect_mode(comm)                                  # the launch's mode, beside what it measures
     rows = measure(comm, args.collectives, args.sizes, args.iterations, args.warmup, progress)
     after = None
     if given is None or given.software is None:           # measured something: did the machine move?
@@ -870,7 +875,7 @@ def run(args) -> int:
             "calibration": cal.as_dict(), "calibration_after": after.as_dict() if after else None,
             "calibration_measurements": cal.measurements,
             "reliable": None if cal.reliability is None else cal.reliability["reliable"],
-            "drift": moved, "stable": moved["stable"], "rows": rows, "summary": summary,
+            "drift": moved, "stable": moved["stable"], "launch_mode": mode, "rows": rows, "summary": summary,
             "best": best_models(summary)})
         print(f"results written to {args.json}")
     load = placement.load_average()
@@ -878,6 +883,8 @@ def run(args) -> int:
     print(f"predict: {P} ranks{' OVERSUBSCRIBED (not valid)' if oversubscribed else ''}, 1-minute load "
           f"{'unknown' if load is None else format(load, '.1f')}; best model "
           + (f"{best} (median |error| {summary[best]['with_software']['median_abs']:.0%})" if best else "none")
-          + f"; calibration {'reliable' if (cal.reliability or {}).get('reliable') else 'NOT reliable or not known'}",
+          + f"; calibration {'reliable' if (cal.reliability or {}).get('reliable') else 'NOT reliable or not known'}"
+          + f"; launch mode {mode['mode']} (MPI Allreduce / exchange at {mode['bytes'] // 1024} KiB "
+            f"{mode['ratio']:.1f}, slow above {mode['threshold']:g})",
           flush=True)
     return 0
