@@ -207,55 +207,60 @@ def _with_interval(key, lo, hi, scale, digits=4):
 
 # ---------------------------------------------------------------- lab 1: α and β
 def lab1_extract(files: dict) -> tuple[dict, list[str]]:
-    from netmodels import fit_alpha_beta
+    """α and β of a ``pingpong.json``: the kit's one fit of a measured file, the lab's
+    (:func:`mpi_exercises.bench.pingpong.fit_file`, relative least squares on the per-size minima)."""
+    from mpi_exercises.bench import pingpong
+    from netmodels.models.fit import unphysical
 
     data = files["pingpong.json"]
     results = need(data, "results")
     try:
-        n = np.array([r["bytes"] for r in results], dtype=float)
-        t = np.array([r["median_s"] for r in results], dtype=float)
+        n, _ = pingpong.points(data)
     except (KeyError, TypeError, ValueError) as exc:
         raise Unusable(f"malformed results: {exc!r}") from None
     try:
-        f = fit_alpha_beta(n, t)                 # the lab's fit: relative least squares on the medians
-    except ValueError as exc:
+        f = pingpong.fit_file(data)["alpha_beta"]
+    except (KeyError, ValueError) as exc:
         raise Unusable(f"cannot fit α and β: {exc}") from None
     caveats = []
-    values = {"alpha_s": f.alpha, "beta_s_per_byte": f.beta, "sizes": int(n.size),
-              "largest_bytes": float(n.max()), "max_relative_residual": f.max_relative_residual}
+    values = {"alpha_s": f["alpha_s"], "beta_s_per_byte": f["beta_s_per_byte"], "sizes": int(n.size),
+              "largest_bytes": float(n.max()), "max_relative_residual": f["max_relative_residual"]}
     lo, hi, how = _lab1_intervals(data, results, f)
     if lo is not None:
         values.update(alpha_ci_low_s=lo[0], alpha_ci_high_s=hi[0], beta_ci_low_s_per_byte=lo[1],
                       beta_ci_high_s_per_byte=hi[1])
     values["interval"] = how
-    why = f.unphysical("the α-β fit")           # the lab refuses it too (netmodels.models.fit.unphysical)
+    why = unphysical("the α-β fit", alpha=f["alpha_s"], beta=f["beta_s_per_byte"])   # the lab refuses it too
     if why:
         caveats.append(why + "; not drawn")
     else:
-        values["n_half_bytes"] = f.alpha / f.beta
-        values["bandwidth_Bps"] = 1 / f.beta
+        values["n_half_bytes"] = f["alpha_s"] / f["beta_s_per_byte"]
+        values["bandwidth_Bps"] = 1 / f["beta_s_per_byte"]
     return values, caveats
 
 
 def _lab1_intervals(data, results, f):
     """95 % intervals of α and β: the file's own (the benchmark's bootstrap over its rounds) when
-    its fit is the one of its medians, else the same bootstrap recomputed from its samples."""
+    its recorded fit is ``f`` (``fit_file``'s ``alpha_beta``), else the same bootstrap recomputed
+    from its samples (``fit_file(ci=True)``)."""
+    from mpi_exercises.bench import pingpong
+
     recorded = (data.get("fit") or {}).get("alpha_beta") or {}
     try:
-        if (np.isclose(recorded["alpha_s"], f.alpha, rtol=1e-9, atol=0)
-                and np.isclose(recorded["beta_s_per_byte"], f.beta, rtol=1e-9, atol=0)):
+        if (np.isclose(recorded["alpha_s"], f["alpha_s"], rtol=1e-9, atol=0)
+                and np.isclose(recorded["beta_s_per_byte"], f["beta_s_per_byte"], rtol=1e-9, atol=0)):
             a, b = recorded["alpha_ci_s"], recorded["beta_ci_s_per_byte"]
             return (float(a[0]), float(b[0])), (float(a[1]), float(b[1])), "recorded"
     except (KeyError, TypeError, IndexError, ValueError):
         pass
     if all(isinstance(r, dict) and "times_s" in r and "samples_per_round" in r for r in results):
-        from mpi_exercises.bench import pingpong
-
+        statistic = pingpong.STATISTICS[pingpong.FIT_STATISTIC]
         try:
             # samples are stored to the picosecond (mpi_exercises.bench.statistics.summarize)
-            if not all(np.isclose(np.median(r["times_s"]), r["median_s"], rtol=1e-9, atol=1e-11) for r in results):
-                return None, None, "none: its medians are not those of its samples"
-            ab = pingpong.fit(results, ci=True)["alpha_beta"]
+            if not all(np.isclose(statistic(r["times_s"]), r[pingpong.FIT_STATISTIC], rtol=1e-9, atol=1e-11)
+                       for r in results):
+                return None, None, f"none: its {pingpong.FIT_STATISTIC} values are not those of its samples"
+            ab = pingpong.fit_file(data, ci=True)["alpha_beta"]
             return ((ab["alpha_ci_s"][0], ab["beta_ci_s_per_byte"][0]),
                     (ab["alpha_ci_s"][1], ab["beta_ci_s_per_byte"][1]), "recomputed")
         except (KeyError, TypeError, ValueError, IndexError):
@@ -354,12 +359,12 @@ def lab1_figures(machines) -> list[Figure]:
     widths = [(m.values["alpha_ci_high_s"] - m.values["alpha_ci_low_s"]) / 2 / m.values["alpha_s"]
               for m in drawn if "alpha_ci_low_s" in m.values]
     width = f", ±{100 * float(np.median(widths)):.2g} % of α in the median" if widths else ""
-    caption = (f"Left: each machine's α and β (relative least squares on the per-size medians of its "
-               f"<code>pingpong.json</code>, the lab's fit) with their 95 % intervals ({len(widths)} of "
-               f"{len(drawn)} machines have one: the benchmark's bootstrap over its rounds{width}: an interval "
-               "says how well one run pins its machine down, not how far another launch may land); "
-               "the cross is the class "
-               "median (machines not oversubscribed); grey diagonals are lines of equal n½ = α/β. "
+    caption = (f"Left: each machine's α and β (relative least squares on the per-size minimum one-way times of "
+               f"its <code>pingpong.json</code>, <code>pingpong.fit_file</code>: the kit's one fit, the lab's) "
+               f"with their 95 % intervals ({len(widths)} of {len(drawn)} machines have one: the benchmark's "
+               f"bootstrap over its rounds{width}: an interval says how well one run pins its machine down, "
+               "not how far another launch may land); the cross is the class median (machines not "
+               "oversubscribed); grey diagonals are lines of equal n½ = α/β. "
                "Right: the same points among the LS-DYNA paper's networks (Table 1 and its Origin 2000, "
                "<code>netmodels/models/machines.py</code>). Hover over a point for the machine's label.")
     out = [Figure(to_svg(fig, f"{machines[0].lab}-ab", titles), caption)]
@@ -411,8 +416,10 @@ LAB1 = LabView(
     name="lab1", title="Lab 1: α and β", main="pingpong.json", reads=("pingpong.json",),
     extract=lab1_extract, figures=lab1_figures, summary=lab1_summary,
     about=("Each student's ping-pong (<code>mpiexec -n 2 python -m mpi_exercises pingpong</code>), fitted "
-           "as the lab fits it: α + βn by relative least squares on the median one-way times "
-           "(<code>netmodels.fit_alpha_beta</code>)."),
+           "as the lab fits it: α + βn by relative least squares on the minimum one-way times of each size "
+           "(<code>min_s</code>; noise only adds time, so the minimum moves least with the machine's load), "
+           "the kit's one fit of a measured file (<code>mpi_exercises.bench.pingpong.fit_file</code>), "
+           "which lab 5 and <code>predict</code> use too."),
     columns=[
         Column("alpha_s", _v("alpha_s"), "α (µs) [95 %]",
                _with_interval("alpha_s", "alpha_ci_low_s", "alpha_ci_high_s", 1e6)),

@@ -206,7 +206,7 @@ def test_lab1_alpha_beta_are_the_relative_least_squares_of_each_file(course, rep
     for s, row in used.items():
         res = _load(course, s, "lab1", "pingpong.json")["results"]
         n = np.array([r["bytes"] for r in res], float)
-        t = np.array([r["median_s"] for r in res], float)
+        t = np.array([r["min_s"] for r in res], float)     # the statistic of pingpong.fit_file
         # minimise sum(((a + b n - t) / t)^2): a linear least-squares problem in (a, b)
         a, b = np.linalg.lstsq(np.column_stack([1 / t, n / t]), np.ones_like(t), rcond=None)[0]
         assert float(row["alpha_s"]) == pytest.approx(a, rel=1e-6), s
@@ -228,12 +228,46 @@ def test_lab1_intervals_are_the_files_own_scaled(course, reports):
         if s == RECOMPUTED:
             assert row["interval"] == "recomputed"
             continue
-        k = mine["results"][0]["median_s"] / source["results"][0]["median_s"]
+        k = mine["results"][0]["min_s"] / source["results"][0]["min_s"]
         assert row["interval"] == "recorded", s
         assert float(row["alpha_ci_low_s"]) == pytest.approx(k * ref["alpha_ci_s"][0], rel=1e-9)
         assert float(row["beta_ci_high_s_per_byte"]) == pytest.approx(k * ref["beta_ci_s_per_byte"][1], rel=1e-9)
     assert rows["(reference)"]["interval"] == "recorded"
     assert float(rows["(reference)"]["alpha_s"]) == pytest.approx(ref["alpha_s"], rel=1e-9)
+
+
+def test_lab1_one_fit_named_on_the_page_and_in_the_reference_file(course, reports):
+    """The page names the statistic of the fit (the minimum, as lab 1 and pingpong.fit_file); the
+    reference file's recorded fit is that of its minima; a recomputed interval is fit_file's bootstrap."""
+    from mpi_exercises.bench import pingpong
+
+    rows, page = reports["lab1"]
+    assert "relative least squares on the minimum one-way times of each size (<code>min_s</code>" in page
+    assert "relative least squares on the per-size minimum one-way times" in page
+    assert "median one-way" not in page and "per-size medians" not in page
+    source = json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())
+    n = np.array([r["bytes"] for r in source["results"]], float)
+    t = np.array([r["min_s"] for r in source["results"]], float)
+    a, b = np.linalg.lstsq(np.column_stack([1 / t, n / t]), np.ones_like(t), rcond=None)[0]
+    assert source["fit"]["statistic"] == "min_s"
+    assert source["fit"]["alpha_beta"]["alpha_s"] == pytest.approx(a, rel=1e-9)
+    assert source["fit"]["alpha_beta"]["beta_s_per_byte"] == pytest.approx(b, rel=1e-9)
+    row = rows[RECOMPUTED]
+    ab = pingpong.fit_file(_load(course, RECOMPUTED, "lab1", "pingpong.json"), ci=True)["alpha_beta"]
+    assert float(row["alpha_ci_low_s"]) == pytest.approx(ab["alpha_ci_s"][0], rel=1e-9)
+    assert float(row["beta_ci_high_s_per_byte"]) == pytest.approx(ab["beta_ci_s_per_byte"][1], rel=1e-9)
+
+
+def test_lab1_notebook_and_class_report_show_one_alpha_and_beta(reports):
+    """Lab 1's stored output (its fit of the reference file) and the report's reference row agree."""
+    nb = json.loads((LABS / "source" / "lab1" / "lab1.ipynb").read_text(encoding="utf-8"))
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "fit")
+    text = "".join("".join(o.get("text", "")) for o in cell["outputs"])
+    m = re.search(r"alpha = ([0-9.]+) µs, 1/beta = ([0-9]+) MB/s", text)
+    assert m, text
+    row = reports["lab1"][0]["(reference)"]
+    assert float(m.group(1)) == pytest.approx(float(row["alpha_s"]) * 1e6, abs=0.0005)
+    assert float(m.group(2)) == pytest.approx(1e-6 / float(row["beta_s_per_byte"]), abs=0.5)
 
 
 def test_lab1_bad_files_are_listed_with_their_reason(reports):
@@ -341,7 +375,7 @@ def test_files_the_fits_refuse_are_listed_and_the_rest_shown(tmp_path):
         change(data)
         path.write_text(json.dumps(data))
 
-    edit(students[0], "lab1", "pingpong.json", lambda d: d["results"][0].update(median_s="fast"))
+    edit(students[0], "lab1", "pingpong.json", lambda d: d["results"][0].update(min_s="fast"))
     edit(students[1], "lab1", "pingpong.json", lambda d: d.update(results=d["results"][:1]))
     edit(students[0], "lab3", "logp.json", lambda d: d["parameters"].update(n=0))
     edit(students[1], "lab3", "barriers.json", lambda d: d["results"][0].update(algorithm="no_such_barrier"))
