@@ -35,9 +35,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_TIMEOUT = 300  # seconds; the build takes well under a minute
-#: fixtures that take about a minute to make: a test that needs one is ``slow``
+#: fixtures that take up to a minute to make: a test that needs one is ``slow``
 SLOW_FIXTURES = {"book_html": "builds the book", "released_labs": "releases the labs with nbgrader",
-                 "course": "makes a course (tests/test_class_report.py: a class of hand-ins and reports)"}
+                 "course": "makes a course (tests/test_class_report.py: a class of hand-ins and reports)",
+                 "browser": "starts a headless Chromium (tests/test_browser.py)"}
 #: modules whose tests run command lines, most in a new Python process per case: ``cli``
 CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simulate_cli.py"}
 

@@ -27,6 +27,7 @@ def _zip_date(epoch: int) -> tuple:
     return (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec - t.tm_sec % 2)
 
 
+@pytest.mark.slow                       # builds the wheel twice: a minute and more
 @pytest.mark.timeout(600)
 def test_wheel_files_carry_the_last_commit_date_of_its_sources(tmp_path, monkeypatch):
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
