@@ -197,3 +197,33 @@ def test_the_benchmark_detects_the_mode_with_the_packages_one_definition():
 
     assert lm.detect_mode is launch_mode.detect_mode and lm.launch_mode is launch_mode.launch_mode
     assert (lm.MODE_RATIO, lm.MODE_BYTES) == (launch_mode.MODE_RATIO, launch_mode.MODE_BYTES)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--repeat", "0"], "argument --repeat: expected an integer >= 1, got '0'"),
+    (["--samples", "x"], "argument --samples: expected an integer >= 1, got 'x'")])
+def test_the_mode_command_refuses_bad_arguments_in_one_line(argv, message, capsys):
+    from mpi_exercises.bench import launch_mode
+
+    with pytest.raises(SystemExit) as exc:
+        launch_mode.main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and err == [f"python -m mpi_exercises.bench.launch_mode: error: {message} "
+                                           "(--help lists the options)"]
+
+
+@pytest.mark.mpi
+@pytest.mark.timeout(120)
+def test_the_mode_command_detects_and_times_each_detection():
+    from tests.mpirun import run_mpi, run_mpi_ok
+
+    res = run_mpi_ok(2, ["-m", "mpi_exercises.bench.launch_mode", "--repeat", "3", "--samples", "2"], timeout=100)
+    lines = res.stdout.strip().splitlines()
+    detections = [ln for ln in lines if ln.startswith("detection ")]
+    assert len(detections) == 3 and all(ln.endswith((": normal", ": slow")) for ln in detections)
+    slow = sum(ln.endswith(": slow") for ln in detections)
+    assert lines[-1].startswith(f"launch_mode: 2 ranks, {slow} of 3 detections slow; median ")
+    alone = run_mpi(1, ["-m", "mpi_exercises.bench.launch_mode"], timeout=60)
+    assert alone.returncode == 2 and alone.stderr.strip().splitlines() == [
+        "python -m mpi_exercises.bench.launch_mode: error: needs 2 ranks or more: "
+        "mpiexec -n 2 python -m mpi_exercises.bench.launch_mode"]

@@ -24,8 +24,10 @@ the software apart, predict the collectives, measure them, and say how far off e
    term; per model and collective the median |error| with its 95 % interval.
 
 After calibration the launch's mode is measured (:func:`mpi_exercises.bench.launch_mode.detect_mode`:
-MPI's Allreduce over an exchange of 1 MiB, a few tens of ms): launches a minute apart can time
-long messages several times apart, so the JSON (``launch_mode``) and the last line name it.
+MPI's Allreduce over an exchange of 1 MiB; 0.2 s at load 4 on the kit's 2-core machine): launches a
+minute apart can time long messages several times apart, so the JSON (``launch_mode``) and the last
+line name it.  It is one reading: under load, readings within one launch differ too
+(``mpiexec -n 2 python -m mpi_exercises.bench.launch_mode --repeat 10`` repeats it).
 A run with more ranks than cores is measured, but reported as not valid.  A calibration whose
 measurements are too noisy (a median's 95 % interval wider than :data:`NOISY` of it) marks the
 run unreliable; a fit that comes out unphysical (α, L, o or g < 0) is refused.  A new collective
