@@ -111,8 +111,8 @@ def submissions(course: Path, marker: str) -> dict:
 
     nb = solved(course, LAB)
     replace(nb, "comm_fraction", "import sympy", "import sys\nsys.exit()\nimport sympy")
-    replace(nb, "load", "times = np.array",
-            "print('x' * 5_000_000)\nfor _ in range(200_000):\n    print('spam')\ntimes = np.array")
+    replace(nb, "load", "sizes, times = ",
+            "print('x' * 5_000_000)\nfor _ in range(200_000):\n    print('spam')\nsizes, times = ")
     add("noisy", nb, {"test_comm_fraction"})
 
     nb = solved(course, LAB)  # the kernel dies: it is restarted and the next cells run
@@ -136,7 +136,7 @@ def submissions(course: Path, marker: str) -> dict:
     disturbed = json.loads(data)   # the sizes below 8 KiB slowed by a burst: the lower segment's beta < 0
     small = [r for r in disturbed["results"] if r["bytes"] < 8192]
     for k, r in enumerate(small):
-        r["median_s"] = 3.0e-6 - 1.7e-6 * k / (len(small) - 1)
+        r["min_s"] = r["median_s"] = 3.0e-6 - 1.7e-6 * k / (len(small) - 1)   # the lab fits the minima
     add("disturbed", solved(course, LAB), {"test_switch"}, own=disturbed)
     add("empty", nbformat.v4.new_notebook(), "all")
     add("not_json", '{"cells": [', "all")

@@ -65,7 +65,8 @@ def pages(tmp_path_factory, released_labs):
     replace(nb, "fit", "alpha, beta = fit.alpha, fit.beta", "alpha, beta = fit.alpha * 1e6, fit.beta")
     subs["units"] = nb
     nb = solved(course, LAB)
-    replace(nb, "load", 'r["median_s"] for r', 'r["median_s"] * 1.5 for r')
+    replace(nb, "load", "sizes, times = pingpong.points(PINGPONG)",
+            "sizes, times = pingpong.points(PINGPONG)\ntimes = times * 1.5")
     subs["scaled"] = nb
     subs["blank"] = nbformat.read(course / "release" / LAB / f"{LAB}.ipynb", as_version=4)
     nb = solved(course, LAB)

@@ -56,7 +56,7 @@ def under_load(reference: dict) -> dict:
     rec = measured(reference, 4)
     small = [r for r in rec["results"] if r["bytes"] < 8192]
     for k, r in enumerate(small):
-        r["median_s"] = 3.0e-6 - 1.7e-6 * k / (len(small) - 1)
+        r["min_s"] = r["median_s"] = 3.0e-6 - 1.7e-6 * k / (len(small) - 1)   # the lab fits the minima
     rec.update(load_average_1min=7.9, reliable=False,
                reliability={"worst": 0.23, "at": "1.0 MiB", "limit": 0.1, "reliable": False, "missed": ["1.0 MiB"]})
     return rec
