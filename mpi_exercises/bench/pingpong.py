@@ -40,6 +40,8 @@ DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
 METHOD = ("pingpong: half of each round trip between ranks 0 and 1, timed one by one with MPI.Wtime "
           "on rank 0; separate send and receive buffers")
 
+#: the per-size statistics a fit can use, in words
+STATISTIC_WORDS = {"min_s": "minima", "median_s": "medians"}
 #: how the α and β intervals are obtained (stored in the JSON)
 CI_METHOD = ("relative least squares on the per-size medians; 95 % percentile bootstrap over the rounds: "
              "whole rounds drawn with replacement, the same for every size, 200 replicates, seed 0")
@@ -207,7 +209,7 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False, swit
                                                per_round=[r["samples_per_round"] for r in results])
             out["alpha_beta"].update(alpha_ci_s=[float(lo[0]), float(hi[0])],
                                      beta_ci_s_per_byte=[float(lo[1]), float(hi[1])],
-                                     ci_method=CI_METHOD.replace("medians", statistic[:-2] + "s"))
+                                     ci_method=CI_METHOD.replace("medians", STATISTIC_WORDS[statistic]))
     if np.unique(n).size >= 6:
         pw = fit_piecewise(n, t, switch=switch)
         out["piecewise"] = {"switch_bytes": pw.switch_bytes,
