@@ -296,6 +296,10 @@ class Executor(Resource):
         self.rank = rank
         self._scalar_op = {np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
         self._plan = plan(schedule, rank)
+        #: this rank's first step with messages sends some (then :meth:`start` has something to
+        #: send early; a rank that only receives first gains nothing from it)
+        self.sends_first = next((bool(st.sends) for st in self._plan
+                                 if st.sends or any(not b.mode.local for b in st.incoming)), False)
         self._delay = [0.0] * len(self._plan)
         if send_delay is not None:
             send_delay = np.asarray(send_delay, dtype=float)

@@ -374,7 +374,7 @@ def _gathered(state, mine) -> list:
     for a later call to receive."""
     ex = state.primed
     started = None
-    if ex is not None and ex.first_step is not None:
+    if ex is not None and ex.started and ex.first_step is not None:   # it sent its first messages
         started = (next((w for w, (_, e) in state.cache.items() if e is ex), None), ex.first_step)
     state.primed = None
     everyone = state.dup.allgather((mine, started))

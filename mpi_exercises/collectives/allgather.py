@@ -86,5 +86,6 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
 
 def _start(plan, ex, x, out):
     """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    out[ex.rank] = x
-    ex.start(out)
+    if ex.sends_first:
+        out[ex.rank] = x
+        ex.start(out)

@@ -125,5 +125,6 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
 
 def _start(plan, ex, x, out):
     """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    out[...] = x
-    ex.start(out)
+    if ex.sends_first:
+        out[...] = x
+        ex.start(out)

@@ -314,5 +314,5 @@ def message_lines(counts: dict, algorithm: str | None = None) -> list[str]:
 
 def _start(plan, ex, x, out):
     """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    if ex.executor is not None:
+    if ex.executor is not None and ex.executor.sends_first:
         ex.start(x, out)

@@ -126,7 +126,8 @@ def barrier(comm, algorithm: str = "dissemination", check: bool = True, **option
 
 def _start(plan, ex, x, out):
     """The barrier's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    ex.start(_EMPTY)
+    if ex.sends_first:
+        ex.start(_EMPTY)
 
 
 # ---------------------------------------------------------------- correctness check

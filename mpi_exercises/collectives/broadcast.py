@@ -89,6 +89,7 @@ def broadcast(comm, x, algorithm: str = "binomial", root: int = 0, out=None, che
 
 def _start(plan, ex, x, out):
     """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    if ex.rank == plan.data:
-        out[...] = x
-    ex.start(out)
+    if ex.sends_first:
+        if ex.rank == plan.data:
+            out[...] = x
+        ex.start(out)
