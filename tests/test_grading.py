@@ -12,6 +12,7 @@ one full marks and each broken one exactly what it did not break.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -291,7 +292,9 @@ def test_a_grading_process_holds_the_gradebook_alone_while_it_is_open(tmp_path):
     # what lets `make grade` run submissions side by side: nbgrader's Gradebook, from opening to
     # closing, holds a lock on gradebook.db that another grading process waits for (in a new
     # Python: the patch is process-wide)
+    # (nbgrader runs `alembic`, a console script next to this Python, as grade.py lets it)
+    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
     res = subprocess.run([sys.executable, "-c", HOLDS, str(LABS), str(tmp_path)], capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=60, env=env)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["True", "False", "True"]
