@@ -1,0 +1,75 @@
+"""No measured or simulated figure is typed by hand in the book's prose (tests/typed_figures.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import typed_figures as tf
+
+
+@pytest.mark.parametrize("path", tf.pages(), ids=lambda p: p.name)
+def test_no_figure_is_typed_by_hand(path):
+    found = tf.hits(path)
+    assert not found, "\n".join(f"{path.name}:{c}: [{f}] {line}" for c, f, line in found)
+
+
+def test_every_allowed_figure_is_still_on_its_page_with_a_reason():
+    """A stale entry would silently allow a figure typed later: each must match a figure now."""
+    pages = {p.name: p for p in tf.pages()}
+    for name, figures, reason in tf.ALLOWED:
+        assert name in pages, name
+        assert reason.strip(), (name, figures)
+        seen = {m.group(0) for _, text in tf.markdown_sources(pages[name])
+                for m in tf.FIGURE.finditer(tf.prose(text))}
+        missing = set(figures) - seen
+        assert not missing, f"{name}: allowed but absent: {sorted(missing)}"
+
+
+PAGE = """\
+The two ranks are 1.52× slower, the gap is 0.58 µs and the run took about 20 s; 3 times faster.
+Glued: {glue:text}`gap:.2f` µs and {glue:text}`ratio` times, $t = 5\\,\\mu s$ and `--size 8 KiB`.
+See [the data](results/12 ms.json).
+
+$$
+T = 100 µs
+$$
+
+```bash
+python -m mpi_exercises pingpong   # 1.4 s
+```
+
+```{note}
+A note says 12 MB/s.
+```
+"""
+
+
+def test_the_scan_finds_typed_figures_and_skips_glue_math_code_and_links(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(PAGE, encoding="utf-8")
+    assert [f for _, f, _ in tf.hits(page)] == ["1.52×", "0.58 µs", "about 20 s", "3 times", "12 MB/s"]
+    nb = tmp_path / "chapter.ipynb"
+    nb.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "source": "x = 7  # 7 ms", "outputs": [],
+         "execution_count": 1},
+        {"cell_type": "markdown", "metadata": {}, "source": "It moves 2.5 GB/s."}]}), encoding="utf-8")
+    assert tf.hits(nb) == [(1, "2.5 GB/s", "It moves 2.5 GB/s.")]
+
+
+def test_an_allowed_figure_is_allowed_on_its_page_only(tmp_path):
+    lab1 = tmp_path / "lab1.md"
+    other = tmp_path / "lab9.md"
+    for p in (lab1, other):
+        p.write_text("The reference run takes 1.4 s.\n", encoding="utf-8")
+    assert tf.hits(lab1) == []
+    assert [f for _, f, _ in tf.hits(other)] == ["1.4 s"]
+
+
+def test_the_command_prints_each_hit_and_exits_1(tmp_path, capsys):
+    page = tmp_path / "page.md"
+    page.write_text("Measured: 3.2 µs.\n", encoding="utf-8")
+    assert tf.main([str(page)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{page}: [3.2 µs] Measured: 3.2 µs.", "1 typed figures"]

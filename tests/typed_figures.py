@@ -1,0 +1,143 @@
+"""Figures typed by hand in the book's prose.
+
+A measured or simulated figure in a chapter's prose must be glued from the cell that computes it
+(``{glue:text}`key:fmt```), so that it cannot go stale.  :func:`hits` finds numbers with a unit of
+time, size, rate or ratio (µs, us, ns, ms, s, MB/s, GB/s, %, ×, x, KiB, MiB, GiB, B, "times") in
+the markdown cells of ``book/*.ipynb`` and in the ``.md`` pages, outside glue roles, math, code and
+links, minus :data:`ALLOWED`: figures that are not measured (definitions, the paper's constants,
+sizes chosen by the text), each with its reason.
+
+    python -m tests.typed_figures [FILE...]     (prints file:cell: text of every hit)
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from tests.markdown_math import markdown_sources
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+
+#: a number (with , or . or a range a–b) followed by a unit; the unit ends at a word boundary
+FIGURE = re.compile(
+    r"(?<![\w.−/-])(?:~|≈|about\s)?\d[\d,]*(?:\.\d+)?(?:\s?[–-]\s?\d[\d,]*(?:\.\d+)?)?"
+    r"\s?(?:µs|μs|us|ns|ms|MB/s|GB/s|KiB|MiB|GiB|KB|MB|GB|%|×|x|times|s|B)(?![\w/])")
+GLUE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
+ROLE = re.compile(r"\{(?:math|eq|cite(?::\w+)?|ref|doc|numref|download|term)\}`[^`]*`")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}|:{3,})(.*)$")
+CODE_SPAN = re.compile(r"(`+).*?\1")
+DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
+INLINE_MATH = re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$")
+LINK_TARGET = re.compile(r"\]\([^)]*\)|<[^>\n]+>|https?://\S+")
+COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+#: (file name, figures as the scan prints them, why they are not measured figures typed by hand)
+ALLOWED: list[tuple[str, tuple[str, ...], str]] = [
+    ("alpha_beta.ipynb", ("100 µs", "1.75 MB/s", "250 µs", "0.21 MB/s", "about 7.6 times", "6280 µs",
+                          "4%", "14%", "4 %", "14 %", "4-14 %", "about 7.0 %", "7.0 %", "7 %",
+                          "about 15 %", "15 %", "77 %", "1 KB", "99 %", "8 KB"),
+     "the LS-DYNA paper's printed constants and quotes; the cells recompute each and glue the result"),
+    ("alpha_beta.ipynb", ("2 times",), "'Table 2 times two crash models': the verb, not a figure"),
+    ("alpha_beta.ipynb", ("4 KiB", "2 MiB", "8 KiB", "256 MiB", "1 B", "4 MiB"),
+     "page sizes and message sizes of the sweeps, chosen by the text"),
+    ("alpha_beta.ipynb", ("1.0x",), "the printed rounding of a glued comparison, not a result"),
+    ("install.md", ("about 1 GB",), "disk to reserve for the install, a requirement rounded up"),
+    ("lab1.md", ("1.4 s", "20 s"),
+     "run time of the reference runs and the budget: tests/test_page_figures.py compares them"),
+    ("lab3.md", ("0.8 s", "0.4 s", "20 s"),
+     "run times of the reference runs and the budget: tests/test_page_figures.py compares them"),
+    ("logp.ipynb", ("0 B", "256 KiB", "64 B"), "ranges of message sizes chosen by the text"),
+    ("lop.ipynb", ("40%", "40 %", "about 1 µs", "1 µs", "700µs", "700 µs"),
+     "the LoP paper's quoted claims; the cells recompute what the paper prints and glue it"),
+    ("models_compared.ipynb", ("95 %",), "the confidence level of the intervals, a definition"),
+    ("models_compared.ipynb", ("30 %",), "the threshold of the classification, chosen by the text"),
+    ("models_compared.ipynb", ("8 B", "1 KiB", "64 KiB", "256 KiB", "1 MiB", "2 MiB"),
+     "message sizes, class bounds and page sizes chosen by the text"),
+    ("multilevel.ipynb", ("8 ×", "4 ×", "2 ×"), "grid shapes (nodes × ranks), chosen by the text"),
+    ("multilevel.ipynb", ("0.31 MB/s", "1.75 MB/s", "0.21 MB/s", "1.9 MB/s", "10-15 µs", "300 µs",
+                          "15 MB/s", "12.5 µs", "77 %", "23 %", "4%", "4 %"),
+     "the papers' printed parameters and quotes (unit conversions of printed Mbit/s); glued where recomputed"),
+    ("multilevel.ipynb", ("100 MB/s", "500 µs", "1266 B"),
+     "parameters and message sizes of the text's own what-if and emulation, chosen by the text"),
+    ("multilevel.ipynb", ("5 %",), "the tolerance 'within 5 %' the glued comparison uses"),
+    ("nbl.ipynb", ("33 %",), "the NBL paper's quoted claim; the model's figures next to it are glued"),
+    ("nbl.ipynb", ("16 ×", "4 ×"), "mesh shapes chosen by the text"),
+    ("nbl.ipynb", ("5 %",), "the margin 'leads by 5 % or more' that defines a clear winner"),
+    ("simulating.ipynb", ("8 KiB", "5 µs", "1.5 µs", "2 µs", "8 µs", "0.5 ns", "4095 ×", "2.1 µs"),
+     "the example's LogGP parameters and message size, inputs chosen by the text"),
+    ("simulating.ipynb", ("8 B", "1000 B", "4 KiB", "300 KiB", "1 MiB", "8 MiB"),
+     "message sizes of the compared cases, chosen by the text"),
+    ("simulating.ipynb", ("3 %",), "the size of the random error the perturbation study injects"),
+    ("topology.ipynb", ("8 ×",), "a matrix shape"),
+    ("topology.ipynb", ("9 µs", "294 MB/s", "128 MB/s", "2.5 times"),
+     "the slides' printed constants and quotes; the cells recompute from them and glue the result"),
+    ("topology.ipynb", ("256 KB",), "the message size of the text's example"),
+]
+
+
+def prose(text: str) -> str:
+    """``text`` without fenced blocks (except the body of figure/admonition directives), math,
+    glue and other roles, code spans, link targets and comments; line breaks are kept."""
+    out, fence = [], None
+    for line in text.splitlines():
+        m = FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
+                fence = None
+                out.append("")
+                continue
+            out.append(line if keep else "")
+            continue
+        if m:
+            fence = m.group(1)
+            # prose inside {note}, {admonition}, {figure} etc. is shown; code and math are not
+            directive = re.match(r"\{([\w-]+)\}", m.group(2).strip())
+            keep = bool(directive) and directive.group(1) not in {
+                "code-cell", "code", "code-block", "math", "glue:figure", "glue", "raw", "list-table"}
+            out.append("")
+            continue
+        if re.match(r"^ {0,3}:[\w-]+:", line):  # a directive's option line
+            out.append("")
+            continue
+        out.append(line)
+    text = "\n".join(out)
+    text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    text = DISPLAY_MATH.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    for pattern in (GLUE, ROLE, CODE_SPAN, INLINE_MATH, LINK_TARGET):
+        text = pattern.sub(" ", text)
+    return text
+
+
+def hits(path: Path) -> list[tuple[int | None, str, str]]:
+    """(cell index or None, figure, its line) of every typed figure of ``path`` not allowed."""
+    allowed = {(name, figure) for name, figures, _ in ALLOWED for figure in figures}
+    found = []
+    for cell, text in markdown_sources(path):
+        for line in prose(text).splitlines():
+            for m in FIGURE.finditer(line):
+                if (path.name, m.group(0)) not in allowed:
+                    found.append((cell, m.group(0), line.strip()))
+    return found
+
+
+def pages() -> list[Path]:
+    """The chapters and pages of the book: book/*.ipynb, book/*.md, book/labs/*.md."""
+    return sorted([*BOOK.glob("*.ipynb"), *BOOK.glob("*.md"), *(BOOK / "labs").glob("*.md")])
+
+
+def main(argv: list[str]) -> int:
+    paths = [Path(a) for a in argv] or pages()
+    total = 0
+    for path in paths:
+        for cell, figure, line in hits(path):
+            where = "" if cell is None else f"{cell}:"
+            print(f"{path}:{where} [{figure}] {line}")
+            total += 1
+    print(f"{total} typed figures")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
