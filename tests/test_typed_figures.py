@@ -21,14 +21,13 @@ def test_every_allowed_figure_is_still_on_its_page_with_a_reason():
     for name, figures, reason in tf.ALLOWED:
         assert name in pages, name
         assert reason.strip(), (name, figures)
-        seen = {m.group(0) for _, text in tf.markdown_sources(pages[name])
-                for m in tf.FIGURE.finditer(tf.prose(text))}
+        seen = {figure for _, figure, _ in tf.figures(pages[name])}
         missing = set(figures) - seen
         assert not missing, f"{name}: allowed but absent: {sorted(missing)}"
 
 
 PAGE = """\
-The two ranks are 1.52× slower, the gap is 0.58 µs and the run took about 20 s; 3 times faster.
+The two ranks are 1.52× slower, the gap is 0.58 µs and the run took about 20 s; 3 times faster; 9 of 13 win.
 Glued: {glue:text}`gap:.2f` µs and {glue:text}`ratio` times, $t = 5\\,\\mu s$ and `--size 8 KiB`.
 See [the data](results/12 ms.json).
 
@@ -49,7 +48,8 @@ A note says 12 MB/s.
 def test_the_scan_finds_typed_figures_and_skips_glue_math_code_and_links(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(PAGE, encoding="utf-8")
-    assert [f for _, f, _ in tf.hits(page)] == ["1.52×", "0.58 µs", "about 20 s", "3 times", "12 MB/s"]
+    assert [f for _, f, _ in tf.hits(page)] == ["1.52×", "0.58 µs", "about 20 s", "3 times", "9 of 13",
+                                                 "12 MB/s"]
     nb = tmp_path / "chapter.ipynb"
     nb.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
         {"cell_type": "code", "metadata": {}, "source": "x = 7  # 7 ms", "outputs": [],
@@ -73,3 +73,12 @@ def test_the_command_prints_each_hit_and_exits_1(tmp_path, capsys):
     assert tf.main([str(page)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out == [f"{page}: [3.2 µs] Measured: 3.2 µs.", "1 typed figures"]
+
+
+def test_the_command_refuses_a_missing_file_with_usage_and_status_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        tf.main([str(tmp_path / "absent.md")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m tests.typed_figures") and "absent.md" in err
+    assert "Traceback" not in err

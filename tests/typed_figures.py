@@ -1,17 +1,21 @@
 """Figures typed by hand in the book's prose.
 
-A measured or simulated figure in a chapter's prose must be glued from the cell that computes it
-(``{glue:text}`key:fmt```), so that it cannot go stale.  :func:`hits` finds numbers with a unit of
-time, size, rate or ratio (µs, us, ns, ms, s, MB/s, GB/s, %, ×, x, KiB, MiB, GiB, B, "times") in
-the markdown cells of ``book/*.ipynb`` and in the ``.md`` pages, outside glue roles, math, code and
-links, minus :data:`ALLOWED`: figures that are not measured (definitions, the paper's constants,
-sizes chosen by the text), each with its reason.
+A measured or simulated figure in a chapter's prose must be glued from the cell that computes
+it (``{glue:text}`key:fmt```), so that it cannot go stale; a page that cannot glue states it as
+the output of a named command, and a test compares them (``tests/test_page_figures.py``).
+:func:`hits` finds numbers with a unit of time, size, rate or ratio (µs, us, ns, ms, s, MB/s,
+GB/s, %, ×, x, KiB, MiB, GiB, B, "times") and counts of a whole ("60 of 63") in the markdown
+cells of ``book/*.ipynb`` and in the ``.md`` pages, outside glue roles, math, code and links,
+minus :data:`ALLOWED`: figures that are not measured (definitions, the papers' constants, sizes
+chosen by the text), each with its reason.
 
-    python -m tests.typed_figures [FILE...]     (prints file:cell: text of every hit)
+    python -m tests.typed_figures [FILE...]     (prints file:cell: [figure] line of every hit;
+                                                 exit status 1 if there is one)
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -24,6 +28,8 @@ BOOK = Path(__file__).resolve().parent.parent / "book"
 FIGURE = re.compile(
     r"(?<![\w.−/-])(?:~|≈|about\s)?\d[\d,]*(?:\.\d+)?(?:\s?[–-]\s?\d[\d,]*(?:\.\d+)?)?"
     r"\s?(?:µs|μs|us|ns|ms|MB/s|GB/s|KiB|MiB|GiB|KB|MB|GB|%|×|x|times|s|B)(?![\w/])")
+#: a count of a whole, "60 of 63": a result as much as a figure with a unit
+COUNT = re.compile(r"(?<![\w.−/-])\d[\d,]*\s(?:of|out of)\s\d[\d,]*\b")
 GLUE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
 ROLE = re.compile(r"\{(?:math|eq|cite(?::\w+)?|ref|doc|numref|download|term)\}`[^`]*`")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}|:{3,})(.*)$")
@@ -71,6 +77,9 @@ ALLOWED: list[tuple[str, tuple[str, ...], str]] = [
      "message sizes of the compared cases, chosen by the text"),
     ("simulating.ipynb", ("3 %",), "the size of the random error the perturbation study injects"),
     ("topology.ipynb", ("8 ×",), "a matrix shape"),
+    ("topology.ipynb", ("60 of 63",),
+     "a count fixed by the tree's structure, printed by the cell above and asserted by "
+     "tests/test_topology.py::test_missing_leaves"),
     ("topology.ipynb", ("9 µs", "294 MB/s", "128 MB/s", "2.5 times"),
      "the slides' printed constants and quotes; the cells recompute from them and glue the result"),
     ("topology.ipynb", ("256 KB",), "the message size of the text's example"),
@@ -110,16 +119,20 @@ def prose(text: str) -> str:
     return text
 
 
-def hits(path: Path) -> list[tuple[int | None, str, str]]:
-    """(cell index or None, figure, its line) of every typed figure of ``path`` not allowed."""
-    allowed = {(name, figure) for name, figures, _ in ALLOWED for figure in figures}
+def figures(path: Path) -> list[tuple[int | None, str, str]]:
+    """(cell index or None, figure, its line) of every figure in the prose of ``path``."""
     found = []
     for cell, text in markdown_sources(path):
         for line in prose(text).splitlines():
-            for m in FIGURE.finditer(line):
-                if (path.name, m.group(0)) not in allowed:
-                    found.append((cell, m.group(0), line.strip()))
+            for m in [*FIGURE.finditer(line), *COUNT.finditer(line)]:
+                found.append((cell, m.group(0), line.strip()))
     return found
+
+
+def hits(path: Path) -> list[tuple[int | None, str, str]]:
+    """The figures of ``path`` (as :func:`figures`) that :data:`ALLOWED` does not allow."""
+    allowed = {(name, figure) for name, figures_, _ in ALLOWED for figure in figures_}
+    return [hit for hit in figures(path) if (path.name, hit[1]) not in allowed]
 
 
 def pages() -> list[Path]:
@@ -128,9 +141,16 @@ def pages() -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or pages()
+    parser = argparse.ArgumentParser(prog="python -m tests.typed_figures",
+                                     description="List measured figures typed by hand in the book's prose.")
+    parser.add_argument("files", nargs="*", type=Path,
+                        help="chapters (.ipynb) or pages (.md); default: the whole book")
+    args = parser.parse_args(argv)
+    for path in args.files:
+        if not path.is_file() or path.suffix not in (".ipynb", ".md"):
+            parser.error(f"files: {path} is not an .ipynb or .md file")
     total = 0
-    for path in paths:
+    for path in args.files or pages():
         for cell, figure, line in hits(path):
             where = "" if cell is None else f"{cell}:"
             print(f"{path}:{where} [{figure}] {line}")
