@@ -82,3 +82,32 @@ def test_the_command_refuses_a_missing_file_with_usage_and_status_2(tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith("usage: python -m tests.typed_figures") and "absent.md" in err
     assert "Traceback" not in err
+
+
+def test_claim_sentences_fill_in_the_glued_value_and_the_sample_repeats(tmp_path, capsys):
+    nb = tmp_path / "chapter.ipynb"
+    glue_output = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "ratio", "mime_prefix":
+                   "application/papermill.record/"}}, "data": {"application/papermill.record/text/plain": "1.5234"}}
+    nb.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "source": "glue('ratio', 1.5234, display=False)",
+         "outputs": [glue_output], "execution_count": 1},
+        {"cell_type": "markdown", "metadata": {}, "source":
+         "Two ranks are {glue:text}`ratio:.2f` times slower than one. A heading follows.\n\n"
+         "```python\nx = 3  # 3 times faster in code, not prose\n```\n"}]}), encoding="utf-8")
+    assert tf.claim_sentences([nb]) == [(str(nb), 1, "Two ranks are «1.52» times slower than one.")]
+    for _ in range(2):
+        assert tf.main(["--sample", "1", str(nb)]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first == second == f"S001 {nb}:1: Two ranks are «1.52» times slower than one."
+    with pytest.raises(SystemExit) as exit_:
+        tf.main(["--sample", "2", str(nb)])
+    assert exit_.value.code == 2
+
+
+def test_the_book_sample_is_seeded(capsys):
+    runs = []
+    for seed in ("56", "56", "57"):
+        assert tf.main(["--sample", "10", "--seed", seed]) == 0
+        runs.append(capsys.readouterr().out)
+    assert runs[0] == runs[1] != runs[2]
+    assert len(runs[0].splitlines()) == 10 and "??" not in runs[0]   # every glue reference resolved

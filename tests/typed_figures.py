@@ -11,11 +11,16 @@ chosen by the text), each with its reason.
 
     python -m tests.typed_figures [FILE...]     (prints file:cell: [figure] line of every hit;
                                                  exit status 1 if there is one)
+    python -m tests.typed_figures --sample 100 --seed 56
+        (100 claim sentences of the built book drawn at random, glued values filled in as «v»,
+         for a reader to check each against what it points at)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import re
 import sys
 from pathlib import Path
@@ -86,9 +91,10 @@ ALLOWED: list[tuple[str, tuple[str, ...], str]] = [
 ]
 
 
-def prose(text: str) -> str:
-    """``text`` without fenced blocks (except the body of figure/admonition directives), math,
-    glue and other roles, code spans, link targets and comments; line breaks are kept."""
+def prose(text: str, spans: bool = True) -> str:
+    """``text`` without fenced blocks (except the body of figure/admonition directives),
+    directives' options, comments and display math; with ``spans`` also without inline math,
+    glue and other roles, code spans and link targets.  Line breaks are kept."""
     out, fence = [], None
     for line in text.splitlines():
         m = FENCE.match(line)
@@ -114,7 +120,7 @@ def prose(text: str) -> str:
     text = "\n".join(out)
     text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     text = DISPLAY_MATH.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    for pattern in (GLUE, ROLE, CODE_SPAN, INLINE_MATH, LINK_TARGET):
+    for pattern in (GLUE, ROLE, CODE_SPAN, INLINE_MATH, LINK_TARGET) if spans else ():
         text = pattern.sub(" ", text)
     return text
 
@@ -135,6 +141,50 @@ def hits(path: Path) -> list[tuple[int | None, str, str]]:
     return [hit for hit in figures(path) if (path.name, hit[1]) not in allowed]
 
 
+#: a sentence that claims something checkable: a number, an equality, a comparison
+CLAIM = re.compile(r"\d|equals?|reproduc|faster|slower|\bas\b|agree|within|wins?\b|matches", re.I)
+
+
+def _glued_text(path: Path, text: str) -> str:
+    """``text`` with each glue role replaced by «its value» as the built page shows it."""
+    from myst_nb.core.variables import format_plain_text
+
+    from tests.test_glue import ROLE as GLUE_ROLE, glued
+
+    stores: dict[Path, dict] = {}
+
+    def value(m: re.Match) -> str:
+        doc, _, rest = m.group(2).rpartition("::")
+        key, _, fmt = rest.partition(":")
+        nb = (path.parent / doc).with_suffix(".ipynb") if doc else path
+        if nb not in stores:
+            stores[nb] = glued(json.loads(nb.read_text(encoding="utf-8")))[0] if nb.suffix == ".ipynb" else {}
+        plain = (stores[nb].get(key.strip()) or (None, None))[1] or "??"
+        try:
+            plain = format_plain_text(plain, fmt.strip()) if fmt.strip() else plain
+        except (ValueError, TypeError):
+            pass
+        return "«" + plain.strip("'\"") + "»"
+
+    return GLUE_ROLE.sub(value, text)
+
+
+def claim_sentences(paths: list[Path] | None = None) -> list[tuple[str, int | None, str]]:
+    """(page relative to book/, cell index or None, sentence) of every sentence of the prose that
+    :data:`CLAIM` matches, longer than 30 characters, glued values filled in."""
+    found = []
+    for path in paths or pages():
+        for cell, text in markdown_sources(path):
+            lines = [ln for ln in prose(_glued_text(path, text), spans=False).splitlines()
+                     if not ln.lstrip().startswith("|")]
+            for para in re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.)\s)", "\n".join(lines)):
+                for sentence in re.split(r"(?<=[.!?:;])\s+(?=[A-Z*(\"«$])", " ".join(para.split())):
+                    if len(sentence) > 30 and CLAIM.search(sentence) and not sentence.startswith("#"):
+                        page = path.relative_to(BOOK).as_posix() if path.is_relative_to(BOOK) else str(path)
+                        found.append((page, cell, sentence))
+    return found
+
+
 def pages() -> list[Path]:
     """The chapters and pages of the book: book/*.ipynb, book/*.md, book/labs/*.md."""
     return sorted([*BOOK.glob("*.ipynb"), *BOOK.glob("*.md"), *(BOOK / "labs").glob("*.md")])
@@ -145,10 +195,21 @@ def main(argv: list[str]) -> int:
                                      description="List measured figures typed by hand in the book's prose.")
     parser.add_argument("files", nargs="*", type=Path,
                         help="chapters (.ipynb) or pages (.md); default: the whole book")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="print instead N claim sentences drawn at random, glued values filled in")
+    parser.add_argument("--seed", type=int, default=56, help="seed of --sample (default 56)")
     args = parser.parse_args(argv)
     for path in args.files:
         if not path.is_file() or path.suffix not in (".ipynb", ".md"):
             parser.error(f"files: {path} is not an .ipynb or .md file")
+    if args.sample is not None:
+        sentences = claim_sentences(args.files or None)
+        if not 1 <= args.sample <= len(sentences):
+            parser.error(f"--sample: {args.sample} is not in 1..{len(sentences)}, the claim sentences")
+        random.seed(args.seed)
+        for i, (page, cell, sentence) in enumerate(random.sample(sentences, args.sample), 1):
+            print(f"S{i:03d} {page}:{'' if cell is None else cell}: {sentence}")
+        return 0
     total = 0
     for path in args.files or pages():
         for cell, figure, line in hits(path):
