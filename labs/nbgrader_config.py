@@ -31,6 +31,13 @@ c.OverwriteCells.add_missing_cells = True
 # A cell that runs longer is interrupted, scores what it broke, and the rest of the notebook
 # still runs.  Every cell of the labs takes well under a second on a laptop.
 c.Execute.timeout = 60
+# A kernel of `nbgrader autograde` started by anything but grade.py (the Formgrader's "autograde"
+# button, a command typed by hand) would run a student's code as the instructor, on a hand-in
+# grade.py refused (a link to another file, a notebook without nbgrader's cells): its kernels
+# are the sandbox's, which only grade.py can start (they refuse to without $LABS_SANDBOX).
+# Grading without a sandbox stays grade.py's choice: UNSAFE_GRADING=1 (labs/README.md).
+if os.environ.get("UNSAFE_GRADING") != "1":
+    c.Execute.kernel_manager_class = "grading_sandbox.SandboxedKernelManager"
 c.Execute.startup_timeout = 120
 c.Execute.interrupt_on_timeout = True
 # After a cell's reply, its last outputs may lag on a loaded machine: wait for them this long
