@@ -60,3 +60,16 @@ def test_the_budget_on_the_pages_is_the_commands_default():
     args, _ = build_parser(["pingpong"]).parse_known_args(["pingpong"])
     for page in PAGES:
         assert _stated(page)[1] == args.time_budget, page
+
+
+@pytest.mark.parametrize("page, command", [("book/labs/lab2.md", "nbl-testjig"), ("book/labs/lab4.md", "lop")])
+def test_the_budget_of_labs_2_and_4_is_the_commands_default(page, command):
+    """Their measurements record no run time: the page states the command's time budget, which
+    bounds its extra rounds, rather than a duration nobody measured."""
+    from mpi_exercises.__main__ import build_parser
+
+    text = (ROOT / page).read_text(encoding="utf-8")
+    stated = re.findall(r"extra rounds stop after its `--time-budget`, (\d+) s by default", text)
+    args, _ = build_parser([command]).parse_known_args([command])
+    assert [float(s) for s in stated] == [args.time_budget], (page, stated)
+    assert not re.search(r"about a minute|a few minutes|under a minute", text), page
