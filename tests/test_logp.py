@@ -203,6 +203,24 @@ def test_prtt_fit_recovers_g_and_G_whichever_of_o_and_g_is_larger(o_s, g):
         assert min(fit.gap_sizes) > (o_s - g) / G
 
 
+def test_prtt_fit_constrains_a_gap_line_that_falls_with_size_to_G_0():
+    """Gaps that shrink with size (noise about a G too small to see at these sizes): the least
+    squares with G >= 0 is G = 0 and g the mean gap, the negative slope kept and named, as L's
+    negative estimate is; a rising line is left as it is."""
+    L, o_s, o_r, g, n, d = 2e-6, 0.5e-6, 1.2e-6, 2e-6, 8, 300e-6
+    sizes = [0, 1, 8, 64, 1024, 4096, 16384]
+    r1, rn0, rnd = _netgauge_data(L, o_s, o_r, g, 0.0, sizes, n, d)
+    tilt = -2e-12 * np.array([max(s - 1, 0) for s in sizes])       # gaps falling by 2 ps a byte
+    fit = logp.fit_prtt(sizes, r1, rn0 + (n - 1) * tilt, rnd, n, d, o_r)
+    gaps = np.array(fit.gap_by_size)[[s in fit.gap_sizes for s in fit.sizes]]
+    assert fit.G == 0.0 and fit.g == pytest.approx(float(np.mean(gaps)), rel=1e-12)
+    assert fit.G_unconstrained == pytest.approx(-2e-12, rel=1e-6)
+    assert any(line.startswith("G: the gaps fall with size") for line in fit.dropped())
+    rising = logp.fit_prtt(sizes, r1, rn0 - (n - 1) * tilt, rnd, n, d, o_r)
+    assert rising.G == pytest.approx(2e-12, rel=1e-6) == rising.G_unconstrained
+    assert not any(line.startswith("G:") for line in rising.dropped())
+
+
 def test_prtt_fit_says_g_is_not_identifiable_when_every_gap_is_an_overhead():
     L, o_s, o_r, g, G, n, d = 2e-6, 3e-6, 1e-6, 1e-6, 0.4e-9, 8, 300e-6
     sizes = [0, 8, 64, 1024, 4096]            # g + (s-1)G < o_s at all of them

@@ -174,7 +174,7 @@ def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
     finite = lambda v: v if np.isfinite(v) else None  # noqa: E731  (JSON has no NaN)
     return {"statistic": statistic, "L_s": f.L, "L_identified": f.L_identified,
             "L_unconstrained_s": f.L_unconstrained, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": finite(f.g),
-            "G_s_per_byte": finite(f.G), "n": n, "g_identified": f.g_identified, "g_upper_s": f.g_upper,
+            "G_s_per_byte": finite(f.G), "G_unconstrained_s_per_byte": finite(f.G_unconstrained), "n": n, "g_identified": f.g_identified, "g_upper_s": f.g_upper,
             "gap_fit_sizes": list(f.gap_sizes), "L_by_size_s": list(f.L_by_size),
             "o_s_by_size_s": list(f.o_s_by_size), "gap_by_size_s": list(f.gap_by_size),
             "o_r_by_size_s": col("o_r"), "o_s_direct_by_size_s": col("o_s_direct"),

@@ -627,12 +627,18 @@ class PRTTFit:
     #: for every small size whose o_s, o_r or L lies more than OUTLIER_MADS scaled median
     #: absolute deviations from the median it takes part in
     outliers: tuple = ()
+    #: the least-squares slope of the gaps, any sign (s/B): where it is negative (gaps that do not
+    #: grow over the sizes measured, as on one node at up to 16 KiB) G = 0 and g is their mean
+    G_unconstrained: float = math.nan
 
     def dropped(self) -> list[str]:
         """What the fit left out, one sentence each (empty when nothing): the sizes whose
         estimate the medians outweighed, and the sizes whose gap is an overhead (not g)."""
         lines = [f"{name} at {size:g} B is {value * 1e6:.3f} µs, an outlier the median of the sizes "
                  f"up to {SMALL_BYTES} B leaves out" for name, size, value in self.outliers]
+        if self.G_unconstrained < 0:
+            lines.append(f"G: the gaps fall with size (slope {self.G_unconstrained * 1e9:.4f} ns/B), so G = 0 "
+                         f"and g is their mean; no per-byte gap is seen at these sizes")
         left = [s for s in self.sizes if s not in self.gap_sizes]
         if left:
             lines.append(f"g and G: the gaps at {', '.join(f'{s:g}' for s in left)} B do not exceed o_s "
@@ -663,7 +669,9 @@ def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float 
     G are the intercept and slope of the least-squares line through (s - 1, gap(s)) over
     the sizes whose gap exceeds ``(1 + margin) o_s(s)`` only (``margin`` absorbs the
     noise of two measurements of one quantity).  With fewer than two such sizes g and G
-    are not identified (NaN): every gap is then an overhead, and g <= min gap(s).
+    are not identified (NaN): every gap is then an overhead, and g <= min gap(s).  A line
+    that falls with size is constrained as L is: G = 0 and g the mean gap (the least squares
+    with G >= 0), the slope kept in ``G_unconstrained``.
 
     ``o_r`` (s, scalar or one per size) is measured directly (the time of a receive
     whose message has already arrived); ``d`` is a scalar or one per size.  The small-
@@ -692,6 +700,9 @@ def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float 
     above = gap > (1 + margin) * o_s              # the gap is g + (s-1)G here, not o_s
     identified = np.unique(x[above]).size >= 2
     G, g = np.polyfit(x[above], gap[above], 1) if identified else (math.nan, math.nan)
+    G_raw = float(G)
+    if identified and G < 0:                      # gaps that fall with size: G = 0 is the least squares G >= 0
+        G, g = 0.0, float(np.mean(gap[above]))
     L_s = r1 / 2 - o_s - orr - x * (G if identified else 0.0)
     small = (s <= SMALL_BYTES) | (s == s.min())
     L_raw = float(np.median(L_s[small]))
@@ -699,7 +710,7 @@ def fit_prtt(sizes, prtt_1_0, prtt_n_0, prtt_n_d, n: int, d, o_r, margin: float 
                      for size, v in zip(s[small], values[small]) if _outlying(v, values[small]))
     return PRTTFit(max(L_raw, 0.0), float(np.median(o_s[small])), float(np.median(orr[small])),
                    float(g), float(G), n, tuple(s), tuple(o_s), tuple(gap), bool(identified),
-                   float(gap.min()), tuple(s[above]), tuple(L_s), L_raw, L_raw >= 0, outliers)
+                   float(gap.min()), tuple(s[above]), tuple(L_s), L_raw, L_raw >= 0, outliers, G_raw)
 
 
 #: how far from the median (in scaled median absolute deviations, 1.4826 MAD, the normal
