@@ -112,6 +112,23 @@ def _has_mpi(p: psutil.Process) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def sigint_at_default():
+    """While it lasts, a child started inherits SIGINT at its default, as a terminal starts a
+    foreground job: a suite started in the background by a script (``pytest ... &``, ``make
+    test`` from one) ignores SIGINT, and its children would inherit that (a Python handler is
+    reset to the default in the child; SIG_IGN is not), so that a make or a shell they start
+    would never see a Ctrl-C."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
                   group: bool = True) -> tuple[subprocess.CompletedProcess, float]:
     """Start ``cmd`` in a session of its own and send it SIGINT ``after_s`` seconds after it
@@ -123,19 +140,10 @@ def interrupt_job(cmd: list[str], after_s: float, ranks: int = 0,
     (:data:`SLEEP_WHILE_WAITING`): what is checked is how they end, not how fast they run."""
     import pytest
 
-    # a suite started in the background by a script (``pytest ... &``) ignores SIGINT, and its
-    # children would inherit that: start the command as a terminal starts a foreground job, with
-    # SIGINT at its default (a Python handler is reset to the default in the child; SIG_IGN is not)
-    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    if ignored:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
+    with sigint_at_default():
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True,
                                 env={**os.environ, **SLEEP_WHILE_WAITING, "PYTHONPATH": str(ROOT)})
-    finally:
-        if ignored:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
     started = wait_for_ranks(proc, ranks, "mpi_exercises") if ranks else []
     time.sleep(after_s)
     assert proc.poll() is None, f"{cmd} ended before Ctrl-C: make it longer"

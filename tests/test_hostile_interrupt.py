@@ -64,10 +64,11 @@ def _interrupt_when(cmd: list[str], ready, cwd=None, timeout: float = 600):
     import subprocess
     import time
 
-    from tests.mpirun import ROOT, kill_job
+    from tests.mpirun import ROOT, kill_job, sigint_at_default
 
-    proc = subprocess.Popen(cmd, cwd=cwd or ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    with sigint_at_default():
+        proc = subprocess.Popen(cmd, cwd=cwd or ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     deadline = time.monotonic() + timeout
     try:
         while not ready(proc):
