@@ -32,6 +32,18 @@ FLAGS = [
 ]
 
 
+def chromium_or_skip() -> str:
+    """:func:`find_chromium`, or the test skipped (failed under ``CI``, where it is required)."""
+    import pytest
+
+    exe = find_chromium()
+    if exe is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("chromium not found: required in CI")
+        pytest.skip("chromium not found (apt-get install chromium)")
+    return exe
+
+
 def find_chromium() -> str | None:
     """The Chromium executable: $CHROMIUM, else chromium / chromium-browser on PATH."""
     env = os.environ.get("CHROMIUM")

@@ -200,13 +200,9 @@ def test_a_page_renders_its_math_alone(pages, tmp_path):
     assert not [u for u in loads if not u.startswith("data:")], loads   # nothing outside the page
     assert "mathjax" not in " ".join(loads).lower()
     assert len(page) < 1_500_000, len(page)
-    from tests.cdp import Browser, find_chromium
+    from tests.cdp import Browser, chromium_or_skip
 
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("chromium not found: required in CI")
-        pytest.skip("chromium not found (apt-get install chromium)")
+    exe = chromium_or_skip()
     alone = tmp_path / "handed-out"
     alone.mkdir()
     shutil.copy(next(pages[1].glob(f"feedback/units/{LAB}/{LAB}.html")), alone / "feedback.html")
@@ -245,13 +241,9 @@ def test_a_students_html_runs_nothing_and_covers_no_score(pages, tmp_path):
     # the only styles in the body are the colours nbconvert gives a traceback's ANSI codes
     ansi = re.compile(r"((background-)?color: rgb\(\d+,\s*\d+,\s*\d+\);?\s*)+")
     assert not [a["style"] for _, a in body.tags if "style" in a and not ansi.fullmatch(a["style"])]
-    from tests.cdp import Browser, find_chromium
+    from tests.cdp import Browser, chromium_or_skip
 
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("chromium not found: required in CI")
-        pytest.skip("chromium not found (apt-get install chromium)")
+    exe = chromium_or_skip()
     with Browser(exe, tmp_path / "profile") as browser:
         browser.load((course / "feedback" / "mallory" / LAB / f"{LAB}.html").as_uri(), quiet=1.0)
         assert browser.evaluate("document.title") == LAB and browser.evaluate("typeof window.pwned") == "undefined"

@@ -93,17 +93,6 @@ def csp_of(tree: Tree) -> dict[str, list[str]]:
     return {d.split()[0]: d.split()[1:] for d in metas[0]["content"].split(";") if d.strip()}
 
 
-def chromium_or_skip():
-    from tests.cdp import find_chromium
-
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("chromium not found: required in CI")
-        pytest.skip("chromium not found (apt-get install chromium)")
-    return exe
-
-
 # ---------------------------------------------------------------- the class report
 def _fastest_renamed(path: Path, name: str) -> None:
     data = json.loads(path.read_text())
@@ -177,7 +166,7 @@ def test_class_report_keeps_no_element_of_a_student(hostile_class, lab, names):
 
 @pytest.mark.slow
 def test_class_report_in_a_browser_runs_nothing_of_a_student(hostile_class, tmp_path):
-    from tests.cdp import Browser
+    from tests.cdp import Browser, chromium_or_skip
 
     with Browser(chromium_or_skip(), tmp_path / "profile") as browser:
         for (lab, names), (page, _) in sorted(hostile_class.items()):
@@ -333,7 +322,7 @@ def test_feedback_page_policy_names_only_its_own_scripts(feedback):
 def test_feedback_page_in_a_browser(feedback, tmp_path):
     """No attacker's script ran, MathJax did, and the score at the top is the true one, uncovered,
     even where a student's box holds an overlay (put there past the allow-list, by the test)."""
-    from tests.cdp import Browser
+    from tests.cdp import Browser, chromium_or_skip
 
     with Browser(chromium_or_skip(), tmp_path / "profile") as browser:
         events = browser.load(feedback.as_uri(), quiet=1.0)

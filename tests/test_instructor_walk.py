@@ -111,13 +111,9 @@ def grade_in_the_browser(fg, tmp_path, grades) -> None:
     """Type each score into the Formgrader's page of its submission in headless Chromium, as an
     instructor does (``grades``: [(lab, submission id, grade_id, grade's database id, score)]),
     and wait until the gradebook holds it."""
-    from tests.cdp import Browser, find_chromium
+    from tests.cdp import Browser, chromium_or_skip
 
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("chromium not found: required in CI")
-        pytest.skip("chromium not found (apt-get install chromium)")
+    exe = chromium_or_skip()
     with Browser(exe, tmp_path / "profile") as browser:
         # the server's token on every request of the page (the Formgrader's own API calls included)
         browser.call("Network.setExtraHTTPHeaders", headers={"Authorization": f"token {fg.token}"})
