@@ -1,0 +1,131 @@
+"""predict's report in words (no MPI): the rows with their parts, the errors per model,
+collective and size class, the best model, each model's worst row, the calibration's noise
+and drift, each in lines of text."""
+
+from __future__ import annotations
+
+from .calibration import STABLE_TOLERANCE
+from .comparison import SIZE_CLASSES, TOLERANCE, best_models
+
+
+def size_class_table(summary: dict) -> str:
+    """Per model and size class, the median |error| and median signed error with the software term."""
+    classes = [c for c, _ in SIZE_CLASSES]
+    head = f"{'model':<30}" + "".join(f" {c + ' |err| (signed)':>24}" for c in classes)
+    lines = [head, "-" * len(head)]
+    for m, s in summary.items():
+        by = s["with_software"]["by_size_class"]
+        lines.append(f"{m:<30}" + "".join(
+            f" {format(by[c]['median_abs'], '.0%') + ' (' + format(by[c]['median'], '+.0%') + ')':>24}"
+            if c in by else f" {'-':>24}" for c in classes))
+    return "\n".join(lines)
+
+
+
+def explain(row: dict, model: str) -> str:
+    """A row under ``model`` in one line: the sign and size of the error, and its parts in µs."""
+    err = row["relative_error"][model]
+    net, sw = row["network_s"][model], row["software_s"]
+    side = "too slow" if err > 0 else "too fast"
+    return (f"{model} predicts {side} by {abs(err):.0%}: network {net * 1e6:.2f} µs + software "
+            f"{sw * 1e6:.2f} µs, measured {row['measured_s'] * 1e6:.2f} µs")
+
+
+
+def drift_line(d: dict) -> str:
+    """:func:`drift` in one line."""
+    if d["at"] is None:
+        return "calibration before and after the measurement: nothing measured twice"
+    verdict = ("the machine held still" if d["stable"] else
+               f"MORE than {STABLE_TOLERANCE:.0%}: the machine changed during the run, the errors above "
+               "are not the models'")
+    return (f"calibration before and after the measurement: the largest change is {d['largest']:.0%} "
+            f"({d['at']}); {verdict}")
+
+
+def reliability_line(r: dict | None) -> str:
+    """The calibration's noise in one line."""
+    if r is None:
+        return "calibration given, not measured: its noise is not known here"
+    if r["reliable"]:
+        return (f"calibration noise: every median's 95 % interval within ±{r['worst']:.1%} "
+                f"(limit ±{r['limit']:.0%})")
+    return (f"UNRELIABLE calibration: the median of {r['at']} is known only to ±{r['worst']:.0%} "
+            f"(limit ±{r['limit']:.0%}); the machine is busy: run again when it is quiet")
+
+
+def _us(t) -> str:
+    return f"{t * 1e6:9.2f}" if t is not None else f"{'-':>9}"
+
+
+#: models per table of rows (a wider table would not fit a terminal)
+MODELS_PER_TABLE = 3
+
+
+def row_table(rows: list[dict], models) -> str:
+    """Every row with its parts: measured, software, and per model network and total (µs), in
+    tables of :data:`MODELS_PER_TABLE` models."""
+    models = list(models)
+    if len(models) > MODELS_PER_TABLE:
+        return "\n\n".join(row_table(rows, models[k:k + MODELS_PER_TABLE])
+                            for k in range(0, len(models), MODELS_PER_TABLE))
+    width = max([14] + [len(m) + 4 for m in models])
+    head = f"{'collective:algorithm':<30} {'N':>7} {'measured':>9} {'software':>9}"
+    head += "".join(f" | {m + ' net':>{width}} {'total':>9} {'err':>6}" for m in models)
+    lines = [head + "   (µs)", "-" * len(head)]
+    for r in rows:
+        line = f"{r['collective'] + ':' + r['algorithm']:<30} {r['nelems']:>7} {_us(r['measured_s'])} " \
+               f"{_us(r['software_s'])}"
+        for m in models:
+            if m in r["predicted_s"]:
+                line += f" | {_us(r['network_s'][m]):>{width}} {_us(r['predicted_s'][m])} {r['relative_error'][m]:+6.0%}"
+            else:
+                line += f" | {'-':>{width}} {'-':>9} {'':>6}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def report(rows: list[dict], summary: dict, valid: bool, P: int) -> str:
+    """The rows with their parts, then per model and collective the median |error| of the
+    model alone and with the software term (95 % intervals), the best model, and each model's
+    worst row."""
+    models = list(summary)
+    lines = []
+    if not valid:
+        lines += ["NOT VALID: ranks outnumber cores (oversubscribed): these times measure the "
+                  "scheduler; no model is judged by them.", ""]
+    lines += [row_table(rows, models), ""]
+    head = (f"{'model':<30} {'collective':<10} {'network alone: median |err| [95 % CI]':>40} "
+            f"{'with software':>26} {'within ' + format(TOLERANCE, '.0%'):>10}")
+    lines += [head, "-" * len(head)]
+
+    def cell(e):
+        lo, hi = e["median_abs_ci"]
+        return f"{e['median_abs']:6.0%} [{lo:4.0%}, {hi:4.0%}]"
+    for m, s in summary.items():
+        w, n = s["with_software"], s["network_only"]
+        lines.append(f"{m:<30} {'(all)':<10} {cell(n):>40} {cell(w):>26} {w['within_tolerance']:>4} of {w['rows']}")
+        for c in w["by_collective"]:
+            wc, nc = w["by_collective"][c], n["by_collective"][c]
+            lines.append(f"{'':<30} {c:<10} {cell(nc):>40} {cell(wc):>26} "
+                         f"{wc['within_tolerance']:>4} of {wc['rows']}")
+    lines += ["", "median |error| with the software term per size class of the vector (median signed error):",
+              size_class_table(summary)]
+    best = best_models(summary)
+    if best:
+        lines += ["", "best model (median |error| with the software term): "
+                  + "; ".join(f"{c}: {m} ({(summary[m]['with_software'] if c == '(all)' else summary[m]['with_software']['by_collective'][c])['median_abs']:.0%})"
+                              for c, m in best.items())]
+        lines += ["where each model misses most:"]
+        for m in models:
+            worst = max((r for r in rows if m in r["relative_error"]), key=lambda r: abs(r["relative_error"][m]))
+            lines.append(f"  {worst['collective']}:{worst['algorithm']} N = {worst['nelems']}: {explain(worst, m)}")
+    modelled = [r for r in rows if r["schedule"] is not None]
+    distinct = len({r["schedule"] for r in modelled})
+    lines += ["", f"{len(modelled)} rows predicted, {distinct} distinct schedules on P = {P} ranks"
+              + ("; at P = 2 every algorithm is a chain of one-way or exchange steps, so the algorithms "
+                 "differ only in their steps' kinds and lengths: on a machine with more cores, predict at "
+                 "P = its cores (up to 8) to test their structure" if P == 2 else "")]
+    return "\n".join(lines)
+
+
