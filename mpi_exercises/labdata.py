@@ -1,20 +1,9 @@
 """The graded labs' data files: one loader that names a bad file, what is wrong with it and
-the command that writes it, and the command that writes lab 2's ``allreduce.json``.
+the command that writes it; what a file records of a disturbed machine; and the command that
+writes lab 2's ``allreduce.json`` (``python -m mpi_exercises.labdata allreduce-runs``).
 
-Every lab reads result files that a command of the kit wrote:
-
-=====  ===================  ==================================================================
-lab    file                 kind (:data:`KINDS`): the command that writes it
-=====  ===================  ==================================================================
-1      ``pingpong.json``    ``pingpong``: ``mpiexec -n 2 python -m mpi_exercises pingpong``
-2      ``testjig.json``     ``nbl-testjig``: ``mpiexec -n 4 python -m mpi_exercises nbl-testjig``
-2      ``allreduce.json``   ``allreduce-runs``: ``python -m mpi_exercises.labdata allreduce-runs``
-3      ``logp.json``        ``logp``: ``mpiexec -n 2 python -m mpi_exercises logp``
-3      ``barriers.json``    ``barrier-bench``: ``mpiexec -n <cores> ... barrier-bench``
-4      ``lop.json``         ``lop``: ``mpiexec -n 8 python -m mpi_exercises lop``
-5      ``predict.json``     ``predict``: ``mpiexec -n <cores> ... predict --calibration ...``
-5      ``timeline.json``    ``timeline``: ``mpiexec -n 2 python -m mpi_exercises timeline ...``
-=====  ===================  ==================================================================
+Which lab hands in which file, and each file's kind (the command that writes it, the fields the
+labs read, the ranks it needs), are declared once, in :mod:`mpi_exercises.labspec`.
 
 ``load(path, kind)`` reads one and checks that it is there, is a regular file (never a link, a
 pipe or a device) of at most :data:`netmodels.outputs.MAX_INPUT_BYTES`, is JSON and whole (not
@@ -29,11 +18,8 @@ command that writes it again, e.g. ::
     and 1 measure, any other rank only waits). Write it again, from the lab's folder, with:
     mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json
 
-Lab 2's ``allreduce.json`` is the one file no benchmark writes by itself: ten runs of
-``python -m mpi_exercises allreduce`` (Tree, ring, and Snake and Fence with four block sizes,
-N = 10^5 doubles, on 4 ranks), each the JSON that command writes, collected as ``{"runs":
-[...]}``.  :func:`measure_allreduce_runs` makes them (it starts ``mpiexec`` for each run), and
-is the lab's one way to get the file, from a terminal ::
+Lab 2's ``allreduce.json`` (ten ``allreduce`` runs, :mod:`mpi_exercises.allreduce_runs`) comes
+from a terminal ::
 
     python -m mpi_exercises.labdata allreduce-runs --json allreduce.json
 
@@ -51,13 +37,11 @@ if __name__ == "__main__":      # a Ctrl-C while the modules below load: one lin
     ctrl_c_in_one_line("python -m mpi_exercises.labdata")
 
 import json
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+
+from .allreduce_runs import ALLREDUCE_CASES, measure_allreduce_runs, mpiexec, under_launcher  # noqa: F401
+from .labspec import KINDS, Kind  # noqa: F401 (the kinds are declared with the labs)
 
 
 class LabDataError(ValueError):
@@ -68,78 +52,6 @@ class LabDataError(ValueError):
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
 
-
-@dataclass(frozen=True)
-class Kind:
-    """A kind of data file: the ``"benchmark"`` its command records (None: ten ``allreduce``
-    runs), the command that writes it (``{path}``: the file), the fields the labs read
-    (dotted paths; ``key[]`` is a non-empty list, every item of which must hold the rest of
-    the path), and the ranks it must have been measured with (``ranks``: exactly;
-    ``min_ranks``: at least; ``why_ranks``: why, in words)."""
-
-    benchmark: str | None
-    command: str
-    fields: tuple[str, ...]
-    ranks: int | None = None
-    min_ranks: int | None = None
-    why_ranks: str = ""
-
-    def write_with(self, path) -> str:
-        return self.command.format(path=path)
-
-
-#: the environment every benchmark records; the labs print and check parts of it
-_ENV = ("environment.ranks", "environment.cores", "environment.date", "environment.mpi_library", "oversubscribed")
-
-#: data file kinds, by the name of the command that writes them
-KINDS: dict[str, Kind] = {
-    "pingpong": Kind(
-        "pingpong", "mpiexec -n 2 python -m mpi_exercises pingpong --json {path}",
-        _ENV + ("results[].bytes", "results[].median_s", "results[].min_s"),
-        ranks=2, why_ranks="ranks 0 and 1 measure, any other rank only waits"),
-    "nbl-testjig": Kind(
-        "nbl-testjig", "mpiexec -n 4 python -m mpi_exercises nbl-testjig --json {path}",
-        _ENV + ("table.S", "table.T_s.1", "table.T_s.2", "table.T_s.4", "table.T_s.6",
-                "combine.c2_s_per_elem", "combine.c3_s_per_elem"),
-        ranks=4, why_ranks="the centre rank and its 3 neighbours measure L = 1, 2, 4 and 6 links"),
-    "allreduce-runs": Kind(
-        None, "python -m mpi_exercises.labdata allreduce-runs --json {path}",
-        ("runs[].benchmark", "runs[].environment.ranks", "runs[].environment.cores", "runs[].oversubscribed",
-         "runs[].parameters.algorithm", "runs[].parameters.N", "runs[].parameters.block",
-         "runs[].parameters.mesh", "runs[].results.min_s", "runs[].results.median_s")),
-    "logp": Kind(
-        "logp-prtt", "mpiexec -n 2 python -m mpi_exercises logp --json {path}",
-        _ENV + ("parameters.n", "results[].bytes", "results[].d_s", "results[].prtt_1_0.min_s",
-                "results[].prtt_n_0.min_s", "results[].prtt_n_d.min_s", "results[].o_r.min_s"),
-        ranks=2, why_ranks="ranks 0 and 1 measure, any other rank only waits"),
-    "barrier-bench": Kind(
-        "barrier", "mpiexec -n <cores> python -m mpi_exercises barrier-bench --json {path}",
-        _ENV + ("results[].algorithm", "results[].options", "results[].min_s"),
-        min_ranks=2, why_ranks="a barrier needs two ranks to synchronise"),
-    "lop": Kind(
-        "lop", "mpiexec -n 8 python -m mpi_exercises lop --json {path}",
-        _ENV + ("results[].peers", "results[].rtt_per_message_single.min_s", "results[].os_single.min_s",
-                "barrier[].options.n", "barrier[].min_s"),
-        min_ranks=5, why_ranks="the fits need round trips to at least 4 peer counts"),
-    "predict": Kind(
-        "predict", "mpiexec -n <cores> python -m mpi_exercises predict --calibration pingpong.json logp.json "
-                   "--json {path}",
-        _ENV + ("valid", "reliable", "stable", "drift", "load_average_1min", "command", "calibration.source",
-                "calibration.models.alpha-beta.alpha", "calibration.models.alpha-beta.beta",
-                "calibration.models.loggp.L", "calibration.models.loggp.o_s", "calibration.models.loggp.o_r",
-                "calibration.models.loggp.g", "calibration.models.loggp.G",
-                "rows[].collective", "rows[].algorithm", "rows[].nelems", "rows[].measured_s",
-                "rows[].software_s", "rows[algorithm!=mpi].network_s.alpha-beta",
-                "rows[algorithm!=mpi].network_s.loggp", "rows[algorithm!=mpi].schedule",
-                "summary.alpha-beta.with_software.median_abs", "summary.alpha-beta.network_only.median_abs",
-                "summary.loggp.with_software.median_abs", "summary.loggp.network_only.median_abs",
-                "summary.nbl.with_software.median_abs", "summary.nbl.network_only.median_abs")),
-    "timeline": Kind(
-        "timeline", "mpiexec -n 2 python -m mpi_exercises timeline allreduce.ALGORITHM -N ELEMENTS --json {path}",
-        ("algorithm", "P", "N", "aligned", "load_average_1min", "measured.nprocs", "measured.kinds",
-         "measured.columns.rank", "measured.columns.step", "measured.columns.kind", "measured.columns.start",
-         "measured.columns.end")),
-}
 
 #: the command of every ``"benchmark"`` a result file can name, for "this is another file" messages
 _WRITTEN_BY = {kind.benchmark: name for name, kind in KINDS.items() if kind.benchmark}
@@ -371,111 +283,6 @@ def cannot_pass(what: str, data, kind: str, path: str) -> str:
         "the file records no warning, but a burst of load between the benchmark's rounds does this")
     return (f"{DISTURBED}: {what}, so no correct answer can pass this test ({recorded}). Measure again when the "
             f"machine is quiet (close other programs): {KINDS[kind].write_with(path)}, then run the notebook again.")
-
-
-# ---------------------------------------------------------------- lab 2: the allreduce runs
-#: lab 2's runs: (algorithm, block size in elements or None), N = 10^5 doubles on 4 ranks
-ALLREDUCE_CASES = (("tree", None), ("ring", None)) + tuple(
-    (algorithm, block) for algorithm in ("snake", "fence") for block in (1000, 3000, 10_000, 30_000))
-
-
-def mpiexec() -> str:
-    """The ``mpiexec`` next to this Python (the kit's environment), else the first on PATH."""
-    here = Path(sys.executable).with_name("mpiexec")
-    return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
-
-
-def under_launcher(env=None) -> bool:
-    """True when this process is itself a rank started by ``mpiexec`` or ``srun``."""
-    env = os.environ if env is None else env
-    return any(k in env for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID"))
-
-
-def _kill_job(proc: subprocess.Popen) -> None:
-    """Stop a launcher started in a session of its own and every process under it (Hydra
-    starts each rank in a session of its own, so its process group alone is not enough)."""
-    import signal
-
-    try:
-        import psutil
-
-        children = psutil.Process(proc.pid).children(recursive=True)
-    except Exception:                      # no psutil, or the launcher is gone
-        children = []
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    for child in children:
-        try:
-            child.kill()
-        except Exception:
-            pass
-    proc.communicate()
-
-
-#: seconds a job given a Ctrl-C has to end by itself before it is killed
-INTERRUPT_GRACE_S = 3.0
-
-
-def _interrupt_job(proc: subprocess.Popen) -> None:
-    """Pass a Ctrl-C on to a launcher started in a session of its own: its ranks end as on a
-    Ctrl-C of their own (:mod:`mpi_exercises.interrupt`: MPI's shared memory removed); what
-    still runs after :data:`INTERRUPT_GRACE_S` is killed."""
-    import signal
-
-    try:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=INTERRUPT_GRACE_S)
-    except subprocess.TimeoutExpired:
-        _kill_job(proc)
-
-
-def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 100_000,
-                           cases=ALLREDUCE_CASES, repeat: int = 20, timeout: float = 900, echo=print) -> int:
-    """Lab 2's ``allreduce.json``: one ``mpiexec -n ranks python -m mpi_exercises allreduce
-    --algorithm A -N nelems [--block B] --repeat repeat --json ...`` per case of ``cases``,
-    each run's JSON kept whole, written to ``path`` as ``{"runs": [...]}`` once every run
-    succeeded (an existing file is left as it was otherwise).  ``echo`` gets each run's first
-    line.  Returns 0, or 1 with one line on stderr naming the run that failed; a Ctrl-C stops
-    the run under way (its whole job) and raises KeyboardInterrupt."""
-    from netmodels.outputs import output_problem, write_json
-
-    why = output_problem(path)
-    if why:
-        print(f"error: {why}", file=sys.stderr)
-        return 1
-    runs = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for algorithm, block in cases:
-            out = Path(tmp) / "run.json"
-            argv = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "mpi_exercises", "allreduce",
-                    "--algorithm", algorithm, "-N", str(nelems), "--repeat", str(repeat), "--json", str(out)]
-            if block:
-                argv += ["--block", str(block)]
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=True)
-            try:
-                stdout, stderr = proc.communicate(timeout=timeout)
-            except KeyboardInterrupt:       # Ctrl-C: the job, in a session of its own, is ended too
-                _interrupt_job(proc)
-                raise
-            except subprocess.TimeoutExpired:
-                _kill_job(proc)
-                print(f"error: {' '.join(argv[3:])} did not finish within {timeout:g} s and was stopped; "
-                      f"{path} was not written", file=sys.stderr)
-                return 1
-            lines = stdout.strip().splitlines()
-            if proc.returncode != 0 or not out.exists():
-                last = (stderr.strip().splitlines() or lines or ["no output"])[-1]
-                print(f"error: {' '.join(argv[3:])} exited with status {proc.returncode} ({last}); "
-                      f"{path} was not written", file=sys.stderr)
-                return 1
-            echo(lines[0] if lines else f"{algorithm} block {block}: done")
-            runs.append(json.loads(out.read_text()))
-    write_json(path, {"runs": runs})
-    echo(f"{len(runs)} runs written to {path}")
-    return 0
 
 
 def build_parser():

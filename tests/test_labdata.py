@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from mpi_exercises import labdata
+from mpi_exercises import allreduce_runs, labdata
 from mpi_exercises.labdata import KINDS, LabDataError, load
 from tests.mpirun import ROOT
 
@@ -211,7 +211,7 @@ def fake_mpiexec(tmp_path, monkeypatch, marker="ok"):
     fake = tmp_path / "mpiexec"
     fake.write_text(FAKE_MPIEXEC.format(python=sys.executable, marker=marker))
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(labdata, "mpiexec", lambda: str(fake))
+    monkeypatch.setattr(allreduce_runs, "mpiexec", lambda: str(fake))
 
 
 def test_allreduce_runs_writes_what_the_lab_loads(tmp_path, monkeypatch):
