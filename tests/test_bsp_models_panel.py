@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from netmodels.figures import models_panel as mp  # noqa: E402
-from netmodels.models import bsp, logp  # noqa: E402
+from netmodels.models import bsp, logp, logp_barriers  # noqa: E402
 from netmodels.models.alphabeta import AlphaBeta  # noqa: E402
 from tests.mpirun import ROOT  # noqa: E402
 
@@ -27,7 +27,7 @@ def test_columns_equal_closed_forms_computed_apart(P):
     d = mp.model_costs("dissemination barrier", P, N, M)
     assert d["PRAM steps"] == R
     assert d["BSP"] == pytest.approx(R * M.bsp.l)                # words: empty messages cost 0
-    assert d["LogP"] == pytest.approx(logp.barrier_time("dissemination", M.logp.with_P(P)))
+    assert d["LogP"] == pytest.approx(logp_barriers.barrier_time("dissemination", M.logp.with_P(P)))
     assert d[mp.STANDARD] == pytest.approx(R * 2 * a)                  # one send + one receive per step
     r = mp.model_costs("recursive doubling allreduce", P, N, M)
     assert r["BSP"] == pytest.approx(R * (M.bsp.g * N + M.bsp.l))
@@ -43,7 +43,7 @@ def test_reference_machine_comes_from_the_three_benchmarks():
             for k in ("bsp", "logp", "pingpong")}
     m = mp.machine_from_reference(data["bsp"], data["logp"], data["pingpong"])
     assert m.bsp.g == max(data["bsp"]["fit_min"]["g_s"], 0) and m.bsp.unit == "words"
-    from netmodels.models.logp import fit_results    # the one LogP fit, as the LogP chapter's
+    from netmodels.models.logp_fit import fit_results    # the one LogP fit, as the LogP chapter's
 
     lp = fit_results(data["logp"]["results"], data["logp"]["parameters"]["n"], "min_s")
     assert (m.logp.L, m.logp.o_s, m.logp.o_r, m.logp.g) == (max(lp.L, 0.0), lp.o_s, lp.o_r, lp.g)

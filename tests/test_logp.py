@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from netmodels.algorithms import barriers, registry
-from netmodels.models import logp
+from netmodels.models import logp, logp_barrier_bound, logp_barriers, logp_fit
 from netmodels.simulate import simulate
 from netmodels.models.machines import HOEFLER2005_BARRIER_TIMES
 from netmodels.algorithms.schedule import Schedule
@@ -91,7 +91,7 @@ def test_closed_forms_equal_the_simulation_when_regular_and_bound_it_otherwise(r
             for P in Ps:
                 m = logp.LogP(L, o, g, P, o_r=o_r)
                 sim = simulate(build(name, P, **opts), m).time
-                closed = logp.barrier_time(name, m, **opts)
+                closed = logp_barriers.barrier_time(name, m, **opts)
                 assert sim <= closed * (1 + 1e-12) + 1e-12, (name, opts, P)
                 if _regular(name, P, opts):
                     assert closed == pytest.approx(sim, rel=1e-12, abs=1e-12), (name, opts, P)
@@ -99,11 +99,11 @@ def test_closed_forms_equal_the_simulation_when_regular_and_bound_it_otherwise(r
 
 def test_slides_dissemination_formula_when_o_exceeds_g():
     m = logp.LogP(L=50e-6, o=5e-6, g=2e-6, P=128)
-    assert logp.barrier_time("dissemination", m) == pytest.approx((2 * m.o + m.L) * 7)
+    assert logp_barriers.barrier_time("dissemination", m) == pytest.approx((2 * m.o + m.L) * 7)
     # and the slides' max{t_r, t_s} * ceil(log2 P) overstates it only when g > 2o + L:
     gappy = logp.LogP(L=1e-6, o=1e-6, g=10e-6, P=8)
-    assert logp.barrier_time("dissemination", gappy) == pytest.approx(gappy.one_way + 2 * gappy.g)
-    assert logp.barrier_time("dissemination", gappy) < 3 * gappy.t_r
+    assert logp_barriers.barrier_time("dissemination", gappy) == pytest.approx(gappy.one_way + 2 * gappy.g)
+    assert logp_barriers.barrier_time("dissemination", gappy) < 3 * gappy.t_r
 
 
 def test_base_equations_of_the_slides():
@@ -120,7 +120,7 @@ def test_hand_computed_central_counter_and_tournament_timelines():
     # central counter, P = 3: arrivals at 11, root receives 11-12 and 12-13, sends at 13
     # and 14, the last release is received 14 + 1 + 10 .. + 1 = 26.
     assert simulate(barriers.central_counter(3), m).time == 26.0
-    assert logp.barrier_time("central_counter", m) == 26.0
+    assert logp_barriers.barrier_time("central_counter", m) == 26.0
     # dissemination, P = 5: three rounds of o + L + o
     assert simulate(barriers.dissemination(5), m).time == 36.0
 
@@ -131,12 +131,12 @@ def test_knowledge_bound_is_below_every_algorithm_and_tight_for_small_P():
         L, o = rng.uniform(0, 20), rng.uniform(0.1, 3)
         for P in (2, 3, 5, 8, 17, 64):
             m = logp.LogP(L, o, rng.uniform(0, o), P)
-            bound = logp.knowledge_bound(m)
+            bound = logp_barrier_bound.knowledge_bound(m)
             best = min(simulate(build(n, P, **opts), m).time for n, opts in VARIANTS)
             assert bound <= best + 1e-9
     m = logp.LogP(L=10.0, o=1.0, g=0.0, P=3)
-    assert logp.knowledge_bound(m) == 13.0  # two receives after one latency: 11, 12, 13
-    assert logp.barrier_time("nway_dissemination", m, n=2) == 13.0
+    assert logp_barrier_bound.knowledge_bound(m) == 13.0  # two receives after one latency: 11, 12, 13
+    assert logp_barriers.barrier_time("nway_dissemination", m, n=2) == 13.0
 
 
 def _greedy_broadcast(P, f, w):
@@ -159,23 +159,23 @@ def test_knowledge_bound_equals_brute_force_greedy_broadcast():
         L, o, g = rng.uniform(0, 20), rng.uniform(0.1, 3), rng.uniform(0, 4)
         for P in (2, 3, 4, 7, 30, 200):
             m = logp.LogP(L, o, g, P)
-            assert logp.knowledge_bound(m) == pytest.approx(_greedy_broadcast(P, m.f_r, m.one_way), rel=1e-12)
+            assert logp_barrier_bound.knowledge_bound(m) == pytest.approx(_greedy_broadcast(P, m.f_r, m.one_way), rel=1e-12)
 
 
 def test_dissemination_is_not_optimal_when_latency_dominates():
     m = logp.LogP(L=100e-6, o=1e-6, g=0.0, P=1024)
-    diss = logp.barrier_time("dissemination", m)
-    nway = min(logp.barrier_time("nway_dissemination", m, n=n) for n in range(2, 40))
+    diss = logp_barriers.barrier_time("dissemination", m)
+    nway = min(logp_barriers.barrier_time("nway_dissemination", m, n=n) for n in range(2, 40))
     assert nway < 0.5 * diss
-    assert logp.knowledge_bound(m) < nway
+    assert logp_barrier_bound.knowledge_bound(m) < nway
 
 
 def test_prtt_fit_recovers_loggp_from_its_forward_model():
     true = logp.LogGP(L=3e-6, o=1.5e-6, g=2e-6, P=2, o_r=1.0e-6, G=0.4e-9)
     sizes = np.array([0, 64, 1024, 4096, 16384, 65536])
     n, d = 10, 200e-6
-    fit = logp.fit_prtt(sizes, logp.prtt_model(true, 1, 0, sizes), logp.prtt_model(true, n, 0, sizes),
-                        logp.prtt_model(true, n, d, sizes), n, d, true.o_r)
+    fit = logp_fit.fit_prtt(sizes, logp_fit.prtt_model(true, 1, 0, sizes), logp_fit.prtt_model(true, n, 0, sizes),
+                        logp_fit.prtt_model(true, n, d, sizes), n, d, true.o_r)
     assert fit.g == pytest.approx(true.g) and fit.G == pytest.approx(true.G)
     assert fit.o_s == pytest.approx(true.o_s) and fit.L == pytest.approx(true.L)
     assert fit.model().L == pytest.approx(true.L)
@@ -194,7 +194,7 @@ def _netgauge_data(L, o_s, o_r, g, G, sizes, n, d):
 def test_prtt_fit_recovers_g_and_G_whichever_of_o_and_g_is_larger(o_s, g):
     L, o_r, G, n, d = 2e-6, 1.2e-6, 0.4e-9, 8, 300e-6
     sizes = [0, 1, 8, 64, 1024, 4096, 16384, 65536, 262144]
-    fit = logp.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
+    fit = logp_fit.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
     assert fit.g_identified
     assert fit.g == pytest.approx(g, rel=1e-9) and fit.G == pytest.approx(G, rel=1e-9)
     assert fit.L == pytest.approx(L, rel=1e-9) and fit.o_s == pytest.approx(o_s, rel=1e-9)
@@ -211,12 +211,12 @@ def test_prtt_fit_constrains_a_gap_line_that_falls_with_size_to_G_0():
     sizes = [0, 1, 8, 64, 1024, 4096, 16384]
     r1, rn0, rnd = _netgauge_data(L, o_s, o_r, g, 0.0, sizes, n, d)
     tilt = -2e-12 * np.array([max(s - 1, 0) for s in sizes])       # gaps falling by 2 ps a byte
-    fit = logp.fit_prtt(sizes, r1, rn0 + (n - 1) * tilt, rnd, n, d, o_r)
+    fit = logp_fit.fit_prtt(sizes, r1, rn0 + (n - 1) * tilt, rnd, n, d, o_r)
     gaps = np.array(fit.gap_by_size)[[s in fit.gap_sizes for s in fit.sizes]]
     assert fit.G == 0.0 and fit.g == pytest.approx(float(np.mean(gaps)), rel=1e-12)
     assert fit.G_unconstrained == pytest.approx(-2e-12, rel=1e-6)
     assert any(line.startswith("G: the gaps fall with size") for line in fit.dropped())
-    rising = logp.fit_prtt(sizes, r1, rn0 - (n - 1) * tilt, rnd, n, d, o_r)
+    rising = logp_fit.fit_prtt(sizes, r1, rn0 - (n - 1) * tilt, rnd, n, d, o_r)
     assert rising.G == pytest.approx(2e-12, rel=1e-6) == rising.G_unconstrained
     assert not any(line.startswith("G:") for line in rising.dropped())
 
@@ -224,7 +224,7 @@ def test_prtt_fit_constrains_a_gap_line_that_falls_with_size_to_G_0():
 def test_prtt_fit_says_g_is_not_identifiable_when_every_gap_is_an_overhead():
     L, o_s, o_r, g, G, n, d = 2e-6, 3e-6, 1e-6, 1e-6, 0.4e-9, 8, 300e-6
     sizes = [0, 8, 64, 1024, 4096]            # g + (s-1)G < o_s at all of them
-    fit = logp.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
+    fit = logp_fit.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
     assert not fit.g_identified and math.isnan(fit.g) and math.isnan(fit.G)
     assert fit.g_upper == pytest.approx(o_s) and g <= fit.g_upper
     # G unknown: L takes in the wire time of the median small size (8 B: 7 x 0.4 ns)
@@ -237,7 +237,7 @@ def test_prtt_fit_small_message_parameters_survive_a_cold_first_size():
     r1, rn0, rnd = _netgauge_data(L, o_s, o_r, g, G, sizes, n, d)
     rnd = rnd.copy()
     rnd[0] += (n - 1) * 3.5e-6                # the first size measured o_s(0) = 4.1 µs
-    fit = logp.fit_prtt(sizes, r1, rn0, rnd, n, d, o_r)
+    fit = logp_fit.fit_prtt(sizes, r1, rn0, rnd, n, d, o_r)
     assert fit.o_s_by_size[0] == pytest.approx(4.1e-6)
     assert fit.o_s == pytest.approx(o_s) and fit.L == pytest.approx(L)
     # and it says so: o_s and L at 0 B are named, nothing else (o_r is measured alone)
@@ -249,7 +249,7 @@ def test_prtt_fit_small_message_parameters_survive_a_cold_first_size():
 def test_prtt_fit_names_no_outlier_in_clean_data():
     L, o_s, o_r, g, G, n, d = 1e-6, 0.6e-6, 1.3e-6, 1.2e-6, 0.2e-9, 10, 50e-6
     sizes = [0, 1, 8, 64, 1024, 8192]
-    fit = logp.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
+    fit = logp_fit.fit_prtt(sizes, *_netgauge_data(L, o_s, o_r, g, G, sizes, n, d), n, d, o_r)
     assert fit.outliers == () and fit.dropped() == []
 
 
@@ -258,7 +258,7 @@ def test_loggp_message_time_and_prtt_model_share_the_s_minus_1_convention():
     for s in (0, 1, 2, 1000):
         one_way = 1e-6 + 2e-6 + 1.5e-6 + max(s - 1, 0) * 1e-9   # Alexandrov et al.'s definition
         assert m.message_time(s) == pytest.approx(one_way)
-        assert logp.prtt_model(m, 1, 0.0, s) == pytest.approx(2 * one_way)
+        assert logp_fit.prtt_model(m, 1, 0.0, s) == pytest.approx(2 * one_way)
     assert m.wire_time(1001) == pytest.approx(1000e-9)
 
 
@@ -268,22 +268,22 @@ def test_an_option_the_algorithm_does_not_take_is_a_valueerror_naming_who_takes_
     with pytest.raises(ValueError, match=r"'n' is an option of barrier.nway_dissemination"):
         build("combining_tree", 8, n=2)
     with pytest.raises(ValueError, match=r"'fan_in' is an option of combining_tree"):
-        logp.barrier_time("dissemination", logp.LogP(1, 1, 1, 8), fan_in=3)
+        logp_barriers.barrier_time("dissemination", logp.LogP(1, 1, 1, 8), fan_in=3)
     assert build("tournament", 8, release="flat").nsteps == 4
 
 
 def test_barrier_table_fit_recovers_synthetic_parameters():
     true = logp.LogP(L=200e-6, o=12e-6, g=0.0, P=2)
-    rows = [(a, P, logp.barrier_time(a, true.with_P(P))) for a in
+    rows = [(a, P, logp_barriers.barrier_time(a, true.with_P(P))) for a in
             ("central_counter", "dissemination", "tournament") for P in (128, 256)]
-    fit = logp.fit_barrier_times(rows)
+    fit = logp_fit.fit_barrier_times(rows)
     assert fit.L == pytest.approx(true.L, rel=1e-6) and fit.o == pytest.approx(true.o, rel=1e-6)
     assert fit.rms_relative < 1e-8
 
 
 def test_slides_table_is_typed_once_and_fit_to_it_explains_the_winner():
     rows = [(a, P, t) for a, d in HOEFLER2005_BARRIER_TIMES.items() if a != "open_mpi" for P, t in d.items()]
-    fit = logp.fit_barrier_times(rows, {"combining_tree": {"fan_in": 2}})
+    fit = logp_fit.fit_barrier_times(rows, {"combining_tree": {"fan_in": 2}})
     pred = {(a, P): p for a, P, _, p in fit.rows}
     for P in (128, 256):
         assert min((a for a, q in pred if q == P), key=lambda a: pred[a, P]) == "dissemination"
@@ -303,14 +303,14 @@ def test_plogp_and_loggp_agree_with_their_definitions():
     lambda: logp.LogP(-1, 1, 1, 2), lambda: logp.LogP(1, -1e-9, 1, 2), lambda: logp.LogP(1, 1, -1, 2),
     lambda: logp.LogP(1, 1, 1, 0), lambda: logp.LogP(1, 1, 1, 2.5), lambda: logp.LogP(math.nan, 1, 1, 2),
     lambda: logp.LogGP(1, 1, 1, 2, G=-1),
-    lambda: logp.barrier_time("bogus", logp.LogP(1, 1, 1, 2)),
-    lambda: logp.barrier_time("dissemination", logp.LogP(1, 1, 1, 2), fan_in=3),
-    lambda: logp.barrier_time("combining_tree", logp.LogP(1, 1, 1, 2), fan_in=1),
-    lambda: logp.barrier_time("dissemination", (1, 1, 1, 2)),
+    lambda: logp_barriers.barrier_time("bogus", logp.LogP(1, 1, 1, 2)),
+    lambda: logp_barriers.barrier_time("dissemination", logp.LogP(1, 1, 1, 2), fan_in=3),
+    lambda: logp_barriers.barrier_time("combining_tree", logp.LogP(1, 1, 1, 2), fan_in=1),
+    lambda: logp_barriers.barrier_time("dissemination", (1, 1, 1, 2)),
     lambda: logp.PLogP(1, (0, 1), (1,), (1, 1), (1, 1)),
     lambda: build("bogus", 4), lambda: barriers.dissemination(0),
     lambda: barriers.nway_dissemination(4, n=0), lambda: barriers.tournament(4, release="x"),
-    lambda: logp.fit_barrier_times([("dissemination", 8, 1e-3)]),
+    lambda: logp_fit.fit_barrier_times([("dissemination", 8, 1e-3)]),
 ])
 def test_bad_parameters_raise_valueerror(call):
     with pytest.raises(ValueError):
@@ -361,10 +361,10 @@ def test_prtt_fit_constrains_a_negative_latency_and_says_it_is_not_identifiable(
     r1 = np.full(4, 2.8e-6)
     rn0 = r1 + (n - 1) * g
     rnd = r1 + (n - 1) * (o_s + d)
-    fit = logp.fit_prtt(sizes, r1, rn0, rnd, n, d, o_r)
+    fit = logp_fit.fit_prtt(sizes, r1, rn0, rnd, n, d, o_r)
     assert fit.L_unconstrained == pytest.approx(1.4e-6 - 1.9e-6)
     assert not fit.L_identified and fit.L == 0.0 and fit.model().L == 0.0
-    good = logp.fit_prtt(sizes, r1 + 2e-6, rn0 + 2e-6, rnd + 2e-6, n, d, o_r)
+    good = logp_fit.fit_prtt(sizes, r1 + 2e-6, rn0 + 2e-6, rnd + 2e-6, n, d, o_r)
     assert good.L_identified and good.L == pytest.approx(0.5e-6) == good.L_unconstrained
 
 

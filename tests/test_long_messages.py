@@ -20,7 +20,7 @@ from netmodels import fit_piecewise
 from netmodels.algorithms import registry
 from netmodels.models import table
 from netmodels.models.alphabeta import AlphaBeta, SegmentedAlphaBeta
-from netmodels.models.logp import fit_copy_overhead
+from netmodels.models.logp_fit import fit_copy_overhead
 from netmodels.simulate import simulate
 from tests.mpirun import run_mpi_ok
 

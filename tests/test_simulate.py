@@ -2,8 +2,8 @@
 
 References: the per-transfer LogP simulation (tests/logp_reference.py), the
 per-transfer NBL cost (tests/nbl_reference.py), the NBL paper's closed forms
-(netmodels.models.nbl_paper.time), the LogP barrier closed forms (logp.barrier_time),
-Netgauge's PRTT forward model (logp.prtt_model), and closed forms derived by hand in
+(netmodels.models.nbl_paper.time), the LogP barrier closed forms (logp_barriers.barrier_time),
+Netgauge's PRTT forward model (logp_fit.prtt_model), and closed forms derived by hand in
 the docstrings below, up to P = 2^20.
 """
 
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from netmodels.algorithms import arrays, barriers, broadcast, combining, registry
 from netmodels.algorithms.arrays import ArraySchedule, ArrayStep
 from netmodels.algorithms.schedule import Schedule, Transfer
-from netmodels.models import logp, nbl, nbl_paper
+from netmodels.models import logp, logp_barriers, logp_fit, nbl, nbl_paper
 from netmodels.models.alphabeta import AlphaBeta
 from netmodels.models.machines import DELTA
 from netmodels.simulate import simulate
@@ -155,10 +155,10 @@ BIG = [3, 1000, 12345, 2**17 + 1, 2**20]
 
 @pytest.mark.parametrize("p", BIG)
 def test_dissemination_under_logp_equals_the_closed_form(p):
-    """logp.barrier_time: one_way + (R - 1) max(g, one_way), R = ceil(log2 P), any P."""
+    """logp_barriers.barrier_time: one_way + (R - 1) max(g, one_way), R = ceil(log2 P), any P."""
     a = barriers.dissemination(p)
     for m in (LOGP if p < 2**20 else LOGP[1:]):       # at 2^20 the binding gap only (fast tests)
-        want = logp.barrier_time("dissemination", m.with_P(p))
+        want = logp_barriers.barrier_time("dissemination", m.with_P(p))
         for sem in ("sync", "stepwise"):
             assert rel(simulate(a, m, semantics=sem).time, want) <= 1e-12, (p, sem)
 
@@ -207,7 +207,7 @@ def test_ring_under_alphabeta(p):
 
 
 def test_loggp_round_trip_equals_the_prtt_forward_model():
-    """n back-to-back messages then one answer: PRTT(n, 0, s) of logp.prtt_model when the
+    """n back-to-back messages then one answer: PRTT(n, 0, s) of logp_fit.prtt_model when the
     receiver keeps up (o_r <= g + (s - 1) G)."""
     m = logp.LogGP(L=3 * US, o=1 * US, g=2 * US, P=2, o_r=1.5 * US, G=1e-9)
     for nmsg in (1, 2, 10):
@@ -215,7 +215,7 @@ def test_loggp_round_trip_equals_the_prtt_forward_model():
             s = Schedule("prtt", 2, nbytes, [tuple(Transfer(0, 1, 0, nbytes) for _ in range(nmsg)),
                                              (Transfer(1, 0, 0, nbytes),)])
             got = simulate(s, m, semantics="stepwise", elem_bytes=1).time
-            assert rel(got, float(logp.prtt_model(m, nmsg, 0.0, nbytes))) <= 1e-12
+            assert rel(got, float(logp_fit.prtt_model(m, nmsg, 0.0, nbytes))) <= 1e-12
 
 
 # ----------------------------------------------------------------------------- contention

@@ -9,7 +9,7 @@ import pytest
 
 from netmodels.__main__ import main
 from netmodels.algorithms import registry
-from netmodels.models import logp
+from netmodels.models import logp_barriers
 from netmodels.models.machines import KIT_VM_LOGGP
 from tests.mpirun import ROOT
 
@@ -28,7 +28,7 @@ def test_dissemination_at_2_20_under_logp_equals_the_closed_form(tmp_path):
     m = KIT_VM_LOGGP
     assert m.g <= m.one_way            # so every round costs one message end to end
     assert data["time_s"] == pytest.approx(20 * (m.L + m.o_s + m.o_r), rel=1e-12)
-    assert data["time_s"] == pytest.approx(logp.barrier_time("dissemination", m.with_P(2**20)), rel=1e-12)
+    assert data["time_s"] == pytest.approx(logp_barriers.barrier_time("dissemination", m.with_P(2**20)), rel=1e-12)
     assert (data["steps"], data["messages"], data["bytes"]) == (20, 20 * 2**20, 0)
 
 

@@ -167,7 +167,7 @@ def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
     Minima are the better estimate on a machine shared with other jobs: noise only
     ever adds time.
     """
-    from netmodels.models.logp import fit_results
+    from netmodels.models.logp_fit import fit_results
 
     col = lambda key: [r[key][statistic] for r in results]  # noqa: E731
     f = fit_results(results, n, statistic)

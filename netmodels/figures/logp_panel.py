@@ -2,7 +2,7 @@
 
 :func:`barrier_spec` declares the figure once (:mod:`netmodels.figures.panel`): its live
 panel (JupyterLab, ``barrier_spec(...).live()``) and its static twin (the HTML book,
-``.static()``) both draw :func:`barrier_curves`, the closed forms of :func:`netmodels.models.logp.barrier_time`, for
+``.static()``) both draw :func:`barrier_curves`, the closed forms of :func:`netmodels.models.logp_barriers.barrier_time`, for
 P from 2 to 10^6.  Units: seconds inside, µs on the axes.
 """
 
@@ -12,7 +12,9 @@ import functools
 
 import numpy as np
 
-from ..models.logp import LogP, barrier_time, knowledge_bound
+from ..models.logp import LogP
+from ..models.logp_barrier_bound import knowledge_bound
+from ..models.logp_barriers import barrier_time
 from .panel import Control, PanelSpec, draw
 
 US = 1e-6

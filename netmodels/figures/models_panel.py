@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._check import positive_int
-from ..models import bsp, logp, table
+from ..models import bsp, table
+from ..models.logp import LogP
+from ..models.logp_fit import fit_results
 from ..models.alphabeta import AlphaBeta
 from ..models.nbl import NBLModel
 from ..simulate.engine import ELEM_BYTES, simulate  # noqa: F401 (ELEM_BYTES: named in the docstring)
@@ -44,13 +46,13 @@ class Machine:
     """One machine seen by the three models: BSP (h in words), LogP, α-β (β per byte)."""
 
     bsp: bsp.BSP
-    logp: logp.LogP
+    logp: LogP
     alphabeta: AlphaBeta
 
     def __post_init__(self):
         if not (isinstance(self.bsp, bsp.BSP) and self.bsp.unit == "words"):
             raise ValueError("bsp must be a netmodels.models.bsp.BSP with unit 'words'")
-        if not isinstance(self.logp, logp.LogP):
+        if not isinstance(self.logp, LogP):
             raise ValueError("logp must be a netmodels.models.logp.LogP")
         if not isinstance(self.alphabeta, AlphaBeta):
             raise ValueError("alphabeta must be a netmodels.models.alphabeta.AlphaBeta")
@@ -82,13 +84,13 @@ def describe(algorithm: str, P: int, N: int, costs: dict) -> str:
 def machine_from_reference(bsp_json: dict, logp_json: dict, pingpong_json: dict) -> Machine:
     """This machine as measured by ``python -m mpi_exercises bsp``, ``logp`` and ``pingpong``
     (their JSON files, loaded): BSP from its fit to the minima, LogP fitted again to the
-    stored minima by :func:`netmodels.models.logp.fit_results` (the LogP chapter's fit; L
+    stored minima by :func:`netmodels.models.logp_fit.fit_results` (the LogP chapter's fit; L
     clipped at 0, an unidentified g taken as 0), α-β from the ping-pong fit."""
     b, ab = bsp_json["fit_min"], pingpong_json["fit"]["alpha_beta"]
-    lp = logp.fit_results(logp_json["results"], logp_json["parameters"]["n"], "min_s")
+    lp = fit_results(logp_json["results"], logp_json["parameters"]["n"], "min_s")
     g = lp.g if lp.g_identified and np.isfinite(lp.g) else 0.0
     return Machine(bsp.BSP(max(b["g_s"], 0.0), max(b["l_s"], 0.0), "words", name="bsp fit"),
-                   logp.LogP(lp.L, lp.o_s, g, 2, o_r=lp.o_r, name="PRTT fit"),
+                   LogP(lp.L, lp.o_s, g, 2, o_r=lp.o_r, name="PRTT fit"),
                    AlphaBeta(ab["alpha_s"], ab["beta_s_per_byte"], name="ping-pong fit"))
 
 

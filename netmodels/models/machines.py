@@ -221,7 +221,7 @@ from .logp import LogGP  # noqa: E402  (kept next to the entry that uses it)
 #: the minima are the machine's own; the medians' block has o_s = 4.11 µs from one disturbed
 #: 0-byte size, which the LogP chapter warns about.  The latency comes out negative (the
 #: overheads measured alone exceed half the round trip: they overlap through shared memory),
-#: so L is clipped at 0 as :meth:`netmodels.models.logp.PRTTFit.model` does.  It is the
+#: so L is clipped at 0 as :meth:`netmodels.models.logp_fit.PRTTFit.model` does.  It is the
 #: default machine of ``python -m netmodels simulate --model logp/loggp``.
 KIT_VM_LOGGP = LogGP(L=0.0, o=5.667222258883462e-07, g=1.2465040718847995e-06, P=2,
                      o_r=1.2909999895782676e-06, G=5.306434158566671e-12,

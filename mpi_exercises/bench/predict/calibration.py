@@ -170,7 +170,7 @@ def fits(measured: dict) -> dict:
     the exchange's two segments split at the ping-pong's switch (one switch: MPI's); LogGP by
     :func:`logp_bench.fit` on the same statistic, LogGOPS's ``O`` from the PRTT's overheads per
     size (:func:`netmodels.models.logp.fit_copy_overhead`)."""
-    from netmodels.models.logp import fit_copy_overhead
+    from netmodels.models.logp_fit import fit_copy_overhead
 
     from .. import logp_bench, pingpong
 
