@@ -19,13 +19,13 @@ step's messages start.  Tags are the step index modulo 32768.  Transfers of zero
 elements are pure synchronisation messages, so a schedule on an empty vector
 (``nelems == 0``) is a barrier.
 
-Everything is prepared at construction: :func:`plan` (pure, no MPI: testable alone)
-says per step what this rank sends (:class:`Send`) and how each incoming block is
-received and applied (:class:`Incoming`, its :class:`Mode`); one receive buffer as large
-as the largest step needs.  The MPI
+Everything is prepared at construction: the plan (:func:`mpi_exercises.plan.plan`, pure,
+no MPI) says per step what this rank sends and how each incoming block is received and
+applied; one receive buffer as large as the largest step needs.  The MPI
 requests are *persistent* (``Send_init``/``Recv_init``), bound to the last ``buf``
-passed to :meth:`run`: calling ``run`` again with the same array costs, per step,
-one ``Startall``, one ``Waitall`` and the ufunc calls.  :meth:`Executor.bind` binds them
+passed to :meth:`run`, and each block's copy or combine is a call prepared with them:
+calling ``run`` again with the same array costs, per step, one ``Startall``, one ``Waitall``
+and one prepared call per block applied.  :meth:`Executor.bind` binds them
 instead to a working vector made of pieces (the caller's arrays and private memory between
 them), so that blocks go from and to the caller's arrays without copies (alltoall's input and
 output rows); :meth:`Executor.run_bound` runs on those.  A call can also be made in two
@@ -44,10 +44,9 @@ runs its own copy of the step loop, so a call that is not recorded costs what it
 from __future__ import annotations
 
 import bisect
-import enum
 import operator
 import time
-from typing import NamedTuple
+from functools import partial
 
 import numpy as np
 
@@ -55,112 +54,9 @@ from netmodels.algorithms.arrays import ArraySchedule, as_transfers
 from netmodels.algorithms.schedule import Schedule
 
 from . import pages
+from .plan import Incoming, Mode, Send, StepPlan, plan, rbuf_size  # noqa: F401  (the executor's plan, re-exported)
 
 MAX_TAG = 32768
-
-
-# ---------------------------------------------------------------- the plan (no MPI)
-class Mode(enum.Enum):
-    """How an incoming block reaches ``buf``."""
-
-    DIRECT = "direct"                  #: a copied message received straight into buf
-    COPY = "copy"                      #: a message into the receive buffer, copied after the step's messages
-    COMBINE = "combine"                #: a message into the receive buffer, combined after the step's messages
-    LOCAL = "local"                    #: a local copy read from buf when applied (nothing of the step writes its source)
-    LOCAL_COMBINE = "local-combine"    #: the same, combined
-    STAGED = "staged"                  #: a local copy whose source the step also writes: saved before the messages
-    STAGED_COMBINE = "staged-combine"  #: the same, combined
-
-    @property
-    def combines(self) -> bool:
-        return self in (Mode.COMBINE, Mode.LOCAL_COMBINE, Mode.STAGED_COMBINE)
-
-    @property
-    def local(self) -> bool:
-        """A local copy (no message)."""
-        return self in (Mode.LOCAL, Mode.LOCAL_COMBINE, Mode.STAGED, Mode.STAGED_COMBINE)
-
-    @property
-    def buffered(self) -> bool:
-        """The block goes through the receive buffer (at :attr:`Incoming.offset`)."""
-        return self in (Mode.COPY, Mode.COMBINE, Mode.STAGED, Mode.STAGED_COMBINE)
-
-
-class Send(NamedTuple):
-    """A message this rank sends in a step: ``buf[start:stop]`` to ``peer``; ``seq`` numbers
-    the messages to the same peer in the step (0, 1, ...), so that they get different tags."""
-
-    start: int
-    stop: int
-    peer: int
-    seq: int
-
-
-class Incoming(NamedTuple):
-    """A block this rank receives (from ``peer``, or from itself: a local copy) in a step,
-    written to ``buf[start:stop]``; ``offset`` in the receive buffer (buffered modes); ``read``:
-    where the block starts at its source; ``seq`` as in :class:`Send`."""
-
-    peer: int
-    offset: int
-    count: int
-    start: int
-    stop: int
-    mode: Mode
-    read: int
-    seq: int
-
-
-class StepPlan(NamedTuple):
-    """One step of :func:`plan`: this rank's sends and incoming blocks, both in step order."""
-
-    sends: tuple
-    incoming: tuple
-
-
-def plan(schedule, rank: int) -> tuple[StepPlan, ...]:
-    """What ``rank`` does in every step of ``schedule`` (a Schedule or an ArraySchedule): pure,
-    no MPI.  A copied message is received straight into buf (:attr:`Mode.DIRECT`) when its
-    target overlaps nothing else the step sends, reads or writes; a local copy is read from buf
-    when it is applied (:attr:`Mode.LOCAL`) unless the step writes its source (:attr:`Mode.STAGED`)."""
-    out = []
-    for step in as_transfers(schedule).steps:
-        nsent, nrecv = {}, {}      # several messages between one pair in one step: matched in order
-        sends = []
-        for tr in step:
-            if tr.src == rank and tr.dst != rank:
-                seq = nsent[tr.dst] = nsent.get(tr.dst, -1) + 1
-                sends.append(Send(tr.start, tr.stop, tr.dst, seq))
-        incoming = [tr for tr in step if tr.dst == rank and (tr.src != rank or tr.count)]
-        writes = [(tr.recv_start, tr.recv_stop) for tr in incoming]
-        reads = [(s.start, s.stop) for s in sends] + [(tr.start, tr.stop) for tr in incoming if tr.src == rank]
-        recvs, off = [], 0
-        for i, tr in enumerate(incoming):
-            w0, w1 = tr.recv_start, tr.recv_stop
-            others = [w for j, w in enumerate(writes) if j != i]
-            if tr.src == rank:                                   # local copy
-                if all(b <= tr.start or a >= tr.stop for a, b in others):
-                    mode = Mode.LOCAL_COMBINE if tr.combine else Mode.LOCAL
-                    recvs.append(Incoming(rank, 0, tr.count, w0, w1, mode, tr.start, 0))
-                else:
-                    mode = Mode.STAGED_COMBINE if tr.combine else Mode.STAGED
-                    recvs.append(Incoming(rank, off, tr.count, w0, w1, mode, tr.start, 0))
-                    off += tr.count
-                continue
-            seq = nrecv[tr.src] = nrecv.get(tr.src, -1) + 1
-            if not tr.combine and all(b <= w0 or a >= w1 for a, b in others + reads):
-                recvs.append(Incoming(tr.src, 0, tr.count, w0, w1, Mode.DIRECT, tr.start, seq))
-            else:
-                recvs.append(Incoming(tr.src, off, tr.count, w0, w1, Mode.COMBINE if tr.combine else Mode.COPY,
-                                      tr.start, seq))
-                off += tr.count
-        out.append(StepPlan(tuple(sends), tuple(recvs)))
-    return tuple(out)
-
-
-def rbuf_size(steps) -> int:
-    """Elements of the receive buffer a :func:`plan` needs (the largest step's buffered blocks)."""
-    return max((b.offset + b.count for st in steps for b in st.incoming if b.mode.buffered), default=0)
 
 
 def busy_wait(seconds: float) -> None:
@@ -294,7 +190,10 @@ class Executor(Resource):
         elif combines:
             raise ValueError(f"schedule {schedule.name!r} combines data: op must be given")
         self.rank = rank
-        self._scalar_op = {np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
+        # one-element combines of floats as Python scalar arithmetic: a ufunc call on a
+        # one-element array costs several times more (integers would warn on overflow)
+        self._scalar_op = ({np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
+                           if self.dtype.kind in "fc" else None)
         self._plan = plan(schedule, rank)
         #: this rank's first step with messages only sends: then :meth:`start` sends them early.
         #: A rank that receives first has nothing to send early; one whose first step is an
@@ -314,9 +213,9 @@ class Executor(Resource):
         self._bound = None      # the array the persistent requests point into
         self._given = None      # the array last passed to run (a shaped array whose flat view is _bound)
         self._pieces = False    # the requests point into the pieces of bind()
-        self._steps = []        # per step: (requests, staged local copies, blocks to apply)
-        self._first, self._head, self._rest = None, [], []   # split of _steps at the first messages (start)
-        self._first_recvs, self._first_sends = [], []
+        self._steps = []        # per step: (calls before its messages, its requests, calls applying its blocks)
+        self._first, self._head, self._tail = None, [], []   # split of _steps at the first messages (start)
+        self._first_pre, self._first_reqs, self._first_recvs, self._first_sends = (), [], [], []
         #: a call begun by :meth:`start` awaits :meth:`finish`
         self.started = False
         self._step_index = []   # per entry of _steps: the schedule's step
@@ -327,7 +226,7 @@ class Executor(Resource):
 
     # ---------------------------------------------------------------- binding to a buffer
     def _release_requests(self):
-        for reqs, _, _, _ in self._steps:
+        for _, reqs, _ in self._steps:
             for r in reqs:
                 r.Free()
         self._steps, self._bound, self._given, self._pieces = [], None, None, False
@@ -343,44 +242,59 @@ class Executor(Resource):
 
     def _bind_views(self, view):
         """Create the persistent requests on the working vector that ``view(slice(a, b))``
-        gives element ranges of (one array, or the pieces of :meth:`bind`)."""
+        gives element ranges of (one array, or the pieces of :meth:`bind`), and the calls that
+        stage local copies (before the step's messages) and apply the blocks (after them)."""
         self._release_requests()
         comm, t_mpi, rbuf = self.comm, self.mpitype, self._rbuf
-        # one-element combines of floats as Python scalar arithmetic: a ufunc call on a
-        # one-element array costs several times more (integers would warn on overflow)
-        scalar = self.dtype.kind in "fc" and self.ufunc in (np.add, np.multiply)
         steps, index = [], []
         nsteps = len(self._plan)
         for t, (sends, incoming) in enumerate(self._plan):
-            reqs, stage, applies = [], [], []
+            reqs, pre, post = [], [], []
             for b in incoming:
-                dst = view(slice(b.start, b.stop))
+                dst, tag = view(slice(b.start, b.stop)), (t + b.seq * nsteps) % MAX_TAG
                 if b.mode is Mode.DIRECT:
-                    reqs.append(comm.Recv_init([dst, t_mpi], b.peer, (t + b.seq * nsteps) % MAX_TAG))
+                    reqs.append(comm.Recv_init([dst, t_mpi], b.peer, tag))
                     continue
                 if not b.mode.buffered:
                     src = view(slice(b.read, b.read + b.count))
                 else:
                     src = rbuf[b.offset:b.offset + b.count]
                     if b.mode.local:
-                        stage.append((src, view(slice(b.read, b.read + b.count))))
+                        pre.append(partial(np.copyto, src, view(slice(b.read, b.read + b.count))))
                     else:
-                        reqs.append(comm.Recv_init([src, t_mpi], b.peer, (t + b.seq * nsteps) % MAX_TAG))
-                combine = b.mode.combines
-                applies.append((2 if combine and scalar and b.count == 1 else int(combine), dst, src))
+                        reqs.append(comm.Recv_init([src, t_mpi], b.peer, tag))
+                post.append(self._applier(b.mode.combines, dst, src))
+            if self._delay[t]:
+                pre.append(partial(busy_wait, self._delay[t]))
             for s in sends:
                 reqs.append(comm.Send_init([view(slice(s.start, s.stop)), t_mpi], s.peer, (t + s.seq * nsteps) % MAX_TAG))
-            if reqs or applies:
-                steps.append((reqs, stage, applies, self._delay[t]))
+            if reqs or post:
+                steps.append((tuple(pre), reqs, tuple(post)))
                 index.append(t)
         self._steps, self._step_index = steps, index
-        first = next((i for i, entry in enumerate(steps) if entry[0]), None)
+        first = next((i for i, entry in enumerate(steps) if entry[1]), None)
         self._first = first                    # the entry of this rank's first messages (None: it has none)
+        self._head = steps[:first] if first is not None else steps
+        self._tail = []
         if first is not None:                  # its receives come first in its requests (see above)
             k = sum(1 for b in self._plan[index[first]].incoming if not b.mode.local)
-            self._first_recvs, self._first_sends = steps[first][0][:k], steps[first][0][k:]
-        self._head = steps[:first] if first is not None else steps
-        self._rest = steps[first + 1:] if first is not None else []
+            self._first_pre, self._first_reqs, post = steps[first]
+            self._first_recvs, self._first_sends = self._first_reqs[:k], self._first_reqs[k:]
+            self._tail = [((), (), post)] + steps[first + 1:]
+
+    def _applier(self, combine: bool, dst, src):
+        """The call that applies block ``src`` to ``dst``: a copy, or a combine with the op."""
+        if not combine:
+            return partial(np.copyto, dst, src)
+        if self._scalar_op is None or dst.shape[0] != 1:
+            return partial(self.ufunc, dst, src, dst)
+        op = self._scalar_op
+        if dst.dtype.char == "d":              # items of a memoryview are Python floats: cheaper than numpy's
+            dst, src = memoryview(dst), memoryview(src)
+
+        def combine_one():
+            dst[0] = op(dst[0], src[0])
+        return combine_one
 
     def bind(self, pieces) -> None:
         """Bind the persistent requests to a working vector made of ``pieces`` instead of one
@@ -467,23 +381,15 @@ class Executor(Resource):
             self._given = buf
 
     def _execute(self, steps):
-        startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
-        sop = self._scalar_op
-        for reqs, stage, applies, delay in steps:
-            for dst, src in stage:
-                copyto(dst, src)
-            if delay:
-                busy_wait(delay)
+        startall, waitall = self._startall, self._waitall
+        for pre, reqs, post in steps:
+            for f in pre:
+                f()
             if reqs:
                 startall(reqs)
                 waitall(reqs)
-            for kind, dst, src in applies:
-                if kind == 0:
-                    copyto(dst, src)
-                elif kind == 1:
-                    ufunc(dst, src, out=dst)
-                else:
-                    dst[0] = sop(dst[0], src[0])
+            for f in post:
+                f()
 
     # ---------------------------------------------------------------- a call in two halves
     def start(self, buf=None) -> None:
@@ -505,11 +411,8 @@ class Executor(Resource):
             return
         if self._head:
             self._execute(self._head)
-        _, stage, _, delay = self._steps[self._first]
-        for dst, src in stage:
-            np.copyto(dst, src)
-        if delay:
-            busy_wait(delay)
+        for f in self._first_pre:
+            f()
         if self._first_sends:
             self._startall(self._first_sends)
 
@@ -522,20 +425,10 @@ class Executor(Resource):
         if self._first is None:
             self._execute(self._steps)
             return
-        reqs, _, applies, _ = self._steps[self._first]
         if self._first_recvs:
             self._startall(self._first_recvs)
-        self._waitall(reqs)
-        ufunc, copyto, sop = self.ufunc, np.copyto, self._scalar_op
-        for kind, dst, src in applies:
-            if kind == 0:
-                copyto(dst, src)
-            elif kind == 1:
-                ufunc(dst, src, out=dst)
-            else:
-                dst[0] = sop(dst[0], src[0])
-        if self._rest:
-            self._execute(self._rest)
+        self._waitall(self._first_reqs)
+        self._execute(self._tail)
 
     @property
     def first_step(self):
@@ -571,18 +464,15 @@ class Executor(Resource):
         if buf is not self._bound and buf is not self._given:
             self._rebind(buf)
         # _execute's loop with the clock read after Startall, Waitall and the blocks applied
-        # (one function, the times appended to a list; a step with no block to apply was
-        # combined when it completed: one read fewer)
-        startall, waitall, ufunc, copyto = self._startall, self._waitall, self.ufunc, np.copyto
-        sop, clock = self._scalar_op, CLOCK
+        # (the times appended to a list; a step with no block to apply was combined when it
+        # completed: one read fewer)
+        startall, waitall, clock = self._startall, self._waitall, CLOCK
         times = []
         mark = times.append
         mark(clock())
-        for reqs, stage, applies, delay in self._steps:
-            for dst, src in stage:
-                copyto(dst, src)
-            if delay:
-                busy_wait(delay)
+        for pre, reqs, post in self._steps:
+            for f in pre:
+                f()
             if reqs:
                 startall(reqs)
                 mark(clock())
@@ -592,17 +482,11 @@ class Executor(Resource):
                 t = clock()
                 mark(t)
             mark(t)
-            if not applies:                     # nothing to apply: combined when completed
-                mark(t)
-                continue
-            for kind, dst, src in applies:
-                if kind == 0:
-                    copyto(dst, src)
-                elif kind == 1:
-                    ufunc(dst, src, out=dst)
-                else:
-                    dst[0] = sop(dst[0], src[0])
-            mark(clock())
+            if post:
+                for f in post:
+                    f()
+                t = clock()
+            mark(t)
         recorder._times, recorder._index = times, self._step_index
         return buf
 

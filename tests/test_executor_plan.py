@@ -1,4 +1,4 @@
-"""The executor's plan (mpi_exercises.executor.plan): a pure function, tested without MPI.
+"""The executor's plan (mpi_exercises.plan.plan): a pure function, tested without MPI.
 
 The plan of every rank, run by a small numpy interpreter of the step semantics, must
 give the collective's result (checked against numpy's sum and stacking); the modes it
@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from mpi_exercises.executor import Incoming, Mode, Send, StepPlan, plan, rbuf_size
+from mpi_exercises.plan import Incoming, Mode, Send, StepPlan, plan, rbuf_size
 from netmodels.algorithms import registry
 from netmodels.algorithms.schedule import Schedule, Transfer
 from tests.mpirun import ROOT
@@ -127,7 +127,7 @@ def test_modes_say_what_they_do():
 
 
 def test_planning_does_not_import_mpi():
-    code = ("import sys; from mpi_exercises.executor import plan; from netmodels.algorithms import registry; "
+    code = ("import sys; from mpi_exercises.plan import plan; from netmodels.algorithms import registry; "
             "plan(registry.build('allreduce.snake', 4, 100), 2); "
             "assert 'mpi4py' not in sys.modules, 'mpi4py imported'")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
