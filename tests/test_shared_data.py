@@ -20,7 +20,7 @@ from tests.test_class_report import LABS, _scale, _write, make_course
 
 sys.path.insert(0, str(LABS))
 import class_report  # noqa: E402
-import class_report_labs as views  # noqa: E402
+import class_report_views as views  # noqa: E402
 import grade  # noqa: E402
 
 A, B, FAR = "u1034", "u1411", "u1569"     # machines whose lab 1 is an ordinary measurement
