@@ -38,7 +38,7 @@ Rules of the game (the output is a reference result checked by nbval):
 - Axes are fixed (x: the range of ``x``; y: the range of *all* frames), so a move of a
   slider moves the curve instead of silently rescaling the axes; ``layout`` overrides.
   Tick labels are plain numbers (1,000, not 1k), and a log axis labels its powers of ten
-  only, not the 2 and 5 between them (:func:`_ticks`).
+  only, not the 2 and 5 between them (:func:`netmodels.figures.plotly_spec.ticks`).
 - Code stays in SI units; ``x_scale``/``y_scale`` and ``Param.scale`` convert for display.
 
 :func:`slider_heatmap` does the same for a 2-D map (a regime map: which algorithm wins
@@ -70,6 +70,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._check import positive, positive_int
+from . import plotly_spec
+from .plotly_spec import nice
 
 #: Format version of the JSON read by ``nm-interactive.js``.
 SPEC_VERSION = 1
@@ -91,17 +93,6 @@ def grid(start: float, stop: float, num: int, *, log: bool = True) -> np.ndarray
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
             raise ValueError(f"{name} must be a finite real number, got {v!r}")
     return np.linspace(float(start), float(stop), num)
-
-
-def nice(v: float, digits: int = 3) -> str:
-    """``v`` with ``digits`` significant digits for a label: 0.316, 1.75, 1,266, 10,000, 1e+12."""
-    if v == 0 or not math.isfinite(v):
-        return format(v, "g")
-    if not 1e-3 <= abs(v) < 1e9:
-        return format(v, f".{digits}g")
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
-    text = f"{v:,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def with_values(values, extra, rtol: float = 1e-6) -> np.ndarray:
@@ -300,71 +291,6 @@ def _fallback(title: str, params: Mapping[str, Param]) -> str:
             "In JupyterLab, use the live panel of this notebook instead.")
 
 
-def _axis(label: str, log: bool, values: list, cells: bool = False) -> dict:
-    """A Plotly axis over ``values``: 4 % of room on either side or, with ``cells`` (the
-    centres of a heatmap's cells, increasing), half a cell, so that the first and last
-    rows and columns are drawn whole."""
-    # automargin: the margin grows to hold the tick labels and the title, never clipping them
-    axis = {"title": {"text": label}, "type": "log" if log else "linear", "zeroline": False,
-            "automargin": True}
-    finite = [v for v in values if v is not None and (v > 0 or not log)]
-    if finite:
-        if log:
-            finite = [math.log10(v) for v in finite]
-        lo, hi = min(finite), max(finite)
-        if cells and len(finite) > 1:
-            pad_lo, pad_hi = (finite[1] - finite[0]) / 2, (finite[-1] - finite[-2]) / 2
-        else:
-            pad_lo = pad_hi = 0.04 * (hi - lo) if hi > lo else (0.5 if log else max(abs(lo) * 0.1, 1.0))
-        axis["range"] = [float(f"{lo - pad_lo:.6g}"), float(f"{hi + pad_hi:.6g}")]
-    return axis
-
-
-def _ticks(axis: dict, log: bool) -> dict:
-    """Tick labels for an axis of ``range`` (log10 units on a log axis): plain numbers
-    (1,000 and 0.01, never Plotly's 1k or 10m) while they stay short, powers of ten beyond
-    (as :func:`nice`); on a log axis a label at every power of ten only (Plotly would label
-    2 and 5 between them), or at 1, 2 and 5 times a power of ten when the axis spans less
-    than a decade.  An axis that sets its own ticks (``dtick``, ``tickvals``,
-    ``exponentformat``) is left as it is."""
-    rng = axis.get("range")
-    if not rng or axis.get("type") == "category" or {"dtick", "tickvals", "exponentformat"} & set(axis):
-        return axis
-    lo, hi = (10.0 ** r for r in rng) if log else (float(r) for r in rng)
-    big = max(abs(lo), abs(hi))
-    small = min(abs(lo), abs(hi)) if log else big
-    plain = 1e-3 <= small and big < 1e9
-    out = dict(axis, **({"exponentformat": "none", "separatethousands": True} if plain
-                        else {"exponentformat": "power"}))
-    if log:
-        first, last = math.ceil(rng[0]), math.floor(rng[1])
-        if last > first:
-            out["dtick"] = 1
-        else:
-            vals = [m * 10.0 ** e for e in range(math.floor(rng[0]), math.ceil(rng[1]) + 1) for m in (1, 2, 5)
-                    if rng[0] <= math.log10(m) + e <= rng[1]]
-            out.update(tickmode="array", tickvals=vals, ticktext=[nice(v) for v in vals])
-    return out
-
-
-def _check_layout(layout):
-    if layout is None:
-        return {}
-    if not isinstance(layout, Mapping):
-        raise ValueError(f"layout must be a mapping of Plotly layout properties, got {type(layout).__name__}")
-    import plotly.graph_objects as go
-
-    go.Layout(layout)          # raises ValueError naming a bad property
-    return dict(layout)
-
-
-def _merge(base: dict, extra: Mapping) -> dict:
-    out = dict(base)
-    for k, v in extra.items():
-        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) else v
-    return out
-
-
 def _check_options(params, digits, x_scale, y_scale, readout, styles, layout, fig_id):
     """The checked options of :func:`_build`: params as ``Param``, digits, scales, styles, layout."""
     if not isinstance(params, Mapping) or not params:
@@ -382,7 +308,7 @@ def _check_options(params, digits, x_scale, y_scale, readout, styles, layout, fi
     if readout is not None and not callable(readout):
         raise ValueError("readout must be None or a callable readout(**values) -> str")
     styles = dict(styles or {})
-    layout = _check_layout(layout)
+    layout = plotly_spec.check_layout(layout)
     if fig_id is not None and (not isinstance(fig_id, str) or not re.match(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$", fig_id)):
         raise ValueError(f"fig_id must be an HTML id (a letter, then letters, digits, - or _), got {fig_id!r}")
     return params, digits, x_scale, y_scale, styles, layout
@@ -499,71 +425,6 @@ def _tables(fr: _Frames, dims: list[int], readout) -> tuple[list, dict | None]:
     return tables, {"texts": unique, **_factor(codes, dims)}
 
 
-_PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2",
-            "#FF9DA6", "#9D755D", "#BAB0AC", "#EECA3B")
-
-
-def _heatmap_style(fr: _Frames, categories, zlabel: str) -> dict:
-    """A heatmap trace's style: one colour per category, or Viridis fixed over all frames."""
-    style = {"type": "heatmap", "hoverongaps": False}
-    if categories:
-        n = len(categories)
-        scale = []
-        for k in range(n):
-            c = _PALETTE[k % len(_PALETTE)]
-            scale += [[k / n, c], [(k + 1) / n, c]]
-        style.update(zmin=-0.5, zmax=n - 0.5, colorscale=scale,
-                     colorbar={"tickvals": list(range(n)), "ticktext": list(categories),
-                               "title": {"text": zlabel}})
-    else:
-        zs = [v for arr in fr.pool.arrays for row in arr for v in row if v is not None]
-        style.update(colorscale="Viridis", colorbar={"title": {"text": zlabel}})
-        if zs:
-            style.update(zmin=min(zs), zmax=max(zs))
-            if all(float(v).is_integer() for v in zs):     # counts: whole ticks, no 0.5
-                style["colorbar"]["dtick"] = max(1, math.ceil((max(zs) - min(zs)) / 8))
-    style["x"], style["y"] = fr.all_x, _round(fr.ys, fr.digits, fr.y_scale)
-    return style
-
-
-def _traces(kind, fr: _Frames, styles: dict, categories, zlabel: str) -> list[dict]:
-    """Each trace's name and Plotly style (the figure's, merged with ``styles[name]``)."""
-    unknown = set(styles) - set(fr.trace_names)
-    if unknown:
-        raise ValueError(f"styles names unknown traces {sorted(unknown)}; traces are {fr.trace_names}")
-    traces = []
-    for i, name in enumerate(fr.trace_names):
-        if kind == "heatmap":
-            style = _heatmap_style(fr, categories, zlabel)
-        else:
-            style = {"type": "scatter", "mode": "markers" if fr.frames[0][i][0] >= 0 else "lines"}
-        extra = styles.get(name, {})
-        if not isinstance(extra, Mapping):
-            raise ValueError(f"styles[{name!r}] must be a mapping of Plotly trace properties")
-        traces.append({"name": name, "style": _merge(style, extra)})
-    return traces
-
-
-def _layout(kind, fr: _Frames, title, xlabel, ylabel, log_x, log_y, layout) -> dict:
-    """The Plotly layout: fixed axes over every frame, title, legend, margins, then ``layout``."""
-    heatmap = kind == "heatmap"
-    base = {
-        # title left-aligned and a legend below the x-axis title: neither under Plotly's
-        # toolbar (top right) nor over the axis title
-        "title": {"text": title, "font": {"size": 15}, "x": 0.01, "xanchor": "left"} if title else None,
-        "margin": {"l": 70, "r": 20, "t": 60 if title else 20, "b": 50 if heatmap else 55},
-        "height": 440,
-        "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"} if not heatmap else None,
-        "xaxis": _axis(xlabel, log_x, fr.all_x[:fr.xs.size], cells=heatmap),   # markers outside: clipped
-        "yaxis": _axis(ylabel, log_y, _round(fr.ys, fr.digits, fr.y_scale) if heatmap else fr.all_y,
-                       cells=heatmap),
-    }
-    base = _merge({k: v for k, v in base.items() if v is not None}, layout)
-    for name, log in (("xaxis", log_x), ("yaxis", log_y)):
-        base[name] = _ticks(base[name], log)
-    return base
-
-
 def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_scale, log_x, log_y,
            readout, styles, layout, digits, fig_id, categories):
     """The figure of :func:`slider_figure` (``kind="lines"``) or :func:`slider_heatmap`
@@ -584,11 +445,11 @@ def _build(kind, f, x, y, params, *, title, xlabel, ylabel, zlabel, x_scale, y_s
         "params": [{"name": n, "label": p.label, "labels": [p.display(v) for v in p.array],
                     "initial": p.initial_index()} for n, p in params.items()],
         "x": fr.all_x[:xs.size] if kind != "heatmap" else [],
-        "traces": _traces(kind, fr, styles, categories, zlabel),
+        "traces": plotly_spec.traces(kind, fr, styles, categories, zlabel),
         "pool": fr.pool.arrays,
         "tables": tables,
         "readout": read,
-        "layout": _layout(kind, fr, title, xlabel, ylabel, log_x, log_y, layout),
+        "layout": plotly_spec.layout(kind, fr, title, xlabel, ylabel, log_x, log_y, layout),
     }
     if fig_id is None:
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()

@@ -58,7 +58,7 @@ def png(fig) -> bytes:
 
 def log_ticks(ax) -> None:
     """Label the log axes of a matplotlib ``Axes`` as the static figures do
-    (:func:`netmodels.figures.interactive._ticks`): at the powers of ten only, never the
+    (:func:`netmodels.figures.plotly_spec.ticks`): at the powers of ten only, never the
     minor ticks between them (matplotlib labels 2, 3, 4... there when an axis spans few
     decades), with plain numbers (1,000 and 0.01) where they are short; an axis that spans
     less than a decade is labelled at 1, 2 and 5 times a power of ten.  Call it once the
