@@ -5,7 +5,9 @@
     python labs/release.py                  # every lab of labs/source/ (what `make release` runs)
     python labs/release.py --lab lab1       # that lab only (repeatable; `make release LAB=lab1`)
 
-One nbgrader for all the labs: its start-up (about 2 s) is paid once, not once per lab.
+One nbgrader for all the labs: its start-up (about 2 s) is paid once, not once per lab.  A lab
+is released only with a reference copy of each data file it declares
+(:data:`mpi_exercises.labspec.LABS`) in its source folder: its notebook reads them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from grade import course_config, course_folder, lab_names  # noqa: E402 (next to this file)
+from mpi_exercises.labspec import LABS  # noqa: E402 (each lab's data files, declared once)
+
+
+def missing_data_files(course: Path, lab: str) -> list[str]:
+    """The data files ``lab`` declares that its source folder lacks (none for an undeclared lab)."""
+    declared = LABS[lab].data_files if lab in LABS else []
+    return [name for name in declared if not (course / "source" / lab / name).is_file()]
 
 
 def main(argv=None) -> int:
@@ -30,6 +39,11 @@ def main(argv=None) -> int:
     for lab in args.lab or []:
         if lab not in labs:
             parser.error(f"no lab {lab!r} in {course / 'source'} (labs: {' '.join(labs)})")
+    for lab in args.lab or labs:
+        missing = missing_data_files(course, lab)
+        if missing:
+            sys.exit(f"release.py: {course / 'source' / lab} lacks {', '.join(missing)}: the reference copy of "
+                     f"each data file {lab} declares (mpi_exercises/labspec.py), which its notebook reads")
     # nbgrader runs `alembic` (a console script next to this Python) when it creates a gradebook
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     from nbgrader.apps import NbGraderAPI
