@@ -6,8 +6,9 @@ classes where every model errs with one sign by more than 30 %.
     python benchmarks/predict_launches.py --out book/data/predict_launch
 
 writes ``book/data/predict_launch_1.json``, ``_2.json`` (each a whole ``predict --json`` report,
-with its load) and prints one table per launch; the last line names each launch's 1-minute
-load and the best model.  ``--summarize FILE ...`` prints the same tables from stored reports
+with its load and its launch's mode, ``launch_mode``) and prints one table per launch; the last
+lines name, one per launch, its 1-minute load, its mode (MPI's Allreduce over an exchange of
+1 MiB, the readings of its rounds combined) and the best model, then the load now.  ``--summarize FILE ...`` prints the same tables from stored reports
 without measuring.  A launch with more ranks than cores is marked oversubscribed by predict
 itself (its JSON's ``valid``).
 """
@@ -50,10 +51,26 @@ def summary(data: dict) -> dict:
     return {"summary": s, "best": best, "same_sign_classes": same}
 
 
+def mode_words(data: dict) -> str:
+    """A launch's mode in words (a report written before predict measured it: not recorded)."""
+    m = data.get("launch_mode")
+    if not m:
+        return "mode not recorded"
+    readings = f", {m['slow_readings']} of {len(m['readings'])} readings slow" if "readings" in m else ""
+    return f"mode {m['mode']} (Allreduce / exchange at {m['bytes'] // 1024} KiB {m['ratio']:.1f}{readings})"
+
+
+def load_words(data: dict) -> str:
+    load = data.get("load_average_1min")
+    return "load unknown" if load is None else f"load {load:.1f}"
+
+
 def table(name: str, data: dict) -> str:
     r = summary(data)
-    lines = [f"{name}: {data['environment']['date']}, load {data['load_average_1min']:.1f}, "
-             f"valid {data['valid']}, calibration reliable {data['reliable']}, stable {data['stable']}",
+    interleaved = (data.get("rounds") or {}).get("interleaved")
+    lines = [f"{name}: {data['environment']['date']}, {load_words(data)}, {mode_words(data)}, "
+             f"valid {data['valid']}, calibration reliable {data['reliable']}, stable {data['stable']}, "
+             f"calibration {'interleaved with' if interleaved else 'apart from'} the collectives",
              predict.size_class_table(r["summary"])]
     misses = [(m, c) for m, v in r["summary"].items() for c, e in v["with_software"]["by_size_class"].items()
               if e["median_abs"] > CLASS_TARGET]
@@ -105,12 +122,13 @@ def main(argv=None) -> int:
         try:
             data = json.loads(path.read_text())
             print(table(str(path), data), "", sep="\n")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            r = summary(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             p.error(f"{path}: not a predict report ({exc})")
-        r = summary(data)
-        last.append(f"{path.name}: load {data['load_average_1min']:.1f}, best {r['best']} "
+        last.append(f"{path.name}: {load_words(data)}, {mode_words(data)}, best {r['best']} "
                     f"{r['summary'][r['best']]['with_software']['median_abs']:.0%}")
-    print(f"predict_launches: {os.getloadavg()[0]:.1f} load now; " + "; ".join(last))
+    print(*last, sep="\n")
+    print(f"predict_launches: {len(paths)} launches, {os.getloadavg()[0]:.1f} load now")
     return 0
 
 

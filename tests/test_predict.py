@@ -169,6 +169,68 @@ def test_drift_is_the_largest_relative_change():
     assert predict.drift(replace(before, source="given"), replace(moved, source="given"))["largest"] == 0.0
 
 
+def test_rounds_pool_their_samples_as_one_measurement():
+    from mpi_exercises.bench import statistics
+
+    rng = np.random.default_rng(3)
+    a, b = rng.random(7), rng.random(5)
+    row = lambda t, k: {"bytes": 64, "bandwidth_Bps": 1.0, "samples_per_round": [k], **statistics.summarize(t)}  # noqa: E731
+    logp = lambda t: {"bytes": 8, "d_s": 1e-5, "prtt_1_0": statistics.summarize(t)}  # noqa: E731
+    pooled = predict.pool([[row(a, 7), logp(a)], [row(b, 5), logp(b)]])
+    both = np.concatenate([a, b])
+    assert pooled[0]["samples"] == 12 and pooled[0]["times_s"] == pytest.approx(both.tolist(), abs=1e-12)
+    assert pooled[0]["min_s"] == pytest.approx(both.min()) and pooled[0]["median_s"] == pytest.approx(np.median(both))
+    assert pooled[0]["samples_per_round"] == [7, 5]
+    assert pooled[0]["bandwidth_Bps"] == pytest.approx(64 / np.median(both))
+    assert pooled[1]["d_s"] == 1e-5 and pooled[1]["prtt_1_0"]["max_s"] == pytest.approx(both.max())
+    with pytest.raises(ValueError, match="different lengths"):
+        predict.pool([[row(a, 7)], []])
+
+
+def test_a_launch_mode_combines_its_readings():
+    from mpi_exercises.bench.launch_mode import MODE_RATIO, combined
+
+    reading = lambda a, x: {"bytes": 1 << 20, "allreduce_s": a, "exchange_s": x, "ratio": a / x,  # noqa: E731
+                            "mode": "slow" if a / x > MODE_RATIO else "normal", "threshold": MODE_RATIO}
+    m = combined([reading(2e-3, 1e-3), reading(9e-3, 1e-3), reading(3e-3, 1e-3), reading(8e-3, 1e-3)])
+    assert m["allreduce_s"] == pytest.approx(5.5e-3) and m["exchange_s"] == pytest.approx(1e-3)
+    assert m["ratio"] == pytest.approx(5.5) and m["mode"] == "slow" and m["slow_readings"] == 2
+    assert [r["mode"] for r in m["readings"]] == ["normal", "slow", "normal", "slow"]
+    with pytest.raises(ValueError, match="at least one"):
+        combined([])
+
+
+def test_the_drift_compares_the_halves_and_skips_what_was_not_identified():
+    from dataclasses import replace
+
+    first = replace(cal(), source="measured")
+    unidentified = {**first.models, "loggp": {**LOGGP, "G": 0.0}}          # G not identified: 0
+    second = replace(first, models=unidentified)
+    d = predict.halves_drift((first, second))
+    assert d["largest"] == 0.0 and d["stable"] and d["compared"] == "first half of the rounds against the second"
+    assert predict.drift_line(d).startswith("calibration, first half of the rounds against the second: "
+                                            "the largest change is 0% (")
+    refused = predict.halves_drift((first, "the alpha-beta fit: alpha = -1 µs <= 0"))
+    assert refused["stable"] is False and refused["largest"] is None
+    assert "first half" not in refused["at"] and "second half's fit refused" in refused["at"]
+    assert "the machine changed during the run" in predict.drift_line(refused)
+    assert predict.halves_drift(None)["stable"] is None
+    # a report written before the halves keeps its line
+    old = {"largest": 0.5, "at": "alpha-beta alpha", "stable": False}
+    assert predict.drift_line(old).startswith("calibration before and after the measurement: the largest change is 50%")
+
+
+def test_rounds_must_be_even_on_the_command_line():
+    import subprocess
+    import sys
+
+    for bad in ("3", "0", "x", "66"):
+        res = subprocess.run([sys.executable, "-m", "mpi_exercises", "predict", "--rounds", bad],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2 and "Traceback" not in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and "even number of rounds" in res.stderr
+
+
 def _write_calibration(path, alpha=ALPHA):
     path.write_text(json.dumps({"calibration": cal(alpha).as_dict()}))
     return str(path)
@@ -198,7 +260,9 @@ def test_predict_from_a_given_calibration_moves_with_its_alpha(tmp_path):
         assert a["predicted_s"]["loggp"] == pytest.approx(b["predicted_s"]["loggp"])
     data = runs[ALPHA]
     assert data["calibration"]["source"].endswith(f"cal_{ALPHA}.json") and data["reliable"] is None
-    assert data["calibration_after"] is None                     # nothing measured, nothing to compare
+    assert data["calibration_halves"] is None                    # nothing measured, nothing to compare
+    assert data["rounds"]["interleaved"] is False and data["stable"] is None
+    assert "not interleaved with the collectives" in res.stdout
 
 
 @pytest.mark.mpi
@@ -219,7 +283,9 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--sizes", "2,9000", "--iterations", "3",
                          "--warmup", "1", "--calibration-repetitions", "15", "--no-progress",
                          "--json", str(out)], timeout=180)
-    assert "median |err|" in res.stdout and "calibration before and after" in res.stdout
+    assert "median |err|" in res.stdout
+    assert "calibration, first half of the rounds against the second: " in res.stdout
+    assert "and collectives measured in 4 alternate rounds" in res.stdout
     data = json.loads(out.read_text())
     assert data["benchmark"] == "predict" and data["environment"]["ranks"] == 2
     assert data["valid"] is (not data["oversubscribed"]) and isinstance(data["load_average_1min"], float)
@@ -241,6 +307,17 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
         for part in ("with_software", "network_only"):
             assert np.isfinite(s[part]["median_abs"]) and abs(s[part]["worst"]) >= s[part]["median_abs"]
     assert data["stable"] is data["drift"]["stable"]
+    # calibration and collectives alternated: the rows pool every round's samples, and so does the
+    # calibration (ceil(2 x 15 / 4) = 8 samples per size and round), whose halves are fitted apart
+    rounds = data["rounds"]
+    assert rounds["rounds"] == 4 and rounds["interleaved"] and rounds["calibration_samples_per_round"] == 8
+    for r in data["rows"]:
+        assert r["samples"] == len(r["times_s"]) == 4         # 3 iterations: one per round, at least
+    halves = [predict.Calibration.from_dict(h) for h in data["calibration_halves"]]
+    assert all(h.source == "measured" and h.software is not None for h in halves)
+    for kind in ("pingpong", "exchange"):
+        for r in data["calibration_measurements"][kind]:
+            assert r["samples"] == 4 * 8 == sum(r["samples_per_round"])
     # the launch's mode: MPI's Allreduce over an exchange of the same bytes, in the JSON and the last line
     from mpi_exercises.bench.launch_mode import MODE_BYTES, launch_mode
 
@@ -248,9 +325,10 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     assert mode["bytes"] == MODE_BYTES and mode["allreduce_s"] > 0 and mode["exchange_s"] > 0
     assert mode["ratio"] == pytest.approx(mode["allreduce_s"] / mode["exchange_s"])
     assert mode["mode"] == launch_mode(mode["ratio"])
+    assert len(mode["readings"]) == 4 and mode["slow_readings"] == sum(r["mode"] == "slow" for r in mode["readings"])
     assert res.stdout.strip().splitlines()[-1].endswith(
         f"; launch mode {mode['mode']} (MPI Allreduce / exchange at 1024 KiB {mode['ratio']:.1f}, "
-        f"slow above {mode['threshold']:g})")
+        f"slow above {mode['threshold']:g}; {mode['slow_readings']} of 4 readings slow)")
     # what the calibration measured is stored, and its fits are those of the block
     meas = data["calibration_measurements"]
     for kind in ("pingpong", "exchange"):
@@ -303,3 +381,28 @@ def test_a_calibration_is_read_from_a_students_ping_pong_and_logp_files(tmp_path
     broken.write_text(json.dumps({"benchmark": "pingpong", "results": [{"bytes": 0}]}))
     with pytest.raises(ValueError, match="broken.json: no 'min_s' in it"):
         predict.load_calibration([broken], 2)
+
+
+def test_predict_launches_names_each_launchs_mode_and_load_in_its_last_lines(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    stored = root / "book" / "data" / "predict_launch_rest_1.json"
+    data = json.loads(stored.read_text())
+    readings = [{"ratio": 5.0, "mode": "slow"}, {"ratio": 2.0, "mode": "normal"}]
+    data.update(load_average_1min=3.3, launch_mode={**data["launch_mode"], "readings": readings, "slow_readings": 1})
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps(data))
+    res = subprocess.run([sys.executable, "benchmarks/predict_launches.py", "--summarize", str(stored), str(again)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    last = res.stdout.strip().splitlines()[-3:]
+    original = json.loads(stored.read_text())
+    mode = original["launch_mode"]
+    assert last[0].startswith(f"predict_launch_rest_1.json: load {original['load_average_1min']:.1f}, mode {mode['mode']} "
+                              f"(Allreduce / exchange at 1024 KiB {mode['ratio']:.1f}), best ")
+    assert last[1].startswith(f"again.json: load 3.3, mode {mode['mode']} (Allreduce / exchange at 1024 KiB "
+                              f"{mode['ratio']:.1f}, 1 of 2 readings slow), best ")
+    assert last[2].startswith("predict_launches: 2 launches, ")

@@ -67,6 +67,23 @@ def detect_mode(comm, nbytes: int = MODE_BYTES, samples: int = 20) -> dict:
     return comm.bcast(result, root=0)
 
 
+def combined(readings: list[dict]) -> dict:
+    """One launch's mode from several :func:`detect_mode` readings taken in one launch (``predict``
+    takes one per round): the median Allreduce and exchange times (s) over the readings, their
+    ratio and its mode, and each reading's ratio and mode (``readings``, ``slow_readings``).
+    ValueError on no reading or readings of different lengths."""
+    if not readings:
+        raise ValueError("readings must hold at least one detect_mode result")
+    if len({r["bytes"] for r in readings}) != 1:
+        raise ValueError("readings must all be taken at one length (bytes)")
+    a = float(np.median([r["allreduce_s"] for r in readings]))
+    x = float(np.median([r["exchange_s"] for r in readings]))
+    return {"bytes": readings[0]["bytes"], "allreduce_s": a, "exchange_s": x, "ratio": a / x,
+            "mode": launch_mode(a / x, readings[0]["threshold"]), "threshold": readings[0]["threshold"],
+            "readings": [{"ratio": r["ratio"], "mode": r["mode"]} for r in readings],
+            "slow_readings": sum(r["mode"] == "slow" for r in readings)}
+
+
 def main(argv=None) -> int:
     """``mpiexec -n 2 python -m mpi_exercises.bench.launch_mode [--repeat K]``: the mode detected
     ``K`` times in one launch, with the wall time of each detection (what it adds to ``predict``);

@@ -111,12 +111,14 @@ def _overheads(comm, msg, back, d, reps, warmup):
 KINDS = ("prtt_n_0", "prtt_n_d", "o_s_direct", "o_r")
 
 
-def sweep(comm, sizes, n, reps, warmup, progress=True, **options) -> tuple[list[dict], dict]:
+def sweep(comm, sizes, n, reps, warmup, progress=True, *, d: dict | None = None,
+          **options) -> tuple[list[dict], dict]:
     """The PRTT sweep on ranks 0 and 1 (collective), in interleaved rounds: ``(per-size
     summaries (s), the rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without
     ``target`` every case gets exactly ``reps`` samples.  ``options``: those of
     :func:`~mpi_exercises.bench.measure.interleaved_rounds` (the second part draws its
-    orders from ``seed + 1``)."""
+    orders from ``seed + 1``).  ``d``: the delay (s) of PRTT(n, d, s) per size, instead of this
+    sweep's own medians of PRTT(1, 0, s): sweeps whose samples are pooled share one d."""
     from mpi4py import MPI
 
     from .pingpong import buffers, warm_up
@@ -145,7 +147,8 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, **options) -> tuple[list[
     first, info1 = sampling.interleaved_rounds(comm, [("prtt_1_0", s) for s in sizes], run, lambda c: reps,
                                                desc="PRTT(1,0)", progress=progress, **options)
     for s in sizes:                   # d: longer than any gap (rank 0's median of PRTT(1, 0, s))
-        d_of[s] = comm.bcast(float(np.median(first[("prtt_1_0", s)])) if rank == 0 else None, root=0)
+        d_of[s] = float(d[s]) if d is not None else \
+            comm.bcast(float(np.median(first[("prtt_1_0", s)])) if rank == 0 else None, root=0)
     rest, info2 = sampling.interleaved_rounds(comm, [(k, s) for s in sizes for k in KINDS], run, lambda c: reps,
                                               desc="PRTT", progress=progress,
                                               **{**options, "seed": options.get("seed", 0) + 1})
@@ -157,7 +160,7 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, **options) -> tuple[list[
 
 
 def measure(comm, sizes, n, reps, warmup, progress=True, **options) -> list[dict]:
-    """:func:`sweep`'s per-size summaries (rank 0; an empty list elsewhere)."""
+    """:func:`sweep`'s per-size summaries (rank 0; an empty list elsewhere; ``options``: :func:`sweep`'s)."""
     return sweep(comm, sizes, n, reps, warmup, progress, **options)[0]
 
 

@@ -81,13 +81,15 @@ def cases(sizes, steps) -> list[tuple]:
             + [(sizes[0], "copy", 2, k) for k in steps])
 
 
-def measure(comm, sizes, steps, iterations, warmup, inner, progress=True) -> dict | None:
+def measure(comm, sizes, steps, iterations, warmup, inner, progress=True, *, budget_bytes: int = 2**30,
+            at_least: int = 30) -> dict | None:
     """Time the local schedules, an empty run and the front door on every rank of ``comm``
     at once, each on ``COMM_SELF`` (collective); on rank 0 ``{"schedules": [{nelems, kind,
     blocks, steps, **summary}], "call": summary, "door": [{nelems, **summary}]}``.  The cases
     of one length are interleaved, the lengths timed one after the other: a small case timed
     right after a large one would pay for the caches the large one emptied, which a
-    collective called again and again at one length does not."""
+    collective called again and again at one length does not.  A case gets ``iterations`` samples,
+    fewer where they would copy more than ``budget_bytes`` in all, but at least ``at_least``."""
     from mpi4py import MPI
 
     from netmodels.algorithms.arrays import ArraySchedule
@@ -113,7 +115,7 @@ def measure(comm, sizes, steps, iterations, warmup, inner, progress=True) -> dic
         calls.append(lambda: allreduce(self_, x, "recursive_doubling", out=y, check=False))
         if n == sizes[0]:
             calls.append(lambda: empty.run(one))
-        reps = timing.capped_iterations(n * 8 * 2 * max(steps) * inner, iterations, 2**30, at_least=30)
+        reps = timing.capped_iterations(n * 8 * 2 * max(steps) * inner, iterations, budget_bytes, at_least=at_least)
         samples = timing.time_interleaved(self_, calls, reps, warmup, inner=inner)
         for ex in runs:
             ex.free()

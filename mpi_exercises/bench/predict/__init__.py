@@ -12,8 +12,13 @@ the software apart, predict the collectives, measure them, and say how far off e
    property of the executor, not of a model: measured without any message
    (:mod:`mpi_exercises.bench.software_cost`), the same term is added to every model.
    No collective is timed during calibration, and the default vector lengths lie between the
-   lengths the calibration measures.  ``--calibration FILE ...`` takes the models' parameters
-   from files instead of measuring them: a student's own ``pingpong`` and ``logp`` results, or
+   lengths the calibration measures.  Calibration and measurement alternate in ``--rounds``
+   rounds (default 4): a round of every calibration benchmark, then a round of the
+   collectives, so that both see the same machine; the models are fitted on the minima of all
+   calibration rounds pooled, and the drift compares the fit of the first half of the rounds
+   with that of the second.  ``--calibration FILE ...`` takes the models' parameters
+   from files instead of measuring them (nothing of them is interleaved then, and the report
+   says so): a student's own ``pingpong`` and ``logp`` results, or
    an earlier report's ``calibration`` block (with its software term), edited or written by
    hand in its shape (a paper's machine).
 2. Prediction of every algorithm of every collective in :data:`COLLECTIVES` from its schedule
@@ -23,11 +28,11 @@ the software apart, predict the collectives, measure them, and say how far off e
 4. Relative errors (predicted - measured) / measured, of the models alone and with the software
    term; per model and collective the median |error| with its 95 % interval.
 
-After calibration the launch's mode is measured (:func:`mpi_exercises.bench.launch_mode.detect_mode`:
+In every round the launch's mode is read once (:func:`mpi_exercises.bench.launch_mode.detect_mode`:
 MPI's Allreduce over an exchange of 1 MiB; 0.2 s at load 4 on the kit's 2-core machine): launches a
-minute apart can time long messages several times apart, so the JSON (``launch_mode``) and the last
-line name it.  It is one reading: under load, readings within one launch differ too
-(``mpiexec -n 2 python -m mpi_exercises.bench.launch_mode --repeat 10`` repeats it).
+minute apart can time long messages several times apart, so the JSON (``launch_mode``: the
+readings combined, :func:`~mpi_exercises.bench.launch_mode.combined`, and each reading) and the
+last line name it; under load, readings within one launch differ too.
 A run with more ranks than cores is measured, but reported as not valid.  A calibration whose
 measurements are too noisy (a median's 95 % interval wider than :data:`NOISY` of it) marks the
 run unreliable; a fit that comes out unphysical (α, L, o or g < 0) is refused.  A new collective
@@ -44,21 +49,22 @@ collectives), :mod:`.comparison` (predictions of the measured rows and their err
 from __future__ import annotations
 
 from .calibration import (FILE_KINDS, FLOOR_S, MEASURED_BY, MODELS, NOISY, PLAIN, STABLE_TOLERANCE,
-                          UNPHYSICAL_CHECKS, Calibration, drift, fits, keep_physical, load_calibration,
+                          UNPHYSICAL_CHECKS, Calibration, calibration_from, drift, fits, keep_physical, load_calibration,
                           missing_line, network_parameters, parameters_of, reliability, unphysical)
-from .cli import DEFAULT_SIZES, add_arguments, run
+from .cli import DEFAULT_SIZES, add_arguments, calibrations, halves_drift, run
 from .comparison import (SIZE_CLASSES, TOLERANCE, best_models, compare, network_times, relative_error,
                          schedule_key, size_class, software_time, summarize_errors)
 from .measurement import (CALIBRATION_SIZES, COLLECTIVES, ELEM_BYTES, ONE_CALL_ABOVE_BYTES, PRTT_SIZES,
-                          Collective, calibrate, measure, measure_software)
-from .text import MODELS_PER_TABLE, drift_line, explain, reliability_line, report, row_table, size_class_table
+                          LOGP_N, ROUNDS, Collective, calibration_round, interleaved, measure, pool)
+from .text import (MODELS_PER_TABLE, drift_line, explain, last_line, reliability_line, report, row_table,
+                   size_class_table)
 
 #: the public names (the rooms' own names are reached through their modules)
 __all__ = ["FILE_KINDS", "FLOOR_S", "MEASURED_BY", "MODELS", "NOISY", "PLAIN", "STABLE_TOLERANCE",
-           "UNPHYSICAL_CHECKS", "Calibration", "drift", "fits", "keep_physical", "load_calibration",
+           "UNPHYSICAL_CHECKS", "Calibration", "calibration_from", "drift", "fits", "keep_physical", "load_calibration",
            "missing_line", "network_parameters", "parameters_of", "reliability", "unphysical",
-           "DEFAULT_SIZES", "add_arguments", "run", "SIZE_CLASSES", "TOLERANCE", "best_models", "compare",
+           "DEFAULT_SIZES", "add_arguments", "calibrations", "halves_drift", "run", "SIZE_CLASSES", "TOLERANCE", "best_models", "compare",
            "network_times", "relative_error", "schedule_key", "size_class", "software_time",
            "summarize_errors", "CALIBRATION_SIZES", "COLLECTIVES", "ELEM_BYTES", "ONE_CALL_ABOVE_BYTES",
-           "PRTT_SIZES", "Collective", "calibrate", "measure", "measure_software", "MODELS_PER_TABLE",
-           "drift_line", "explain", "reliability_line", "report", "row_table", "size_class_table"]
+           "PRTT_SIZES", "LOGP_N", "ROUNDS", "Collective", "calibration_round", "interleaved", "measure", "pool", "MODELS_PER_TABLE",
+           "drift_line", "explain", "last_line", "reliability_line", "report", "row_table", "size_class_table"]

@@ -298,16 +298,68 @@ UNPHYSICAL_CHECKS = {"alpha-beta": (("alpha", "beta"), ()), "nbl": (("alpha",), 
 reliability = sampling.reliability
 
 
-#: largest relative change between the calibrations before and after the measurement that
-#: still counts as one machine (:func:`drift`); software times below FLOOR_S count as FLOOR_S
+def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None, jig=None):
+    """The calibration of what a run measured (no MPI): ``taken`` holds, by benchmark, the
+    per-size summaries with their samples (``pingpong``, ``exchange``, ``logp`` and
+    ``software``, each optional: a round of ``measurement.calibration_round`` or several pooled);
+    ``given`` supplies what was not measured; ``jig`` (the f(L) test jig's rows) gives NBL's f(L).
+    ``(Calibration, None)``, or ``(None, why)`` if a fit of a plain model is unphysical (a model
+    with an added term whose fit is unphysical is left out, the reason in
+    ``reliability["left_out"]``)."""
+    from dataclasses import replace
+
+    from netmodels.models.nbl_fit import fit_f
+
+    from .. import nbl_testjig, software_cost
+
+    noisy, left_out = [], []
+    cal = given
+    if "pingpong" in taken:
+        pp, ex, lp = taken["pingpong"], taken["exchange"], taken["logp"]
+        models = parameters_of({"pingpong": (pp, None), "exchange": (ex, None), "logp": (lp, taken["logp_n"])},
+                               nprocs)
+        if jig:
+            tab = nbl_testjig.table(jig, "min_s")
+            fitted, _, _ = fit_f(tab["S"], {int(L): np.array(v) for L, v in tab["T_s"].items()})
+            models["nbl"].update({f"f{L}": float(v) for L, v in fitted.items() if L > 1})
+        why = unphysical(models)
+        if why:
+            return None, why
+        models, left_out = keep_physical(models)
+        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"ping-pong {r['bytes']} B") for r in pp]
+        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"exchange {r['bytes']} B") for r in ex]
+        noisy += [(r[k]["ci_relative_halfwidth"] or 0.0, f"PRTT {k} {r['bytes']} B")
+                  for r in lp for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")]
+
+        def without_samples(v):
+            if isinstance(v, dict):
+                return {k: without_samples(x) for k, x in v.items() if k != "times_s"}
+            return [without_samples(x) for x in v] if isinstance(v, list) else v
+        cal = Calibration(models, source="measured", measured_from=("pingpong", "exchange", "logp"),
+                          measurements={"pingpong": without_samples(pp), "exchange": without_samples(ex),
+                                        "logp": without_samples(lp), "logp_n": taken["logp_n"]})
+    if "software" in taken:
+        noisy.append(software_cost.worst_interval(taken["software"]))
+        cal = replace(cal, software=software_cost.term(taken["software"]))
+    rel = reliability(noisy) if noisy else cal.reliability
+    if left_out:
+        rel = {**(rel or {}), "left_out": left_out}
+    return replace(cal, reliability=rel), None
+
+
+#: largest relative change between two calibrations of one run (the first and the second half of
+#: its rounds) that still counts as one machine (:func:`drift`); software times below FLOOR_S
+#: count as FLOOR_S
 STABLE_TOLERANCE = 0.25
 FLOOR_S = 1e-6
 
 
 def drift(before: Calibration, after: Calibration) -> dict:
     """How much the machine moved during a run: the relative differences of every parameter
-    measured both times (each model's, and the software term's at every length), the largest
-    with where it is; ``stable`` if it is within :data:`STABLE_TOLERANCE` (no MPI)."""
+    measured both times (each plain model's, and the software term's at every length), the
+    largest with where it is; ``stable`` if it is within :data:`STABLE_TOLERANCE` (no MPI).  A
+    parameter that may be 0 for "not identified" (:data:`UNPHYSICAL_CHECKS`: LogGP's g, G, L)
+    and is 0 in either calibration is not compared: not identified is no size of a change."""
     def rel(x, y, floor=0.0):
         low = max(min(abs(x), abs(y)), floor)
         return abs(x - y) / low if low > 0 else (0.0 if x == y else float("inf"))
@@ -317,8 +369,10 @@ def drift(before: Calibration, after: Calibration) -> dict:
         for m, params in before.models.items():      # the plain models' (a segment's intercept
             if m not in PLAIN:                         # may be near 0, its switch jump a size)
                 continue
+            zero_ok = UNPHYSICAL_CHECKS.get(m, ((), ()))[1]
             diffs += [(rel(v, after.models[m][k]), f"{m} {k}") for k, v in params.items()
-                      if k in after.models.get(m, {}) and not k.startswith("f")]
+                      if k in after.models.get(m, {}) and not k.startswith("f")
+                      and not (k in zero_ok and 0.0 in (v, after.models[m][k]))]
     b, a = before.software, after.software
     if b is not None and a is not None and b.knots == a.knots:
         diffs.append((rel(b.step, a.step, FLOOR_S), "software per step"))

@@ -7,11 +7,11 @@ import sys
 from netmodels.outputs import write_json
 
 from .. import arguments, placement
-from ..launch_mode import detect_mode
-from .calibration import drift, load_calibration, missing_line
+from ..launch_mode import combined
+from .calibration import Calibration, calibration_from, drift, load_calibration, missing_line
 from .comparison import best_models, compare, summarize_errors
-from .measurement import COLLECTIVES, ELEM_BYTES, calibrate, measure
-from .text import drift_line, reliability_line, report
+from .measurement import COLLECTIVES, ELEM_BYTES, LOGP_N, ROUNDS, interleaved, pool
+from .text import drift_line, last_line, reliability_line, report
 
 #: vector lengths (elements) predicted by default: between the calibration's lengths
 DEFAULT_SIZES = [2, 40, 700, 12000, 100000]
@@ -33,12 +33,29 @@ def add_arguments(p) -> None:
                         "ping-pong (α-β, NBL) and a logp (LogGP) --json file, or the 'calibration' block of an "
                         "earlier predict --json (with its software term) or one written in its shape")
     p.add_argument("--calibration-repetitions", type=arguments.sample_count, default=200,
-                   help="samples per size of the ping-pong, PRTT and software calibration (default 200)")
+                   help="samples per size of the ping-pong, exchange, PRTT and software calibration in each "
+                        "half of the rounds (default 200)")
+    p.add_argument("--rounds", type=even_rounds, default=ROUNDS,
+                   help=f"rounds in which calibration and collectives alternate, an even number >= 2 (default "
+                        f"{ROUNDS}); the drift compares the first half of the calibration rounds with the second")
     p.add_argument("--testjig", action="store_true",
                    help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
     p.add_argument("--json", metavar="FILE", help="write calibration, rows and errors to FILE as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     arguments.add_force_option(p)
+
+
+def even_rounds(text: str) -> int:
+    """argparse type: an even number of rounds, 2 to 64."""
+    import argparse
+
+    try:
+        k = int(text)
+    except ValueError:
+        k = 0
+    if k < 2 or k > 64 or k % 2:
+        raise argparse.ArgumentTypeError(f"expected an even number of rounds from 2 to 64, got {text!r}")
+    return k
 
 
 def _agree(comm, error: str | None) -> str | None:
@@ -78,30 +95,37 @@ def run(args) -> int:
         print(f"predict: {P} ranks on a machine with {placement.usable_cores()} usable cores: "
               f"mpiexec -n {cores} tests the algorithms' structure better", file=sys.stderr)
     progress = not args.no_progress
-    cal, why = calibrate(comm, args.calibration_repetitions, args.testjig, progress, given)
+    network, software = given is None, given is None or given.software is None
+    jig = []
+    if network and args.testjig:
+        from .. import nbl_testjig
+
+        jig = nbl_testjig.measure(comm, [600, 6000, 60000], 20, 5, 2, progress)
+    taken = interleaved(comm, args.rounds, args.calibration_repetitions, args.collectives, args.sizes,
+                        args.iterations, args.warmup, network=network, software=software, progress=progress)
+    cal, halves, why = None, None, None
+    if rank == 0:
+        cal, halves, why = calibrations(taken["calibration"], P, given, jig)
     why = _agree(comm, why)
     if why:
         if rank == 0:
             print(f"predict: refused: {why}. The machine was probably busy during the calibration: run "
                   "again when it is quiet, or give the parameters with --calibration FILE", file=sys.stderr)
         return 2
-    mode = detect_mode(comm)                                  # the launch's mode, beside what it measures
-    rows = measure(comm, args.collectives, args.sizes, args.iterations, args.warmup, progress)
-    after = None
-    if given is None or given.software is None:           # measured something: did the machine move?
-        after, _ = calibrate(comm, args.calibration_repetitions, args.testjig, progress, given)
     if rank != 0:
         return 0
-    rows = compare(rows, cal, P, args.statistic + "_s")
+    rows = compare(taken["rows"], cal, P, args.statistic + "_s")
     summary = summarize_errors(rows)
     valid = not oversubscribed
-    moved = drift(cal, after) if after is not None else {"largest": None, "at": None, "stable": None}
+    moved = halves_drift(halves)
+    mode = combined(taken["modes"])
     print(f"predictions against measurements on {P} ranks ({args.statistic} of the samples; "
           f"error = (predicted - measured) / measured; calibration: {cal.source})")
     print(report(rows, summary, valid, P), flush=True)
     print(reliability_line(cal.reliability))
     for line in (cal.reliability or {}).get("left_out", []):
         print(f"warning: {line}")
+    print(rounds_line(taken["rounds"], given))
     print(drift_line(moved), flush=True)
     if args.json:
         write_json(args.json, {
@@ -111,20 +135,66 @@ def run(args) -> int:
             "parameters": {"collectives": args.collectives, "sizes_elements": args.sizes,
                            "iterations": args.iterations, "warmup": args.warmup, "statistic": args.statistic,
                            "elem_bytes": ELEM_BYTES, "models": list(cal.models), "testjig": args.testjig,
-                           "calibration_file": args.calibration},
-            "calibration": cal.as_dict(), "calibration_after": after.as_dict() if after else None,
+                           "calibration_file": args.calibration, "rounds": args.rounds,
+                           "calibration_repetitions": args.calibration_repetitions},
+            "rounds": taken["rounds"], "calibration": cal.as_dict(),
+            "calibration_halves": None if halves is None else [h.as_dict() for h in halves],
             "calibration_measurements": cal.measurements,
             "reliable": None if cal.reliability is None else cal.reliability["reliable"],
             "drift": moved, "stable": moved["stable"], "launch_mode": mode, "rows": rows, "summary": summary,
             "best": best_models(summary)})
         print(f"results written to {args.json}")
-    load = placement.load_average()
-    best = best_models(summary).get("(all)")
-    print(f"predict: {P} ranks{' OVERSUBSCRIBED (not valid)' if oversubscribed else ''}, 1-minute load "
-          f"{'unknown' if load is None else format(load, '.1f')}; best model "
-          + (f"{best} (median |error| {summary[best]['with_software']['median_abs']:.0%})" if best else "none")
-          + f"; calibration {'reliable' if (cal.reliability or {}).get('reliable') else 'NOT reliable or not known'}"
-          + f"; launch mode {mode['mode']} (MPI Allreduce / exchange at {mode['bytes'] // 1024} KiB "
-            f"{mode['ratio']:.1f}, slow above {mode['threshold']:g})",
-          flush=True)
+    print(last_line(P, oversubscribed, placement.load_average(), summary, cal, mode), flush=True)
     return 0
+
+
+def calibrations(rounds: list[dict], nprocs: int, given: Calibration | None, jig) -> tuple:
+    """``(calibration of all rounds, (first half's, second half's) or None, None)``, or ``(None,
+    None, why)`` if the fit of all rounds is refused (no MPI; :func:`calibration_from`).  With no
+    round measured (a given calibration with its software term) the calibration is ``given``.  A
+    half whose fit is refused stands as its reason (a str) in place of its calibration."""
+    if not rounds:
+        return given, None, None
+    cal, why = calibration_from({**pool(rounds), "logp_n": LOGP_N}, nprocs, given, jig)
+    if why:
+        return None, None, why
+    h = len(rounds) // 2
+    halves = []
+    for part in (rounds[:h], rounds[h:]):
+        c, why_half = calibration_from({**pool(part), "logp_n": LOGP_N}, nprocs, given, jig)
+        halves.append(c if c is not None else why_half)
+    return cal, tuple(halves), None
+
+
+def halves_drift(halves) -> dict:
+    """:func:`drift` between the two halves' calibrations, ``compared`` naming them (no MPI);
+    a half whose fit was refused makes the run unstable, its reason in ``at``; no halves
+    (nothing measured): nothing known."""
+    what = "first half of the rounds against the second"
+    if halves is None:
+        return {"largest": None, "at": None, "stable": None, "compared": what}
+    refused = [f"{name} half's fit refused: {h}" for name, h in zip(("first", "second"), halves) if isinstance(h, str)]
+    if refused:
+        return {"largest": None, "at": "; ".join(refused), "stable": False, "compared": what}
+    return {**drift(*halves), "compared": what}
+
+
+def rounds_line(rounds: dict, given: Calibration | None) -> str:
+    """How calibration and collectives were taken, in one line."""
+    if not rounds["interleaved"]:
+        return (f"calibration given ({given.source}), not measured: not interleaved with the collectives "
+                f"({rounds['rounds']} rounds of collectives, {collective_samples(rounds)}); whether the machine "
+                f"moved since is not known; {seconds(rounds)}")
+    what = "the software term" if given is not None else "ping-pong, exchange, PRTT and software term"
+    return (f"calibration ({what}) and collectives measured in {rounds['rounds']} alternate rounds: "
+            f"{rounds['calibration_samples_per_round']} calibration samples per size and round, pooled for the "
+            f"fit; {collective_samples(rounds)}; {seconds(rounds)}")
+
+
+def collective_samples(rounds: dict) -> str:
+    lo, hi = rounds["collective_samples_per_row"]
+    return f"{lo if lo == hi else f'{lo} to {hi}'} samples per collective row in all"
+
+
+def seconds(rounds: dict) -> str:
+    return "time spent: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f} s" for k, v in rounds["seconds"].items())

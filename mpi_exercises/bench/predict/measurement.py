@@ -5,6 +5,7 @@ doors, the slowest rank's time."""
 from __future__ import annotations
 
 import inspect
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -12,7 +13,6 @@ import numpy as np
 
 from ... import pages
 from .. import records, statistics, timing
-from .calibration import Calibration, keep_physical, parameters_of, reliability, unphysical
 
 ELEM_BYTES = 8                       #: the vectors are float64
 #: message sizes (bytes) of the ping-pong calibration
@@ -84,72 +84,109 @@ COLLECTIVES = {
 }
 
 
-def measure_software(comm, reps: int, progress: bool):
-    """The executor's software term (collective; on rank 0 ``(SoftwareCost, its widest
-    interval)``, elsewhere None)."""
-    from .. import software_cost
-
-    sw = software_cost.measure(comm, software_cost.SIZES, software_cost.STEPS, reps, 10, timing.DEFAULT_INNER,
-                               progress)
-    if sw is None:
-        return None
-    return software_cost.term(sw), software_cost.worst_interval(sw)
+#: rounds of a measured run (``--rounds``): calibration and collectives alternate round by round
+ROUNDS = 4
 
 
-def calibrate(comm, reps: int, testjig: bool, progress: bool, given: Calibration | None = None):
-    """Measure what ``given`` does not hold (collective): the network models on their
-    microbenchmarks (ping-pong, exchange over the same sizes, PRTT), the software term
-    without the network.  On rank 0 ``(Calibration, None)`` or ``(None, why)`` if a fit of a
-    plain model is unphysical (a model with an added term whose fit is unphysical is left
-    out, the reason in ``reliability["left_out"]``); elsewhere ``(None, None)``."""
-    from dataclasses import replace
+def calibration_round(comm, reps: int, rounds: int, *, network: bool = True, software: bool = True,
+                      d: dict | None = None) -> dict:
+    """One round of the calibration (collective; no collective is timed): the ping-pong and the
+    exchange over :data:`CALIBRATION_SIZES`, the PRTT over :data:`PRTT_SIZES` (``d``: its delay
+    per size, s, from the first round) when ``network``; the executor without messages when
+    ``software``.  ``reps`` samples per size or case; the warm-ups and the byte budgets of large
+    sizes are those of one calibration shared by ``rounds / 2`` rounds (each half of the rounds
+    takes what one calibration took before calibration and collectives alternated).  On rank 0 ``{"pingpong", "exchange", "logp",
+    "software"}`` (each benchmark's per-size summaries with their samples; what was not measured
+    is absent), elsewhere ``{}``."""
+    from .. import exchange, logp_bench, pingpong, software_cost
 
-    from netmodels.models.nbl_fit import fit_f
+    def share(n):             # one calibration's n shared by rounds / 2 rounds (two calibrations: n each)
+        return max(1, -(-2 * n // rounds))
+    out = {}
+    if network:
+        budget = 2 * 64 * 2**20 // rounds
+        out["pingpong"] = pingpong.measure(comm, CALIBRATION_SIZES, reps, share(20), budget, False)
+        out["exchange"] = exchange.measure(comm, CALIBRATION_SIZES, reps, share(20), budget, False)
+        out["logp"] = logp_bench.measure(comm, PRTT_SIZES, LOGP_N, reps, share(10), False, d=d)
+    if software:
+        out["software"] = software_cost.measure(comm, software_cost.SIZES, software_cost.STEPS, reps, share(10),
+                                                timing.DEFAULT_INNER, False, budget_bytes=share(2**30),
+                                                at_least=share(30))
+    return out if comm.Get_rank() == 0 else {}
 
-    from .. import exchange, logp_bench, nbl_testjig, pingpong
 
+#: PRTT(n, d, s)'s n, messages per parametrised round trip
+LOGP_N = 10
+
+
+def interleaved(comm, rounds: int, reps: int, collectives, sizes, iterations: int, warmup: int, *,
+                network: bool = True, software: bool = True, progress: bool = True) -> dict:
+    """Calibration and collectives measured in alternate rounds (collective), so that both see
+    the same machine: each round a :func:`calibration_round` (``2 reps / rounds`` samples per
+    size: each half of the rounds takes ``reps``), one reading of the launch's mode
+    (:func:`~mpi_exercises.bench.launch_mode.detect_mode`) and the collectives
+    (:func:`measure`, ``iterations / rounds`` samples per row).  Without ``network`` and
+    ``software`` (a given calibration) only the collectives are measured, in the same rounds.
+    On rank 0 ``{"calibration": [each round's], "modes": [each round's], "rows": [the rows,
+    every round's samples pooled (:func:`pool`)], "rounds": {...}}``; elsewhere ``{}``."""
+    from ..launch_mode import detect_mode
+
+    if rounds < 2 or rounds % 2:
+        raise ValueError(f"rounds must be an even number >= 2, got {rounds!r}")
+    per, its = max(1, -(-2 * reps // rounds)), max(1, -(-iterations // rounds))
     rank = comm.Get_rank()
-    if given is None:
-        pp = pingpong.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
-        ex = exchange.measure(comm, CALIBRATION_SIZES, reps, 20, 64 * 2**20, progress)
-        lp = logp_bench.measure(comm, PRTT_SIZES, 10, reps, 10, progress)
-        jig = nbl_testjig.measure(comm, [600, 6000, 60000], 20, 5, 2, progress) if testjig else []
-    sw = measure_software(comm, reps, progress) if given is None or given.software is None else None
+    cal_rounds, modes, row_rounds, d = [], [], [], None
+    seconds = {"calibration": 0.0, "launch_mode": 0.0, "collectives": 0.0}     # rank 0's wall time
+
+    def timed(part, fn):
+        t0 = time.perf_counter()
+        out = fn()
+        seconds[part] += time.perf_counter() - t0
+        return out
+    for _ in records.progress(range(rounds), desc="predict", unit="round", show=rank == 0 and progress):
+        if network or software:
+            cal_rounds.append(timed("calibration", lambda: calibration_round(
+                comm, per, rounds, network=network, software=software, d=d)))
+            if network and d is None:        # PRTT(n, d, s) keeps the first round's d: its samples pool
+                d = comm.bcast({r["bytes"]: r["d_s"] for r in cal_rounds[0]["logp"]} if rank == 0 else None)
+        modes.append(timed("launch_mode", lambda: detect_mode(comm)))
+        row_rounds.append(timed("collectives", lambda: measure(comm, collectives, sizes, its, warmup, False)))
     if rank != 0:
-        return None, None
-    noisy, left_out = [], []
-    if given is not None:
-        cal = given
-    else:
-        models = parameters_of({"pingpong": (pp, None), "exchange": (ex, None), "logp": (lp, 10)},
-                               comm.Get_size())
-        if jig:
-            tab = nbl_testjig.table(jig, "min_s")
-            fitted, _, _ = fit_f(tab["S"], {int(L): np.array(v) for L, v in tab["T_s"].items()})
-            models["nbl"].update({f"f{L}": float(v) for L, v in fitted.items() if L > 1})
-        why = unphysical(models)
-        if why:
-            return None, why
-        models, left_out = keep_physical(models)
-        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"ping-pong {r['bytes']} B") for r in pp]
-        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"exchange {r['bytes']} B") for r in ex]
-        noisy += [(r[k]["ci_relative_halfwidth"] or 0.0, f"PRTT {k} {r['bytes']} B")
-                  for r in lp for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")]
-        def summaries(rows):
-            return [{k: v for k, v in r.items() if k != "times_s"} for r in rows]
-        cal = Calibration(models, source="measured", measured_from=("pingpong", "exchange", "logp"),
-                          measurements={"pingpong": summaries(pp), "exchange": summaries(ex),
-                                        "logp": [{k: ({kk: vv for kk, vv in v.items() if kk != "times_s"}
-                                                      if isinstance(v, dict) else v) for k, v in r.items()}
-                                                 for r in lp], "logp_n": 10})
-    if sw is not None:
-        term, widest = sw
-        noisy.append(widest)
-        cal = replace(cal, software=term)
-    rel = reliability(noisy) if noisy else cal.reliability
-    if left_out:
-        rel = {**(rel or {}), "left_out": left_out}
-    return replace(cal, reliability=rel), None
+        return {}
+    rows = pool(row_rounds)
+    return {"calibration": cal_rounds, "modes": modes, "rows": rows,
+            "rounds": {"rounds": rounds, "interleaved": bool(network or software),
+                       "calibration_samples_per_round": per if (network or software) else 0,
+                       "collective_samples_per_row": [min(r["samples"] for r in rows), max(r["samples"] for r in rows)],
+                       "seconds": seconds}}
+
+
+#: the keys :func:`statistics.summarize` writes (redone on pooled samples)
+_SUMMARY_KEYS = frozenset(statistics.summarize([1.0]))
+
+
+def pool(parts: list):
+    """The measurements of several rounds of one kind as one (no MPI): ``parts`` alike in shape
+    (lists of the same length, dicts of the same keys, as each round returns them); wherever a
+    dict holds samples (``times_s``) they are joined in round order and summarized again
+    (:func:`statistics.summarize`), ``samples_per_round`` joined and a bandwidth redone on the
+    pooled median; any other value is the first round's."""
+    first = parts[0]
+    if isinstance(first, dict) and "times_s" in first:
+        out = {k: v for k, v in first.items() if k not in _SUMMARY_KEYS}
+        out.update(statistics.summarize(np.concatenate([p["times_s"] for p in parts])))
+        if "samples_per_round" in first:
+            out["samples_per_round"] = [c for p in parts for c in p["samples_per_round"]]
+        if "bandwidth_Bps" in first:
+            out["bandwidth_Bps"] = first["bytes"] / out["median_s"] if first["bytes"] else None
+        return out
+    if isinstance(first, dict):
+        return {k: pool([p[k] for p in parts]) if isinstance(v, (dict, list)) else v for k, v in first.items()}
+    if isinstance(first, list):
+        if any(len(p) != len(first) for p in parts):
+            raise ValueError("pool: the rounds hold lists of different lengths")
+        return [pool(list(items)) for items in zip(*parts)]
+    return first
 
 
 #: vectors of more bytes than this are timed one call per sample (``inner`` = 1): their calls

@@ -33,14 +33,32 @@ def explain(row: dict, model: str) -> str:
 
 
 def drift_line(d: dict) -> str:
-    """:func:`drift` in one line."""
+    """:func:`drift` in one line: between the calibration's halves (``compared`` names them), or,
+    in a report written before calibration and collectives alternated, before and after the
+    measurement."""
+    what = f"calibration, {d['compared']}" if "compared" in d else "calibration before and after the measurement"
     if d["at"] is None:
-        return "calibration before and after the measurement: nothing measured twice"
+        return f"{what}: nothing measured twice"
+    if d["largest"] is None:
+        return f"{what}: {d['at']}; the machine changed during the run, the errors above are not the models'"
     verdict = ("the machine held still" if d["stable"] else
                f"MORE than {STABLE_TOLERANCE:.0%}: the machine changed during the run, the errors above "
                "are not the models'")
-    return (f"calibration before and after the measurement: the largest change is {d['largest']:.0%} "
-            f"({d['at']}); {verdict}")
+    return f"{what}: the largest change is {d['largest']:.0%} ({d['at']}); {verdict}"
+
+
+def last_line(P: int, oversubscribed: bool, load: float | None, summary: dict, cal, mode: dict) -> str:
+    """predict's last line: ranks, load, the best model, whether the calibration is reliable and
+    the launch's mode (:func:`mpi_exercises.bench.launch_mode.combined`)."""
+    best = best_models(summary).get("(all)")
+    readings = (f"; {mode['slow_readings']} of {len(mode['readings'])} readings slow"
+                if "readings" in mode else "")
+    return (f"predict: {P} ranks{' OVERSUBSCRIBED (not valid)' if oversubscribed else ''}, 1-minute load "
+            f"{'unknown' if load is None else format(load, '.1f')}; best model "
+            + (f"{best} (median |error| {summary[best]['with_software']['median_abs']:.0%})" if best else "none")
+            + f"; calibration {'reliable' if (cal.reliability or {}).get('reliable') else 'NOT reliable or not known'}"
+            + f"; launch mode {mode['mode']} (MPI Allreduce / exchange at {mode['bytes'] // 1024} KiB "
+              f"{mode['ratio']:.1f}, slow above {mode['threshold']:g}{readings})")
 
 
 def reliability_line(r: dict | None) -> str:
