@@ -12,8 +12,15 @@ from class_report_views import (Unusable, need, pyplot, Figure, to_svg, style, p
                                  counted, class_median, fmt, Column, LabView, value, MEDIAN_COLOR)
 
 
+#: the models lab 5 asks about (a file's other models are drawn after them)
 MODELS5 = ("alpha-beta", "nbl", "loggp")
-MODEL_NAMES = {"alpha-beta": "α-β", "nbl": "NBL", "loggp": "LogGP"}
+
+
+def model_label(name: str) -> str:
+    """A model's label in the table of models, or its name from the file as written."""
+    from netmodels.models import table
+
+    return table.MODELS[name].label if name in table.MODELS else literal(name)
 
 
 def lab5_extract(files: dict) -> tuple[dict, list[str]]:
@@ -80,7 +87,7 @@ def lab5_figures(machines) -> list[Figure]:
                 ax.plot([i - 0.32, i + 0.32], [100 * med] * 2, color=MEDIAN_COLOR, lw=2, zorder=8)
         ax.set(xticks=range(len(models)), xlim=(-0.5, len(models) - 0.5), yscale="log",
                title=f"Median |error| per machine, {label}")
-        ax.set_xticks(range(len(models)), [MODEL_NAMES.get(k, literal(k)) for k in models])
+        ax.set_xticks(range(len(models)), [model_label(k) for k in models])
         plain_log(ax, "y", " %")
     axes[0].set_ylabel("median |predicted − measured| / measured")
     fig.tight_layout()
@@ -127,9 +134,9 @@ VIEW = LabView(
     notes={"pingpong.json": "checked only: <code>predict.json</code> holds the models fitted to it",
            "logp.json": "checked only: <code>predict.json</code> holds the models fitted to it"},
     columns=[
-        *[Column(f"{k}_median_abs_error", value(f"{k}:with_software"), MODEL_NAMES[k], _err(f"{k}:with_software"))
+        *[Column(f"{k}_median_abs_error", value(f"{k}:with_software"), model_label(k), _err(f"{k}:with_software"))
           for k in MODELS5],
-        *[Column(f"{k}_median_abs_error_network_only", value(f"{k}:network_only"), f"{MODEL_NAMES[k]}, network",
+        *[Column(f"{k}_median_abs_error_network_only", value(f"{k}:network_only"), f"{model_label(k)}, network",
                  _err(f"{k}:network_only")) for k in MODELS5],
         Column("best_model", value("best"), "best model", lambda m: m.values.get("best", "")),
         Column("rows", value("rows")),
