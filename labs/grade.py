@@ -19,9 +19,9 @@ copy of that submission and the lab's released data files, not the course.  nbgr
 records the scores, runs outside it.  Where no sandbox can be made, grading stops, unless
 ``UNSAFE_GRADING=1`` is set: the ``sandbox`` column then says the code ran unconfined.
 ``flags`` names the test cells that did not run as written (the grader's probe found IPython's
-machinery, a built-in or numpy changed by the submission: ``grading_preprocessors``), which
+machinery, a built-in or numpy changed by the submission: ``grading_probe``), which
 score 0, names of that machinery in the submission's own code, data files measured on a busy
-machine and the test cells such data could not pass (:func:`flags`).
+machine and the test cells such data could not pass (``grading_csv.flags``).
 
 ``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
 ``empty notebook``, ``refused`` (a link, a special file or a file too large), ``autograde
@@ -32,9 +32,13 @@ instructor grades them (``nbgrader formgrader``); ``score`` then includes them. 
 left as released is scored 0 by nbgrader itself and is not pending.
 
 Each graded submission is then run once more, in a fresh sandbox, with its hidden tests
-removed (``grading_preprocessors.run_for_feedback``): the feedback page (``make feedback``)
+removed (``grading_feedback.run_for_feedback``): the feedback page (``make feedback``)
 shows that run's outputs, the student's own results and the messages of the visible tests,
 which the graded run cannot show once its kernel has seen hidden test code.
+
+This file holds the command line and the flow; the grading processes (started, watched,
+stopped, reaped; the gradebook taken in turn) are ``grading_processes``'s, the sandbox and its
+scratch copy ``grading_sandbox``'s, the rows of ``grades.csv`` ``grading_csv``'s.
 """
 
 from __future__ import annotations
@@ -48,38 +52,23 @@ if __name__ == "__main__":      # a Ctrl-C while the modules below load: one lin
     ctrl_c_in_one_line("python labs/grade.py")
 
 import argparse
-import contextlib
-import csv
-import io
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat  # noqa: E402
+import nbformat
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import grading_sandbox  # noqa: E402 (next to this file)
-FIELDS = ["student", "lab", "status", "data", "sandbox", "flags", "auto_score", "auto_max", "score",
-          "max_score", "manual_pending"]
+import grading_sandbox
+from grading_csv import Outcome, data_status, rows, same_data, write_csv  # noqa: F401 (same_data: class_report.py's)
+from grading_processes import Watched, ignore_ctrl_c, nbgrader, open_gradebook, run_all
+
+HERE = Path(__file__).resolve().parent    # the course folder, by default
 SANDBOXED, UNCONFINED = "bwrap", "none (UNSAFE_GRADING=1)"
 GIB = 2**30
-
-
-@dataclass
-class Outcome:
-    """What happened to one (student, lab) submission."""
-
-    status: str
-    data: str = ""
-    sandbox: str = ""
 
 
 @dataclass
@@ -136,77 +125,14 @@ def find_labs(course: Path) -> list[Lab]:
     return labs
 
 
-def column(lab: Lab, notebook: str, grade_id: str) -> str:
-    return grade_id if len(lab.notebooks) == 1 else f"{notebook}:{grade_id}"
-
-
-def same_data(course: Path, lab: Lab, students: list[str]) -> dict[str, dict[str, list[str]]]:
-    """``{student: {file: [the other students whose file is byte-identical]}}`` over the
-    hand-ins ``submitted/<student>/<lab>/<file>`` of ``lab``'s data files (SHA-256 of the bytes
-    :func:`netmodels.outputs.read_input` reads; a file it refuses, and the reference copy
-    released with the lab, are shared with no one)."""
-    import hashlib
-
-    from netmodels.outputs import Refused, read_input
-
-    out: dict[str, dict[str, list[str]]] = {}
-    for name in lab.data_files:
-        try:
-            ref = hashlib.sha256(read_input(course / "source" / lab.name / name, root=course)).digest()
-        except (OSError, Refused):
-            ref = None
-        by_hash: dict[bytes, list[str]] = {}
-        for student in students:
-            try:
-                h = hashlib.sha256(read_input(course / "submitted" / student / lab.name / name, root=course)).digest()
-            except (OSError, Refused):      # missing, or refused: data_status says which
-                continue
-            if h != ref:
-                by_hash.setdefault(h, []).append(student)
-        for group in by_hash.values():
-            for student in group if len(group) > 1 else ():
-                out.setdefault(student, {})[name] = [s for s in group if s != student]
-    return out
-
-
-def data_status(course: Path, lab: Lab, folder: Path, shared: dict[str, list[str]] | None = None) -> str:
-    """'own', 'reference copy', 'missing' or 'refused (why)', per data file of the lab (read by
-    :func:`netmodels.outputs.read_input`: a link, a special file or a file too large is
-    refused, also one in a folder reached through a link from ``course``); ``shared``: ``{file:
-    [students]}`` whose file is the same (:func:`same_data`): "same as bob's" instead of 'own'."""
-    from netmodels.outputs import Refused, read_input
-
-    parts = []
-    for name in lab.data_files:
-        mine, ref = folder / name, course / "source" / lab.name / name
-        try:
-            own = read_input(mine, root=course)
-        except FileNotFoundError:
-            state = "missing"
-        except Refused as exc:
-            state = f"refused ({exc.why})"
-        except OSError as exc:
-            state = f"refused ({exc.strerror or exc})"
-        else:
-            try:
-                state = "reference copy" if read_input(ref, root=course) == own else "own"
-            except OSError:                 # no reference file: the lab releases none
-                state = "own"
-            if state == "own" and (shared or {}).get(name):
-                others = [f"{other}'s" for other in shared[name]]
-                state = "same as " + (f"{', '.join(others[:-1])} and {others[-1]}" if len(others) > 1 else others[0])
-        parts.append(f"{name}: {state}")
-    return "; ".join(parts)
-
-
 # ---------------------------------------------------------------- grading
 def ensure_released(course: Path, labs: list[Lab], log) -> None:
     """Labs missing from the gradebook are generated first (autograde needs their cells)."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     for lab in labs:
         try:
-            with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            with open_gradebook(course) as gb:
                 for name in lab.notebooks:
                     gb.find_notebook(name, lab.name)
             continue
@@ -250,31 +176,6 @@ def check_notebooks(folder: Path, lab: Lab, root: Path | None = None) -> str | N
     return None
 
 
-def scratch_copy(course: Path, lab: Lab, folder: Path, work: Path) -> None:
-    """What the sandbox sees of a submission: its files, then the lab's released files.
-
-    As ``nbgrader autograde`` does, the source folder's files other than notebooks and the
-    students' own data files (``exclude_overwriting``) replace the student's.  Symbolic
-    links are not copied (``check_notebooks`` refuses submissions holding any).
-    """
-    def copy_tree(src: Path, dst: Path, skip=()):
-        dst.mkdir(exist_ok=True)
-        for entry in src.iterdir():
-            if entry.is_symlink() or entry.name in skip or entry.name in ("__pycache__", ".ipynb_checkpoints"):
-                continue
-            if entry.is_dir():
-                copy_tree(entry, dst / entry.name)
-            elif entry.is_file():
-                target = dst / entry.name
-                if target.exists():
-                    target.unlink()
-                shutil.copyfile(entry, target)
-
-    copy_tree(folder, work)
-    source = course / "source" / lab.name
-    copy_tree(source, work, skip={*lab.data_files, *(p.name for p in source.glob("*.ipynb"))})
-
-
 def grade_submission(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, sandbox: dict | None,
                      feedback_run: bool):
     """Grade one submission: a generator of the :class:`Watched` processes it runs, one after
@@ -309,7 +210,7 @@ def autograde(course: Path, lab: Lab, student: str, cell_timeout, student_timeou
     if sandbox is not None:
         argv.append("--Execute.kernel_manager_class=grading_sandbox.SandboxedKernelManager")
     with _environment(course, lab, student, sandbox) as env:
-        status = yield Watched(_nbgrader, (argv, course), course, env, student_timeout, logfile)
+        status = yield Watched(nbgrader, (argv, course), course, env, student_timeout, logfile)
     if status == "graded" and feedback_run:
         yield from run_for_feedback(course, lab, student, cell_timeout, student_timeout, logfile, sandbox)
     return status
@@ -320,20 +221,20 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
     """Run each graded notebook again without its hidden tests, for the feedback page (a
     generator of :class:`Watched` processes).
 
-    ``grading_preprocessors.run_for_feedback`` in a child process, watched and sandboxed as the
+    ``grading_feedback.run_for_feedback`` in a child process, watched and sandboxed as the
     grading was (a fresh scratch copy of the submission), its log appended to ``logfile``.
     Its outputs are what the feedback page shows; the scores stay those of the grading.  When
     it fails, the page falls back to showing scores only after the first hidden test.  A
     notebook that reached the cell time limit while graded is not run again (it would wait for
     the limit once more): its page shows the graded outputs up to the first hidden test.
     """
-    import grading_preprocessors
+    import grading_feedback
 
     folder = course / "autograded" / student / lab.name
-    shutil.rmtree(grading_preprocessors.feedback_run_folder(folder), ignore_errors=True)
+    shutil.rmtree(grading_feedback.feedback_run_folder(folder), ignore_errors=True)
     for name in lab.notebooks:
         graded = folder / f"{name}.ipynb"
-        out = grading_preprocessors.feedback_run_path(graded)
+        out = grading_feedback.feedback_run_path(graded)
         if not graded.is_file():
             continue
         if _timed_out(graded):
@@ -346,7 +247,7 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
             log.write(f"\n--- {name}.ipynb run again without its hidden tests, for the feedback page\n")
         t0 = time.monotonic()
         with _environment(course, lab, student, sandbox) as env:
-            status = yield Watched(grading_preprocessors.run_for_feedback, args, course, env, student_timeout,
+            status = yield Watched(grading_feedback.run_for_feedback, args, course, env, student_timeout,
                                    logfile, append=True)
         with open(logfile, "a", encoding="utf-8") as log:
             if status == "graded":
@@ -357,60 +258,11 @@ def run_for_feedback(course: Path, lab: Lab, student: str, cell_timeout, student
                 out.unlink(missing_ok=True)
 
 
-def flags(course: Path, lab: Lab, student: str) -> str:
-    """What the instructor should look at in a graded submission, or '':
-
-    ``tampering: <columns>``, the test cells that did not run as written (the grader put the error
-    ``grading_preprocessors.TAMPERED`` first in their outputs; they score 0), and ``suspect code:
-    <names>``, names of IPython's machinery or the built-ins in the submission's own cells
-    (``grading_preprocessors.SUSPECT``; not scored); ``measured disturbed: <file> (why)``, a data
-    file whose record says the machine was busy (:func:`mpi_exercises.labdata.disturbance`), and
-    ``failed on disturbed data: <columns>``, the test cells that the data could not pass
-    (their error begins with :data:`mpi_exercises.labdata.DISTURBED`)."""
-    from grading_preprocessors import SUSPECT, TAMPERED
-
-    from mpi_exercises.labdata import DISTURBED
-
-    tampered, suspect, unfair = [], set(), []
-    for name in lab.notebooks:
-        try:
-            nb = nbformat.read(course / "autograded" / student / lab.name / f"{name}.ipynb", as_version=4)
-        except Exception:  # noqa: BLE001 (no graded notebook: nothing to flag)
-            continue
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code":
-                continue
-            if not meta.get("grade") or meta.get("solution"):       # the student's code
-                suspect.update(m.group(0) for m in SUSPECT.finditer(cell.source))
-            elif any(o.get("output_type") == "error" and o.get("ename") == TAMPERED for o in cell.get("outputs", [])):
-                tampered.append(column(lab, name, meta.get("grade_id", "?")))
-            elif any(o.get("output_type") == "error" and str(o.get("evalue", "")).startswith(DISTURBED)
-                     for o in cell.get("outputs", [])):
-                unfair.append(column(lab, name, meta.get("grade_id", "?")))
-    found = ([f"tampering: {', '.join(tampered)}"] if tampered else []) + (
-        [f"suspect code: {', '.join(sorted(suspect))}"] if suspect else []) + disturbed_data(course, lab, student) + (
-        [f"failed on disturbed data: {', '.join(unfair)}"] if unfair else [])
-    return "; ".join(found)
-
-
-def disturbed_data(course: Path, lab: Lab, student: str) -> list[str]:
-    """``measured disturbed: <file> (why)`` for each data file the student handed in whose record
-    says the machine was busy while it measured (:func:`mpi_exercises.labdata.disturbance`)."""
-    import json
-
-    from mpi_exercises.labdata import disturbance
-    from netmodels.outputs import Refused, read_input
-
-    found = []
-    for name in lab.data_files:
-        try:
-            why = disturbance(json.loads(read_input(course / "submitted" / student / lab.name / name, root=course)))
-        except (OSError, Refused, ValueError, RecursionError):     # missing or unusable: the data column says
-            continue
-        if why:
-            found.append(f"measured disturbed: {name} ({why})")
-    return found
+def _environment(course: Path, lab: Lab, student: str, sandbox: dict | None):
+    """The environment of a grading process of ``student``'s hand-in of ``lab``: with ``sandbox``
+    (its limits), a fresh scratch copy for its kernel (:func:`grading_sandbox.environment`)."""
+    return grading_sandbox.environment(course / "submitted" / student / lab.name, course / "source" / lab.name,
+                                       lab.data_files, sandbox)
 
 
 def _timed_out(graded: Path) -> bool:
@@ -423,321 +275,18 @@ def _timed_out(graded: Path) -> bool:
                for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
 
 
-@contextlib.contextmanager
-def _environment(course: Path, lab: Lab, student: str, sandbox: dict | None):
-    """The environment of a grading process; with ``sandbox``, a fresh scratch copy for its kernel."""
-    env = dict(os.environ)
-    if sandbox is None:
-        yield env
-        return
-    scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))
-    try:
-        work, run, connection = scratch / "work", scratch / "run", scratch / "connection"
-        run.mkdir()
-        connection.mkdir()     # the grader's: bound read-only into the sandbox
-        scratch_copy(course, lab, course / "submitted" / student / lab.name, work)
-        env[grading_sandbox.ENV] = json.dumps({"work": str(work), "run": str(run), "connection": str(connection),
-                                               **sandbox})
-        yield env
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _nbgrader(argv: list[str], course: Path) -> None:
-    """``nbgrader ARGV``, in this process, which holds ``course``'s gradebook only while no
-    other grading process does (:func:`one_gradebook_at_a_time`)."""
-    from nbgrader.apps.nbgraderapp import NbGraderApp
-
-    one_gradebook_at_a_time(course)
-    NbGraderApp.launch_instance(argv=argv)
-
-
-_GRADEBOOK = {"depth": 0, "fd": -1}   # this process's hold on the gradebook's lock
-
-
-def _hold_gradebook(course: Path) -> None:
-    """Take ``course``'s gradebook lock (an advisory flock on ``gradebook.db``, which SQLite's own
-    locks ignore), waiting for other processes; reentrant within a process."""
-    if _GRADEBOOK["depth"] == 0:
-        fd = os.open(course / "gradebook.db", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            import fcntl
-        except ImportError:       # no flock (Windows): main() grades one submission at a time
-            pass
-        else:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        _GRADEBOOK["fd"] = fd
-    _GRADEBOOK["depth"] += 1
-
-
-def _release_gradebook() -> None:
-    _GRADEBOOK["depth"] -= 1
-    if _GRADEBOOK["depth"] == 0:
-        os.close(_GRADEBOOK["fd"])          # closing the file releases the lock
-
-
-@contextlib.contextmanager
-def gradebook_lock(course: Path):
-    """Hold ``course``'s gradebook alone while the block runs (:func:`_hold_gradebook`)."""
-    _hold_gradebook(course)
-    try:
-        yield
-    finally:
-        _release_gradebook()
-
-
-def one_gradebook_at_a_time(course: Path) -> None:
-    """From now on, in this process, nbgrader holds the gradebook (from opening a ``Gradebook``
-    to closing it) only while no other grading process does: SQLite lets one writer in at a
-    time and makes a second wait at most a few seconds.  nbgrader opens it around each of its
-    steps, never while a notebook runs, so submissions still run side by side."""
-    from nbgrader import api
-
-    real_init, real_close = api.Gradebook.__init__, api.Gradebook.close
-
-    def init(self, *args, **kwargs):
-        _hold_gradebook(course)
-        self._holds_lock = True
-        try:
-            real_init(self, *args, **kwargs)
-        except BaseException:
-            self._holds_lock = False
-            _release_gradebook()
-            raise
-
-    def close(self):
-        try:
-            real_close(self)
-        finally:
-            if self.__dict__.pop("_holds_lock", False):
-                _release_gradebook()
-
-    api.Gradebook.__init__, api.Gradebook.close = init, close
-
-
-def _child(target, args, course: Path, env: dict, logfile: Path, append: bool) -> None:
-    """Body of a grading process: its own session, the course as working folder, ``env`` as
-    environment, stdout and stderr to ``logfile``; then ``target(*args)``."""
-    if hasattr(os, "setsid"):
-        os.setsid()
-    if hasattr(signal, "pthread_sigmask"):      # out of the terminal's process group: Ctrl-C is the parent's
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    os.chdir(course)
-    os.environ.clear()
-    os.environ.update(env)
-    grading_sandbox.hold_grader()
-    fd = os.open(logfile, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    target(*args)
-    sys.stdout.flush()
-    sys.stderr.flush()
-
-
-def _processes():
-    """How grading processes are made: forked from this one where it can (Linux), so that
-    nbgrader and nbconvert, imported once here, are not imported again for every submission
-    (about 1.5 s each); else started afresh (spawn)."""
-    import multiprocessing
-
-    if sys.platform == "linux":
-        import grading_preprocessors  # noqa: F401 (imported before the forks: see above)
-        import nbgrader.apps.nbgraderapp  # noqa: F401
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
-class Watched:
-    """``target(*args)`` in a grading process (:func:`_child`) under the wall-clock limit
-    ``student_timeout``; :meth:`poll` says how it ended ('graded' if with exit status 0)."""
-
-    def __init__(self, target, args, course: Path, env: dict, student_timeout, logfile: Path,
-                 append: bool = False):
-        self.target, self.args, self.course, self.env = target, args, course, env
-        self.student_timeout, self.logfile, self.append = student_timeout, logfile, append
-        self.proc = None
-
-    def start(self) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self.proc = _processes().Process(target=_child, args=(self.target, self.args, self.course, self.env,
-                                                              self.logfile, self.append))
-        # the child takes no Ctrl-C of the terminal's before it has left its process group (_child)
-        blocked = hasattr(signal, "pthread_sigmask")
-        if blocked:
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            self.proc.start()
-        finally:
-            if blocked:
-                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        self.deadline, self.groups = time.monotonic() + self.student_timeout, {self.proc.pid}
-
-    @property
-    def sentinel(self):
-        return self.proc.sentinel
-
-    def poll(self) -> str | None:
-        """None while it runs, else its status; every process group it made is then killed."""
-        if self.proc.exitcode is not None:
-            status = "graded" if self.proc.exitcode == 0 else "autograde failed"
-        elif time.monotonic() > self.deadline:
-            _kill_groups(self.groups | _process_groups(self.proc.pid))
-            status = f"stopped after {self.student_timeout:.0f} s"
-        else:
-            self.groups |= _process_groups(self.proc.pid)
-            return None
-        self.proc.join()
-        _kill_groups(self.groups)
-        return status
-
-    def stop(self) -> None:
-        """Kill it now, with every process group it made (the batch is stopped)."""
-        if self.proc is None or self.proc.pid is None:     # not started
-            return
-        self.groups |= _process_groups(self.proc.pid)
-        self.proc.kill()
-        _kill_groups(self.groups)
-        self.proc.join()
-
-
-def run_all(tasks, jobs: int, done) -> None:
-    """Run the generators ``tasks`` (pairs of a key and a generator of :class:`Watched`, as
-    :func:`grade_submission`), the processes of at most ``jobs`` of them at once; ``done(key,
-    status)`` when one returns.  One thread: processes are forked only from it."""
-    from multiprocessing.connection import wait
-
-    tasks, running = iter(tasks), {}
-
-    def advance(key, gen, status):
-        try:
-            watched = gen.send(status)
-        except StopIteration as stop:
-            running.pop(key, None)
-            done(key, stop.value)
-            return
-        running[key] = (gen, watched)       # first: a Ctrl-C while it starts stops it too
-        watched.start()
-
-    try:
-        while True:
-            while len(running) < jobs:
-                task = next(tasks, None)
-                if task is None:
-                    break
-                advance(task[0], task[1], None)
-            if not running:
-                return
-            wait([w.sentinel for _, w in running.values()], timeout=0.5)
-            for key, (gen, watched) in list(running.items()):
-                status = watched.poll()
-                if status is not None:
-                    advance(key, gen, status)
-    finally:                            # Ctrl-C, or an error: no grading process outlives the batch
-        for _, watched in running.values():
-            watched.stop()
-
-
-def _process_groups(pid: int) -> set[int]:
-    """Process groups of the descendants of ``pid`` (not ours)."""
-    import psutil
-
-    found = set()
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return found
-    for child in children:
-        try:
-            found.add(os.getpgid(child.pid))
-        except OSError:
-            pass
-    return found - {os.getpgrp()}
-
-
-def _kill_groups(groups) -> None:
-    for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except OSError:
-            pass
-
-
 def forget(course: Path, lab: Lab, student: str) -> None:
     """Drop a failed submission's stale grades (from an earlier run) from the gradebook."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with open_gradebook(course) as gb:
         try:
             gb.remove_submission(lab.name, student)
         except MissingEntry:
             pass
-    from grading_preprocessors import feedback_run_folder
+    from grading_feedback import feedback_run_folder
 
     shutil.rmtree(feedback_run_folder(course / "autograded" / student / lab.name), ignore_errors=True)
-
-
-# ---------------------------------------------------------------- gradebook
-def rows(course: Path, labs: list[Lab], students: list[str], outcomes: dict) -> list[dict]:
-    """One row per student and lab; scores from the gradebook for graded submissions."""
-    from grading_preprocessors import is_pending
-    from nbgrader.api import Gradebook, MissingEntry
-
-    out = []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        for lab in labs:
-            maxima = {(nb, gid): gb.find_grade_cell(gid, nb, lab.name).max_score for nb, gid, _ in lab.cells}
-            shared = same_data(course, lab, students)
-            for student in students:
-                oc = outcomes.get((student, lab.name), Outcome("not submitted"))
-                data = oc.data
-                if oc.data and student in shared:    # a file handed in by others too: named with them
-                    data = data_status(course, lab, course / "submitted" / student / lab.name, shared[student])
-                row = {"student": student, "lab": lab.name, "status": oc.status, "data": data,
-                       "sandbox": oc.sandbox, "flags": flags(course, lab, student) if oc.status == "graded" else "",
-                       "auto_score": 0.0, "auto_max": 0.0, "score": 0.0,
-                       "max_score": float(sum(maxima.values())), "manual_pending": 0}
-                for nb, gid, manual in lab.cells:
-                    value = 0.0
-                    if oc.status == "graded":
-                        try:
-                            grade = gb.find_grade(gid, nb, lab.name, student)
-                        except MissingEntry:
-                            grade = None
-                        if grade is not None and manual and is_pending(grade):
-                            value = ""  # waiting for the instructor
-                        elif grade is not None:
-                            value = float(grade.score)
-                    row[column(lab, nb, gid)] = value
-                    if value == "":
-                        row["manual_pending"] += 1
-                        continue
-                    row["score"] += value
-                    if not manual:
-                        row["auto_score"] += value
-                        row["auto_max"] += maxima[(nb, gid)]
-                out.append(row)
-    return out
-
-
-def write_csv(path: Path, labs: list[Lab], table: list[dict]) -> None:
-    """``grades.csv``: one row per student and lab; scores as numbers, texts (the student's id,
-    statuses) through ``page_safety.csv_cell``, so that no spreadsheet reads one as a formula."""
-    from netmodels import outputs
-    from page_safety import csv_cell
-
-    columns = list(FIELDS)
-    for lab in labs:
-        for nb, gid, _ in lab.cells:
-            if column(lab, nb, gid) not in columns:
-                columns.append(column(lab, nb, gid))
-    fh = io.StringIO(newline="")
-    writer = csv.DictWriter(fh, fieldnames=columns, restval="")
-    writer.writeheader()
-    for row in table:
-        writer.writerow({k: (f"{v:g}" if isinstance(v, float) else csv_cell(v)) for k, v in row.items()})
-    outputs.write_text(path, fh.getvalue())      # whole or not at all, also on Ctrl-C
 
 
 # ---------------------------------------------------------------- command line
@@ -813,11 +362,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:             # run_all has killed the grading processes under way
         from netmodels.commandline import INTERRUPTED
 
-        signal.signal(signal.SIGINT, signal.SIG_IGN)       # a second Ctrl-C does not stop the cleanup
+        ignore_ctrl_c()                   # a second Ctrl-C does not stop the cleanup
         stopped = [key for key in started if key not in outcomes]
-        with gradebook_lock(course):
-            for student, lab in stopped:
-                forget(course, Lab(lab, []), student)
+        for student, lab in stopped:
+            forget(course, Lab(lab, []), student)
         print(interrupted_line("python labs/grade.py", {out: before})
               + (f"; {len(stopped)} submission{'s' * (len(stopped) != 1)} under way stopped and left out of the "
                  "gradebook" if stopped else ""), file=sys.stderr, flush=True)
@@ -864,8 +412,7 @@ def grade_all(parser, args, course: Path, out: Path, started: dict, outcomes: di
     def done(key, status):
         student, lab = key[0], by_name[key[1]]
         if status != "graded":
-            with gradebook_lock(course):
-                forget(course, lab, student)
+            forget(course, lab, student)
         outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, submitted / student / lab.name),
                                                 SANDBOXED if sandbox else UNCONFINED)
         log(f"{lab.name} {student}: {status} ({time.monotonic() - started[student, lab.name]:.0f} s, "

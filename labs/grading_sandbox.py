@@ -31,11 +31,13 @@ through that link when it restarts the kernel.)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -296,3 +298,55 @@ class SandboxedKernelManager(AsyncKernelManager):
         finally:
             os.close(write)
         threading.Thread(target=_relay, args=(read, KERNEL_LOG_BYTES), daemon=True).start()
+
+
+# ---------------------------------------------------------------- the scratch copy a kernel sees
+#: the start of a scratch folder's name, in the temporary folder (a feedback page shows its path as ``.``)
+SCRATCH_PREFIX = "labs-grade-"
+
+
+def scratch_copy(submission: Path, source: Path, work: Path, data_files=()) -> None:
+    """What the sandbox sees of a submission: the files of the folder ``submission``, then the
+    lab's released files (of its ``source`` folder) copied into ``work``.
+
+    As ``nbgrader autograde`` does, the source folder's files other than notebooks and the
+    students' own ``data_files`` (``exclude_overwriting``) replace the student's.  Symbolic
+    links are not copied (``grade.check_notebooks`` refuses submissions holding any).
+    """
+    def copy_tree(src: Path, dst: Path, skip=()):
+        dst.mkdir(exist_ok=True)
+        for entry in src.iterdir():
+            if entry.is_symlink() or entry.name in skip or entry.name in ("__pycache__", ".ipynb_checkpoints"):
+                continue
+            if entry.is_dir():
+                copy_tree(entry, dst / entry.name)
+            elif entry.is_file():
+                target = dst / entry.name
+                if target.exists():
+                    target.unlink()
+                shutil.copyfile(entry, target)
+
+    copy_tree(submission, work)
+    copy_tree(source, work, skip={*data_files, *(p.name for p in source.glob("*.ipynb"))})
+
+
+@contextlib.contextmanager
+def environment(submission: Path, source: Path, data_files, limits: dict | None):
+    """The environment of a grading process (a copy of this one's).  With ``limits`` (``memory``
+    and ``fsize`` in bytes, ``cpu`` in seconds per process, ``fonts``: :func:`command`),
+    :data:`ENV` names a fresh scratch folder for its kernel, holding :func:`scratch_copy` of
+    the submission, deleted afterwards without following links; None: unconfined, no copy."""
+    env = dict(os.environ)
+    if limits is None:
+        yield env
+        return
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    try:
+        work, run, connection = scratch / "work", scratch / "run", scratch / "connection"
+        run.mkdir()
+        connection.mkdir()     # the grader's: bound read-only into the sandbox
+        scratch_copy(submission, source, work, data_files)
+        env[ENV] = json.dumps({"work": str(work), "run": str(run), "connection": str(connection), **limits})
+        yield env
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

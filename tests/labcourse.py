@@ -53,8 +53,37 @@ def require_sandbox() -> None:
         pytest.skip(msg)
 
 
-COURSE_FILES = ("nbgrader_config.py", "grade.py", "release.py", "grading_preprocessors.py", "grading_sandbox.py",
+COURSE_FILES = ("nbgrader_config.py", "grade.py", "release.py", *sorted(p.name for p in LABS.glob("grading_*.py")),
                 "feedback_page.py", "page_safety.py")
+
+
+# An attack: a kernel replaces every file of its run/ folder (and of matplotlib's, where the grader
+# once copied its font list before each start) by a link to the gradebook, then dies, so that the
+# grader, restarting it, would write through the links.
+_GRADEBOOK_LINKS = """
+import os
+gradebook = {gradebook}
+run = os.path.join(os.path.dirname(os.getcwd()), "run")
+for folder in (run, os.path.join(run, "matplotlib"), os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib")):
+    os.makedirs(folder, exist_ok=True)
+    for name in set(os.listdir(folder)) | {{"kernel.json", "fontlist-v390.json", "fontlist-v3.11.0.json", *{names!r}}}:
+        path = os.path.join(folder, name)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        try:
+            os.symlink(gradebook, path)
+        except OSError:
+            pass
+os._exit(1)
+"""
+
+
+def gradebook_links(gradebook: str, names=()) -> str:
+    """A cell's code for that attack: ``gradebook`` is a Python expression of the gradebook's path
+    in the kernel, ``names`` more file names to replace in each folder."""
+    return _GRADEBOOK_LINKS.format(gradebook=gradebook, names=tuple(names))
 
 
 def release_every_lab(dest: Path) -> subprocess.CompletedProcess:

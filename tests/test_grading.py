@@ -263,10 +263,8 @@ HOLDS = """
 import fcntl, os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import grade
-from nbgrader.api import Gradebook
+import grading_processes
 course = Path(sys.argv[2])
-grade.one_gradebook_at_a_time(course)
 
 def free():
     fd = os.open(course / "gradebook.db", os.O_RDWR | os.O_CREAT)
@@ -279,22 +277,65 @@ def free():
         os.close(fd)
 
 print(free())
-gb = Gradebook(f"sqlite:///{course / 'gradebook.db'}")
-inner = Gradebook(f"sqlite:///{course / 'gradebook.db'}")   # a second one in the same process
+gb = grading_processes.open_gradebook(course)
+inner = grading_processes.open_gradebook(course)   # a second one in the same process
 inner.close()
 print(free())
 gb.close()
 print(free())
+gb = grading_processes.open_gradebook(course)
+gb.close()
+gb.close()                                        # closed twice: the lock is given back once
+print(free(), grading_processes._HOLD["depth"])
 """
 
 
+def _alembic_env():
+    # nbgrader runs `alembic`, a console script next to this Python, as grade.py lets it
+    return {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+
+
 def test_a_grading_process_holds_the_gradebook_alone_while_it_is_open(tmp_path):
-    # what lets `make grade` run submissions side by side: nbgrader's Gradebook, from opening to
-    # closing, holds a lock on gradebook.db that another grading process waits for (in a new
-    # Python: the patch is process-wide)
-    # (nbgrader runs `alembic`, a console script next to this Python, as grade.py lets it)
-    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    # what lets `make grade` run submissions side by side: a Gradebook opened on the grading URL
+    # holds a lock on gradebook.db, from opening to closing, that another grading process waits for
     res = subprocess.run([sys.executable, "-c", HOLDS, str(LABS), str(tmp_path)], capture_output=True,
-                         text=True, timeout=60, env=env)
+                         text=True, timeout=60, env=_alembic_env())
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == ["True", "False", "True"]
+    assert res.stdout.split() == ["True", "False", "True", "True", "0"]
+
+
+NBGRADER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import grading_processes
+grading_processes.nbgrader(["db", "student", "add", sys.argv[2]], Path("."))
+"""
+
+
+def test_nbgrader_of_a_grading_process_waits_for_the_gradebook(tmp_path):
+    # the URL reaches nbgrader's own Gradebook (CourseDirectory.db_url): while another process
+    # holds the lock, `nbgrader db student add` run as grade.py runs nbgrader does not write
+    import fcntl
+    import time
+
+    from nbgrader.api import Gradebook
+
+    def add(student):
+        return subprocess.Popen([sys.executable, "-c", NBGRADER, str(LABS), student], cwd=tmp_path, env=_alembic_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    t0 = time.monotonic()
+    assert add("alone").wait(timeout=120) == 0
+    alone = time.monotonic() - t0
+    fd = os.open(tmp_path / "gradebook.db", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        waiting = add("waiting")
+        time.sleep(max(3 * alone, 5))            # three times what it took without the lock
+        assert waiting.poll() is None, waiting.communicate()[0]
+    finally:
+        os.close(fd)
+    assert waiting.wait(timeout=120) == 0, waiting.communicate()[0]
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        assert sorted(s.id for s in gb.students) == ["alone", "waiting"]

@@ -27,7 +27,7 @@ import nbformat
 import psutil
 import pytest
 
-from tests.labcourse import (LABS, automatic_points, cell_by_id, hidden_lines, make, read_grades,
+from tests.labcourse import (LABS, automatic_points, cell_by_id, gradebook_links, hidden_lines, make, read_grades,
                              released_course, require_sandbox, solved, source_nb)
 from tests.mpirun import ROOT
 
@@ -132,24 +132,7 @@ for _cell in (_nb or {{"cells": []}})["cells"]:
             pass
 '''
     elif kind == "links_gradebook":   # 7. links to the gradebook where the grader writes, then die
-        code += """
-import os
-_gradebook = str(COURSE / "gradebook.db")
-_run = os.path.join(os.path.dirname(os.getcwd()), "run")
-for _folder in (_run, os.path.join(_run, "matplotlib"), os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib")):
-    os.makedirs(_folder, exist_ok=True)
-    for _name in set(os.listdir(_folder)) | {"kernel.json", "fontlist-v390.json", "fontlist-v3.11.0.json"}:
-        _path = os.path.join(_folder, _name)
-        try:
-            os.unlink(_path)
-        except OSError:
-            pass
-        try:
-            os.symlink(_gradebook, _path)
-        except OSError:
-            pass
-os._exit(1)
-"""
+        code += gradebook_links('str(COURSE / "gradebook.db")')
     elif kind == "recon":             # 8. what the kernel's descriptors and /proc say of the grader
         code += """
 import os

@@ -3,9 +3,9 @@ walk through grading is tests/test_instructor_walk.py).
 
 - ``mpi_exercises.labdata.disturbance`` reads what a data file records of its run: ranks sharing
   cores, the benchmark's own "unreliable" verdict, a drifting machine, a load over the cores;
-- ``grade.flags`` names a disturbed file and the test cells whose error says the data could not
+- ``grading_csv.flags`` names a disturbed file and the test cells whose error says the data could not
   pass them;
-- ``grading_preprocessors.TidyErrorsForFeedback`` keeps the first error whole, turns the
+- ``grading_feedback.TidyErrorsForFeedback`` keeps the first error whole, turns the
   ``NameError`` echoes after it into one line, and replaces the grading machine's paths.
 """
 
@@ -24,7 +24,8 @@ from tests.labcourse import LABS
 
 sys.path.insert(0, str(LABS))
 import grade  # noqa: E402
-import grading_preprocessors  # noqa: E402
+import grading_csv  # noqa: E402
+import grading_feedback  # noqa: E402
 
 
 def quiet() -> dict:
@@ -104,9 +105,9 @@ def test_flags_name_a_disturbed_file_and_the_tests_it_could_not_pass(tmp_path):
         (tmp_path / "submitted" / student / "lab1").mkdir(parents=True)
         (tmp_path / "submitted" / student / "lab1" / "pingpong.json").write_text(json.dumps(rec))
         _graded(tmp_path, student, [nbformat.v4.new_output("error", ename="AssertionError", evalue=error, traceback=[])])
-    assert grade.flags(tmp_path, lab, "dave") == ("measured disturbed: pingpong.json (the median of 4.0 MiB known only "
+    assert grading_csv.flags(tmp_path, lab, "dave") == ("measured disturbed: pingpong.json (the median of 4.0 MiB known only "
                                                   "to ±20% (limit ±10%)); failed on disturbed data: test_switch")
-    assert grade.flags(tmp_path, lab, "alice") == ""
+    assert grading_csv.flags(tmp_path, lab, "alice") == ""
 
 
 def test_feedback_shows_the_first_error_whole_and_no_path_of_the_grader():
@@ -121,7 +122,7 @@ def test_feedback_shows_the_first_error_whole_and_no_path_of_the_grader():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("a"), nbformat.v4.new_code_cell("b"), nbformat.v4.new_code_cell("c")]
     nb.cells[0].outputs, nb.cells[1].outputs, nb.cells[2].outputs = [first], [printed], [echo]
-    nb, _ = grading_preprocessors.TidyErrorsForFeedback().preprocess(nb, {})
+    nb, _ = grading_feedback.TidyErrorsForFeedback().preprocess(nb, {})
     tb = nb.cells[0].outputs[0]["traceback"]
     assert tb == ["FileNotFoundError: ./pingpong.json", "File <python>/lib/python3.11/site-packages/numpy/linalg/_linalg.py:10",
                   "<course>/x.py", "~/notes"]
@@ -137,12 +138,12 @@ def test_a_name_error_after_no_error_or_a_failed_test_keeps_its_traceback():
     nb.cells[0].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=["A"])]
     nb.cells[1].outputs = [nbformat.v4.new_output("error", ename="NameError", evalue="name 'x' is not defined",
                                                   traceback=["NameError  Traceback", "Cell In[1], line 1"])]
-    nb, _ = grading_preprocessors.TidyErrorsForFeedback().preprocess(nb, {})
+    nb, _ = grading_feedback.TidyErrorsForFeedback().preprocess(nb, {})
     assert nb.cells[1].outputs[0]["traceback"] == ["NameError  Traceback", "Cell In[1], line 1"]
 
 
 def test_a_scratch_folder_anywhere_is_shown_as_dot_and_a_hostile_output_is_scrubbed_fast():
-    scrub = grading_preprocessors.scrub_paths
+    scrub = grading_feedback.scrub_paths
     said = "open('/dev/shm/x/labs-grade-k3/work/p.json'); /var/tmp/labs-grade-q1/work"
     assert scrub(said, []) == "open('./p.json'); ."
     import time

@@ -1,5 +1,5 @@
-"""The grading sandbox from the grader's side (``labs/grading_sandbox.py`` and the execution side of
-``labs/grading_preprocessors.py``), one notebook at a time, each run by a grading process of its own
+"""The grading sandbox from the grader's side (``labs/grading_sandbox.py``, ``labs/grading_execute.py``
+and ``labs/grading_probe.py``), one notebook at a time, each run by a grading process of its own
 (as ``grade.py`` runs nbgrader) in the sandbox:
 
 - what the kernel starts from: the grader's matplotlib font list, bound read-only; one BLAS thread
@@ -30,10 +30,10 @@ import nbformat
 import pytest
 from nbgrader.utils import determine_grade
 
-from tests.labcourse import LABS, require_sandbox
+from tests.labcourse import LABS, gradebook_links, require_sandbox
 
 sys.path.insert(0, str(LABS))
-import grading_preprocessors  # noqa: E402 (labs/ is not a package)
+import grading_probe  # noqa: E402 (labs/ is not a package)
 import grading_sandbox  # noqa: E402
 
 # run in the sandbox: where matplotlib keeps its files, the marker of the font list it loaded, what is there
@@ -93,10 +93,10 @@ GRADER = """
 import json, logging, resource, sys
 logging.basicConfig(level=logging.WARNING)    # the warnings of the preprocessors, into the log
 sys.path.insert(0, sys.argv[4])
-import nbformat, grading_preprocessors, grading_sandbox
+import nbformat, grading_execute, grading_sandbox
 grading_sandbox.hold_grader()                 # as grade.py's grading process does
 nb = nbformat.read(sys.argv[1], as_version=4)
-run = grading_preprocessors.ExecuteRestartingDeadKernel(
+run = grading_execute.ExecuteRestartingDeadKernel(
     kernel_manager_class=grading_sandbox.SandboxedKernelManager, timeout=60, iopub_timeout=10,
     check_tampering=sys.argv[5] == "1")
 nb, _ = run.preprocess(nb, {"metadata": {"path": sys.argv[3]}})
@@ -172,34 +172,10 @@ def scores(nb) -> dict:
             if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.nbgrader.get("solution")}
 
 
-# A kernel replaces every file of its run/ folder (and of matplotlib's, where the grader once copied
-# its font list before each start) by a link to the gradebook, then dies: the grader restarts it.
-LINKS = """
-import os
-gradebook = {gradebook!r}
-run = os.path.join(os.path.dirname(os.getcwd()), "run")
-for folder in (run, os.path.join(run, "matplotlib"), os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib")):
-    os.makedirs(folder, exist_ok=True)
-    names = set(os.listdir(folder)) | {{"kernel.json", "fontlist-v390.json", "fontlist-v3.11.0.json"}}
-    names |= {{os.path.basename({fonts!r})}}
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        try:
-            os.symlink(gradebook, path)
-        except OSError:
-            pass
-os._exit(1)
-"""
-
-
 @pytest.mark.slow
 def test_a_dead_kernels_links_make_the_grader_write_nothing(tmp_path):
     fonts = grading_sandbox.font_list() or "fontlist.json"
-    cells = [answer(LINKS.format(gradebook=str(tmp_path / "course" / "gradebook.db"), fonts=fonts)),
+    cells = [answer(gradebook_links(repr(str(tmp_path / "course" / "gradebook.db")), [os.path.basename(fonts)])),
              answer("x = 2"), graded_cell("assert x == 2", "after_restart")]
     nb, _, log, course, links = grade_notebook(tmp_path, cells)
     assert links >= 2, "the kernel made no link: the attack did not run"
@@ -347,7 +323,7 @@ def test_tampering_scores_nothing_and_is_flagged_and_an_honest_notebook_everythi
     for cell in nb.cells:
         grade_id = cell.metadata.nbgrader.get("grade_id", "")
         if cell.metadata.nbgrader.get("grade"):
-            flagged = [o.get("ename") for o in cell.outputs[:1]] == [grading_preprocessors.TAMPERED]
+            flagged = [o.get("ename") for o in cell.outputs[:1]] == [grading_probe.TAMPERED]
             assert flagged == ("honest" not in grade_id), (grade_id, cell.outputs)
     assert log.count("did not run as written") == len(TESTS) * len(ATTACKS)
     assert log.count("The kernel died in cell") == len(names) - 1   # a fresh kernel for each

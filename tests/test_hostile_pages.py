@@ -379,19 +379,20 @@ def test_spreadsheet_text_neutralises_formulas_only():
 def test_grades_csv_neutralises_student_ids_not_scores(tmp_path):
     sys.path.insert(0, str(LABS))
     import grade
+    import grading_csv
 
     lab = grade.Lab("lab1", ["lab1"], [("lab1", "test_a", False)])
     rows = [{"student": sid, "lab": "lab1", "status": "=graded", "data": "-", "sandbox": "bwrap",
              "auto_score": -1.5, "auto_max": 2.0, "score": -1.5, "max_score": 2.0, "manual_pending": 0,
-             grade.column(lab, "lab1", "test_a"): -1.5} for sid in HOSTILE_IDS]
-    grade.write_csv(tmp_path / "grades.csv", [lab], copy.deepcopy(rows))
+             grading_csv.column(lab, "lab1", "test_a"): -1.5} for sid in HOSTILE_IDS]
+    grading_csv.write_csv(tmp_path / "grades.csv", [lab], copy.deepcopy(rows))
     with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as fh:
         got = list(csv.DictReader(fh))
     for sid, row in zip(HOSTILE_IDS, got):
         assert row["student"] == ("'" + sid if sid.startswith(FORMULA) else sid)
         assert row["status"] == "'=graded" and row["data"] == "'-"
         assert float(row["score"]) == -1.5 and row["score"] == "-1.5"
-        assert row[grade.column(lab, "lab1", "test_a")] == "-1.5"
+        assert row[grading_csv.column(lab, "lab1", "test_a")] == "-1.5"
 
 
 def test_clean_keeps_structure_and_drops_the_rest():
