@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import pages
-from . import pingpong, placement, records
-from . import measure as sampling
+from . import pingpong, placement
 
 #: how an exchange is timed, in words (printed and stored in the JSON)
 METHOD = ("exchange: ranks 0 and 1 each Sendrecv m bytes with the other at once; the time of each "
@@ -60,26 +58,10 @@ def measure(comm, sizes, iterations, warmup, budget_bytes, progress=True, **opti
 
 
 def run(args) -> int:
-    comm, oversubscribed = placement.start("exchange")
-    if oversubscribed is None:
-        return 2
-    options = sampling.options_from(comm, args)
-    results, rounds = sweep(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
-                            not args.no_progress, args.pages, **options)
-    if comm.Get_rank() == 0:
-        fitted = {**pingpong.fit_file({"results": results}, ci=True), "what": "exchange"}
-        noise = pingpong.noise_of(results)
-        print(sampling.header(METHOD, rounds))
-        print(pingpong.report(results, fitted), flush=True)
-        if not noise["reliable"]:
-            print(sampling.noise_line(noise), flush=True)
+    def last(fitted, oversubscribed):
         load = placement.load_average()
-        print(f"exchange: {len(results)} sizes, alpha_x = {fitted['alpha_beta']['alpha_s'] * 1e6:.3f} µs, "
-              f"1/beta_x = {1e-6 / fitted['alpha_beta']['beta_s_per_byte']:.0f} MB/s each way; "
-              f"load {'unknown' if load is None else format(load, '.1f')}{'; OVERSUBSCRIBED' if oversubscribed else ''}", flush=True)
-        records.save(comm, args.json, "exchange", oversubscribed,
-                     {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
-                      "budget_bytes": args.budget_bytes, "pages": args.pages, **options},
-                     timing_method=METHOD, rounds=rounds, reliable=noise["reliable"], reliability=noise,
-                     results=results, fit=fitted)
-    return 0
+        f = fitted["alpha_beta"]
+        return (f"exchange: {len(args.sizes)} sizes, alpha_x = {f['alpha_s'] * 1e6:.3f} µs, "
+                f"1/beta_x = {1e-6 / f['beta_s_per_byte']:.0f} MB/s each way; "
+                f"load {'unknown' if load is None else format(load, '.1f')}{'; OVERSUBSCRIBED' if oversubscribed else ''}")
+    return pingpong.run_sweep(args, "exchange", METHOD, sweep, what="exchange", after=last)

@@ -276,26 +276,41 @@ def report(results: list[dict], fitted: dict) -> str:
 
 
 def run(args) -> int:
-    comm, oversubscribed = placement.start("pingpong")
+    return run_sweep(args, "pingpong", METHOD, sweep, before=lambda: [
+        f"buffers: page-aligned, {args.pages} pages asked for "
+        f"(transparent huge pages: {pages.transparent_huge_pages() or 'not reported'})"])
+
+
+def run_sweep(args, name: str, method: str, sweep_fn, *, what: str | None = None, before=lambda: [],
+              after=None) -> int:
+    """The command of a sweep over message sizes (``pingpong``, ``exchange``): ``sweep_fn`` (as
+    :func:`sweep`) in interleaved rounds, then on rank 0 the header, the lines ``before()``, the
+    table with THE fit (:func:`fit_file`, ``what`` naming the times fitted), the noise line if
+    a size missed, the line ``after(fitted, oversubscribed)`` and the JSON (``--json``)."""
+    comm, oversubscribed = placement.start(name)
     if oversubscribed is None:
         return 2
     options = sampling.options_from(comm, args)
-    results, rounds = sweep(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
-                            not args.no_progress, args.pages, **options)
+    results, rounds = sweep_fn(comm, args.sizes, args.iterations, args.warmup, args.budget_bytes,
+                               not args.no_progress, args.pages, **options)
     if comm.Get_rank() == 0:
         fitted = fit_file({"results": results}, ci=True)
+        if what is not None:
+            fitted["what"] = what
         noise = noise_of(results)
-        print(sampling.header(METHOD, rounds))
-        print(f"buffers: page-aligned, {args.pages} pages asked for "
-              f"(transparent huge pages: {pages.transparent_huge_pages() or 'not reported'})")
+        print(sampling.header(method, rounds))
+        for line in before():
+            print(line)
         print(report(results, fitted), flush=True)
         if not noise["reliable"]:
             print(sampling.noise_line(noise), flush=True)
-        records.save(comm, args.json, "pingpong", oversubscribed,
-                  {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
-                   "budget_bytes": args.budget_bytes, "pages": args.pages, **options},
-                  timing_method=METHOD, rounds=rounds, reliable=noise["reliable"], reliability=noise,
-                  results=results, fit=fitted)
+        if after is not None:
+            print(after(fitted, oversubscribed), flush=True)
+        records.save(comm, args.json, name, oversubscribed,
+                     {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
+                      "budget_bytes": args.budget_bytes, "pages": args.pages, **options},
+                     timing_method=method, rounds=rounds, reliable=noise["reliable"], reliability=noise,
+                     results=results, fit=fitted)
     return 0
 
 

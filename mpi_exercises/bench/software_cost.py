@@ -55,13 +55,10 @@ def add_arguments(p) -> None:
     p.add_argument("--sizes", type=arguments.size_list_of(8, 4, all_ranks=True), default=SIZES,
                    help="comma-separated block lengths n in float64 elements, >= 1 (default the powers of "
                         "8 from 1 to 256k)")
-    p.add_argument("--iterations", type=arguments.sample_count, default=200,
-                   help="timed samples per schedule (default 200)")
-    p.add_argument("--warmup", type=arguments.nonneg_int, default=10, help="untimed samples first (default 10)")
     arguments.add_inner_option(p)
-    p.add_argument("--json", metavar="FILE", help="write the samples and the fitted term to FILE as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    arguments.add_force_option(p)
+    arguments.add_options(p, iterations=(200, "timed samples per schedule (default 200)"),
+                          warmup=(10, "untimed samples first (default 10)"),
+                          json="write the samples and the fitted term to FILE as JSON")
 
 
 def local_schedule(steps: int, nelems: int, blocks: int = 1, combine: bool = False):

@@ -23,9 +23,10 @@ def add_arguments(p) -> None:
     p.add_argument("--sizes", type=arguments.size_list_of(8, 4, all_ranks=True), default=DEFAULT_SIZES,
                    help="comma-separated vector lengths in float64 elements, suffix k/M allowed "
                         "(default 2,40,700,12000,100000: between the calibration's lengths)")
-    p.add_argument("--iterations", type=arguments.sample_count, default=100,
-                   help="timed calls per algorithm and size (default 100; fewer for large vectors)")
-    p.add_argument("--warmup", type=arguments.nonneg_int, default=10, help="untimed calls first (default 10)")
+    arguments.add_options(p, iterations=(100, "timed calls per algorithm and size (default 100; fewer for large "
+                                             "vectors)"),
+                          warmup=(10, "untimed calls first, in each round (default 10)"),
+                          json="write calibration, rows and errors to FILE as JSON")
     p.add_argument("--statistic", choices=("min", "median"), default="min",
                    help="measured time compared with the predictions (default min: noise only adds time)")
     p.add_argument("--calibration", metavar="FILE", nargs="+",
@@ -40,9 +41,6 @@ def add_arguments(p) -> None:
                         f"{ROUNDS}); the drift compares the first half of the calibration rounds with the second")
     p.add_argument("--testjig", action="store_true",
                    help="also measure f(2) with the f(L) test jig for the NBL model (else f(L) = 1)")
-    p.add_argument("--json", metavar="FILE", help="write calibration, rows and errors to FILE as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    arguments.add_force_option(p)
 
 
 def even_rounds(text: str) -> int:
