@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import output_problem, write_json  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
+from netmodels.outputs import provenance, write_json  # noqa: E402
 
 #: (family, algorithm, model, semantics, ((P, N), ...)): three sizes of each family
 CASES = (
@@ -113,9 +113,7 @@ def main(argv=None) -> int:
     ap = OneLineParser(prog="budget_accuracy.py", description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     ap.add_argument("--only", nargs="+", metavar="LABEL", help="only the families whose label starts with one of these")
-    args = ap.parse_args(argv)
-    if args.json and output_problem(args.json):
-        ap.error(f"--json: {output_problem(args.json)}")
+    args = ap.parse_checked(argv)
     load0 = os.getloadavg()
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} ({os.cpu_count()} cores)")
     base = {}
@@ -154,12 +152,10 @@ def main(argv=None) -> int:
         worst_m = max(max(r["estimated_MB"] / r["measured_MB"], r["measured_MB"] / r["estimated_MB"]) for r in rows)
         print(f"worst factor: time {worst_t:.2f}x, memory {worst_m:.2f}x")
     if args.json:
-        write_json(args.json, {"generated_by": "python benchmarks/budget_accuracy.py "
-                               + " ".join(argv if argv is not None else sys.argv[1:]),
-                               "load_before": load0, "load_after": load1, "cores": os.cpu_count(),
+        write_json(args.json, {**provenance(__file__, argv), "load_before": load0, "load_after": load1,
                                "baseline_MB": base, "rows": rows})
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main, "budget_accuracy.py"))

@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import output_problem, write_json  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
+from netmodels.outputs import provenance, write_json  # noqa: E402
 from netmodels.simulate import loggopsim  # noqa: E402
 
 SEMANTICS = ("sync", "stepwise", "loggopsim")
@@ -45,10 +44,7 @@ def main(argv=None) -> int:
     p = OneLineParser(prog="compare_loggopsim.py", description=__doc__.splitlines()[0])
     p.add_argument("--reference", default=str(ROOT / "book" / "data" / "loggopsim_reference.json"))
     p.add_argument("--json", default=str(ROOT / "book" / "data" / "loggopsim_comparison.json"))
-    args = p.parse_args(argv)
-    problem = output_problem(args.json)
-    if problem:                                  # refused before the ten minutes of work
-        p.error(f"--json: {problem}")
+    args = p.parse_checked(argv)                 # --json refused before the ten minutes of work
     data = json.loads(Path(args.reference).read_text())
     t0 = time.perf_counter()
     by_sem = {sem: loggopsim.compare(data, sem) for sem in SEMANTICS}
@@ -56,8 +52,7 @@ def main(argv=None) -> int:
     for k, base in enumerate(by_sem["loggopsim"]):
         rows.append({"case": base["case"], "parameters": base["parameters"], "messages": base["messages"],
                      "loggopsim_s": base["loggopsim_s"], **{sem: by_sem[sem][k]["relative"] for sem in SEMANTICS}})
-    doc = {"generated_by": "python benchmarks/compare_loggopsim.py " + " ".join(sys.argv[1:] if argv is None else argv),
-           "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    doc = {**provenance(__file__, argv),
            "reference": "book/data/loggopsim_reference.json",
            "columns": "per case and parameter set: LogGOPSim's time (s) and, per semantics, "
                       "(kit - LogGOPSim) / LogGOPSim",
@@ -71,4 +66,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main, "compare_loggopsim.py"))

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
 from netmodels.models.machines import DELTA, US  # noqa: E402
-from netmodels.outputs import output_problem, write_json  # noqa: E402
+from netmodels.outputs import provenance, write_json  # noqa: E402
 from netmodels.simulate import desync  # noqa: E402
 
 MESHES = ((4, 4), (8, 8))
@@ -34,13 +33,9 @@ def main(argv=None) -> int:
     p = OneLineParser(prog="desync_experiment.py", description=__doc__.splitlines()[0])
     p.add_argument("--json", default=str(ROOT / "book" / "data" / "desync_reference.json"))
     p.add_argument("--seed", type=int, default=1)
-    args = p.parse_args(argv)
-    problem = output_problem(args.json)
-    if problem:                                  # refused before any work, so none is lost
-        p.error(f"--json: {problem}")
+    args = p.parse_checked(argv)
     runs = []
-    doc = {"generated_by": "python benchmarks/desync_experiment.py " + " ".join(sys.argv[1:] if argv is None else argv),
-           "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    doc = {**provenance(__file__, argv),
            "machine": "DELTA (netmodels.models.machines.DELTA), node bandwidth shared: f_true(n) = n",
            "seed": args.seed, "meshes": MESHES, "vector_lengths": VECTOR_LENGTHS, "blocks": BLOCKS,
            "columns": ["algorithm", "W", "H", "N", "S", "simulated_s", "lockstep_nominal_s"], "runs": runs}
@@ -56,8 +51,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except OSError as exc:                       # a result that could not be written (disk full)
-        print(f"desync_experiment.py: error: {exc}", file=sys.stderr)
-        sys.exit(1)
+    sys.exit(run_script(main, "desync_experiment.py"))

@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 
 from mpi_exercises.bench import arguments  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import output_problem, write_json  # noqa: E402
+from netmodels.outputs import write_json  # noqa: E402
 
 #: vector lengths (float64 elements): those of predict's long rows, and one far beyond the L2 cache
 LENGTHS = (700, 12000, 100000, 1000000)
@@ -129,9 +129,7 @@ def one_length(comm, n: int, rounds: int, inner: int) -> dict:
 
 def main(argv=None) -> int:
     p = build_parser()
-    a = p.parse_args(argv)
-    if a.json and (problem := output_problem(a.json)):
-        p.error(f"--json: {problem}")
+    a = p.parse_checked(argv)
     from mpi4py import MPI
 
     from mpi_exercises.bench import placement

@@ -23,14 +23,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import output_problem, write_json  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
+from netmodels.outputs import provenance, write_json  # noqa: E402
 from netmodels.simulate.loggopsim import find_binaries  # noqa: E402
 
 #: (label, algorithm, P, N elements): the sizes of the comparison
@@ -92,13 +91,11 @@ def main(argv=None) -> int:
     ap.add_argument("--loggopsim", metavar="DIR", help="folder holding LogGOPSim and txt2bin (default: PATH)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     ap.add_argument("--only", nargs="+", metavar="LABEL", help="only the cases whose label starts with one of these")
-    args = ap.parse_args(argv)
+    args = ap.parse_checked(argv)
     binaries = find_binaries(args.loggopsim)
     if binaries is None:
         ap.error(f"--loggopsim: LogGOPSim and txt2bin not found in {args.loggopsim or 'PATH'} "
                  "(build them as benchmarks/validate_loggopsim.py says)")
-    if args.json and output_problem(args.json):
-        ap.error(f"--json: {output_problem(args.json)}")
     from netmodels.algorithms import registry
     from netmodels.simulate import loggopsim
 
@@ -131,12 +128,10 @@ def main(argv=None) -> int:
     load1 = os.getloadavg()
     print(f"\nload average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
     if args.json:
-        write_json(args.json, {"generated_by": "python benchmarks/loggopsim_speed.py "
-                               + " ".join(argv if argv is not None else sys.argv[1:]),
-                               "load_before": load0, "load_after": load1, "cores": os.cpu_count(),
+        write_json(args.json, {**provenance(__file__, argv), "load_before": load0, "load_after": load1,
                                "parameters_ps": q, "rows": rows})
     return 0 if all(r["equal"] for r in rows) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main, "loggopsim_speed.py"))

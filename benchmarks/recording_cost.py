@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from mpi_exercises.bench import arguments  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import output_problem, write_json  # noqa: E402
+from netmodels.outputs import write_json  # noqa: E402
 
 #: the head before the front door overlapped its agreement with the schedule (today's code)
 REV = "9766aa8"
@@ -84,9 +84,7 @@ def build_parser() -> OneLineParser:
 
 def main(argv=None) -> int:
     p = build_parser()
-    a = p.parse_args(argv)
-    if a.json and (problem := output_problem(a.json)):
-        p.error(f"--json: {problem}")
+    a = p.parse_checked(argv)
     with tempfile.TemporaryDirectory() as where:
         before = package_at(a.rev, where)
         if before is None:

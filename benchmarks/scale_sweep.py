@@ -10,42 +10,29 @@ of every simulation (machine-dependent: a shared 2-core machine when stored).
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
 from netmodels.figures import scale_plots  # noqa: E402
-from netmodels.outputs import output_problem, write_json  # noqa: E402
+from netmodels.outputs import provenance, write_json  # noqa: E402
 
 
 def main(argv=None) -> int:
     p = OneLineParser(prog="scale_sweep.py", description=__doc__.splitlines()[0])
     p.add_argument("--json", default=str(ROOT / "book" / "data" / "scale_reference.json"))
-    args = p.parse_args(argv)
-    problem = output_problem(args.json)
-    if problem:                                  # refused before any work, so none is lost
-        p.error(f"--json: {problem}")
+    args = p.parse_checked(argv)
     show = lambda r: print(f"{r['collective']:>9} {r['algorithm']:>18} P={r['P']:<8} {r['model']:<13} "  # noqa: E731
                            f"{r['time_s'] * 1e6:12.2f} µs  ({r['wall_s']:.1f} s)", flush=True)
     rows = scale_plots.sweep(progress=show)
-    doc = {"generated_by": "python benchmarks/scale_sweep.py " + " ".join(sys.argv[1:] if argv is None else argv),
-           "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "host": platform.node(), "cores": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
-           "nelems": scale_plots.NELEMS, "elem_bytes": scale_plots.ELEM_BYTES, "rows": rows}
+    doc = {**provenance(__file__, argv), "nelems": scale_plots.NELEMS, "elem_bytes": scale_plots.ELEM_BYTES, "rows": rows}
     write_json(args.json, doc)
     print(f"wrote {args.json}")
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except OSError as exc:                       # a result that could not be written (disk full)
-        print(f"scale_sweep.py: error: {exc}", file=sys.stderr)
-        sys.exit(1)
+    sys.exit(run_script(main, "scale_sweep.py"))

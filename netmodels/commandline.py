@@ -20,6 +20,28 @@ class OneLineParser(argparse.ArgumentParser):
         print(f"{self.prog}: error: {message} (--help lists the options)", file=sys.stderr)
         sys.exit(2)
 
+    def parse_checked(self, argv=None, output: str = "json"):
+        """:meth:`parse_args`, with the path of the ``--OUTPUT`` option (if given) checked before
+        any work (:func:`netmodels.outputs.output_problem`): a path that cannot be written is an
+        argument error, so no measurement is lost to it."""
+        from .outputs import output_problem
+
+        args = self.parse_args(argv)
+        path = getattr(args, output, None)
+        if path and (problem := output_problem(path)):
+            self.error(f"--{output}: {problem}")
+        return args
+
+
+def run_script(main, prog: str) -> int:
+    """``main()``'s exit status, for a script's ``sys.exit``: an OSError (a result that could not
+    be written: disk full, quota) is one line ``PROG: error: ...`` on stderr and status 1."""
+    try:
+        return main()
+    except OSError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
+
 
 def available_memory() -> int | None:
     """Bytes of memory available to new allocations by this process: the node's (Linux

@@ -214,6 +214,21 @@ def interruption(path: str | os.PathLike | None) -> str:
             else f"nothing was written ({path} was not created)")
 
 
+def provenance(script: str | os.PathLike, argv=None) -> dict:
+    """Where a result file comes from, as its JSON's first fields: the command that wrote it
+    (``generated_by``: ``python FOLDER/SCRIPT ARGS``, ``argv`` default ``sys.argv[1:]``), when
+    (``date``, UTC), on which ``host``, its ``cores`` and its 1-minute load average."""
+    import platform
+    import sys
+    from datetime import datetime, timezone
+
+    path = Path(script)
+    args = sys.argv[1:] if argv is None else list(argv)
+    return {"generated_by": " ".join(["python", f"{path.parent.name}/{path.name}", *args]),
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "host": platform.node(),
+            "cores": os.cpu_count(), "load_average_1min": os.getloadavg()[0]}
+
+
 def _plain(obj):
     """JSON fallback: numpy scalars and arrays as Python numbers and lists."""
     if hasattr(obj, "tolist"):
