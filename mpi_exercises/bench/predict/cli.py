@@ -71,22 +71,9 @@ def run(args) -> int:
             print("predict needs at least 2 ranks: mpiexec -n 2 python -m mpi_exercises predict",
                   file=sys.stderr)
         return 2
-    given, error, notes = None, None, []
-    if args.calibration and rank == 0:
-        try:
-            given = load_calibration(args.calibration, P, notes)
-        except ValueError as exc:
-            error = str(exc)
-    error = _agree(comm, error)
+    given, error = given_calibration(comm, args.calibration)
     if error:
-        if rank == 0:
-            print(f"predict: error: {error}", file=sys.stderr)
         return 2
-    if given is not None and rank == 0:
-        for line in notes + [missing_line(given)]:
-            if line:
-                print(line if line.startswith("predict:") else f"predict: warning: {line}", file=sys.stderr)
-    given = comm.bcast(given, root=0)
     oversubscribed = placement.warn_if_oversubscribed(comm)
     cores = min(placement.usable_cores(), 8)
     if rank == 0 and P < cores and not oversubscribed:
@@ -110,8 +97,36 @@ def run(args) -> int:
             print(f"predict: refused: {why}. The machine was probably busy during the calibration: run "
                   "again when it is quiet, or give the parameters with --calibration FILE", file=sys.stderr)
         return 2
-    if rank != 0:
-        return 0
+    if rank == 0:
+        publish(comm, args, oversubscribed, taken, cal, halves, given)
+    return 0
+
+
+def given_calibration(comm, paths) -> tuple:
+    """``(the calibration of the --calibration files or None, False)`` on every rank, their
+    warnings printed by rank 0; ``(None, True)`` after one line saying why they are refused."""
+    given, error, notes = None, None, []
+    if paths and comm.Get_rank() == 0:
+        try:
+            given = load_calibration(paths, comm.Get_size(), notes)
+        except ValueError as exc:
+            error = str(exc)
+    error = _agree(comm, error)
+    if error:
+        if comm.Get_rank() == 0:
+            print(f"predict: error: {error}", file=sys.stderr)
+        return None, True
+    if given is not None and comm.Get_rank() == 0:
+        for line in notes + [missing_line(given)]:
+            if line:
+                print(line if line.startswith("predict:") else f"predict: warning: {line}", file=sys.stderr)
+    return comm.bcast(given, root=0), False
+
+
+def publish(comm, args, oversubscribed: bool, taken: dict, cal: Calibration, halves, given) -> None:
+    """Rank 0's part after the measurement: the predictions compared with it, the report, the
+    JSON (``--json``) and the last line."""
+    P = comm.Get_size()
     rows = compare(taken["rows"], cal, P, args.statistic + "_s")
     summary = summarize_errors(rows)
     valid = not oversubscribed
@@ -136,14 +151,14 @@ def run(args) -> int:
                            "calibration_file": args.calibration, "rounds": args.rounds,
                            "calibration_repetitions": args.calibration_repetitions},
             "rounds": taken["rounds"], "calibration": cal.as_dict(),
-            "calibration_halves": None if halves is None else [h.as_dict() for h in halves],
+            "calibration_halves": None if halves is None else [h if isinstance(h, str) else h.as_dict()
+                                                               for h in halves],
             "calibration_measurements": cal.measurements,
             "reliable": None if cal.reliability is None else cal.reliability["reliable"],
             "drift": moved, "stable": moved["stable"], "launch_mode": mode, "rows": rows, "summary": summary,
             "best": best_models(summary)})
         print(f"results written to {args.json}")
     print(last_line(P, oversubscribed, placement.load_average(), summary, cal, mode), flush=True)
-    return 0
 
 
 def calibrations(rounds: list[dict], nprocs: int, given: Calibration | None, jig) -> tuple:
