@@ -214,6 +214,31 @@ def _number(value) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _noisy(data: dict) -> str:
+    """How noisy the medians of a file marked ``"reliable": false`` are: the sizes and the widest
+    95 % interval its ``reliability`` (or its calibration's) records."""
+    rel = data.get("reliability") or (data.get("calibration") or {}).get("reliability") or {}
+    rel = rel if isinstance(rel, dict) else {}
+    worst, limit = _number(rel.get("worst")), _number(rel.get("limit"))
+    missed = [str(m) for m in rel.get("missed", [])] if isinstance(rel.get("missed"), list) else []
+    where = f" of {', '.join(missed[:4])}{', ...' if len(missed) > 4 else ''}" if missed else ""
+    known = f" known only to ±{worst:.0%}" if worst is not None else " too noisy"
+    return (f"the median{'s' if len(missed) != 1 else ''}{where}{known}"
+            + (f" (limit ±{limit:.0%})" if limit is not None else ""))
+
+
+def _unphysical_fits(data: dict) -> list[str]:
+    """The parts of the benchmark's own α-β fit (whole, below and above the switch) with α or
+    β <= 0."""
+    fit = data.get("fit") if isinstance(data.get("fit"), dict) else {}
+    pieces = fit.get("piecewise") if isinstance(fit.get("piecewise"), dict) else {}
+    parts = (("the alpha-beta fit", fit.get("alpha_beta")), ("below the switch", pieces.get("below")),
+             ("above the switch", pieces.get("above")))
+    return [name for name, part in parts
+            if isinstance(part, dict) and any(_number(part.get(k)) is not None and _number(part.get(k)) <= 0
+                                              for k in ("alpha_s", "beta_s_per_byte"))]
+
+
 def disturbance(data) -> str | None:
     """What disturbed the measurement, in words, from what the parsed data file ``data``
     records (the benchmark's own verdict), or None if it records nothing wrong: ranks sharing
@@ -237,22 +262,10 @@ def disturbance(data) -> str | None:
     if data.get("oversubscribed") is True or data.get("valid") is False:
         said.append(f"ranks shared cores ({on})")
     if data.get("reliable") is False:
-        rel = data.get("reliability") or (data.get("calibration") or {}).get("reliability") or {}
-        rel = rel if isinstance(rel, dict) else {}
-        worst, limit = _number(rel.get("worst")), _number(rel.get("limit"))
-        missed = [str(m) for m in rel.get("missed", [])] if isinstance(rel.get("missed"), list) else []
-        where = f" of {', '.join(missed[:4])}{', ...' if len(missed) > 4 else ''}" if missed else ""
-        known = f" known only to ±{worst:.0%}" if worst is not None else " too noisy"
-        said.append(f"the median{'s' if len(missed) != 1 else ''}{where}{known}"
-                    + (f" (limit ±{limit:.0%})" if limit is not None else ""))
+        said.append(_noisy(data))
     if data.get("stable") is False:
         said.append("the machine's speed drifted during the run")
-    fit = data.get("fit") if isinstance(data.get("fit"), dict) else {}
-    pieces = fit.get("piecewise") if isinstance(fit.get("piecewise"), dict) else {}
-    bad = [name for name, part in (("the alpha-beta fit", fit.get("alpha_beta")), ("below the switch", pieces.get("below")),
-                                   ("above the switch", pieces.get("above")))
-           if isinstance(part, dict) and any(_number(part.get(k)) is not None and _number(part.get(k)) <= 0
-                                             for k in ("alpha_s", "beta_s_per_byte"))]
+    bad = _unphysical_fits(data)
     if bad:
         said.append(f"the benchmark's own fit has alpha or beta <= 0 ({', '.join(bad)}; it printed a WARNING)")
     load = _number(data.get("load_average_1min"))
