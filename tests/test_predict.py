@@ -185,6 +185,11 @@ def test_rounds_pool_their_samples_as_one_measurement():
     assert pooled[1]["d_s"] == 1e-5 and pooled[1]["prtt_1_0"]["max_s"] == pytest.approx(both.max())
     with pytest.raises(ValueError, match="different lengths"):
         predict.pool([[row(a, 7)], []])
+    # samples of different things are not pooled: PRTT(n, d, s) with another d, another size
+    with pytest.raises(ValueError, match=r"the rounds disagree on d_s \(1e-05, 2e-05\)"):
+        predict.pool([logp(a), {**logp(b), "d_s": 2e-5}])
+    with pytest.raises(ValueError, match="the rounds disagree on bytes"):
+        predict.pool([row(a, 7), {**row(b, 5), "bytes": 128}])
 
 
 def test_a_launch_mode_combines_its_readings():
@@ -220,6 +225,7 @@ def test_the_drift_compares_the_halves_and_skips_what_was_not_identified():
     assert predict.drift_line(old).startswith("calibration before and after the measurement: the largest change is 50%")
 
 
+@pytest.mark.cli
 def test_rounds_must_be_even_on_the_command_line():
     import subprocess
     import sys
@@ -383,6 +389,7 @@ def test_a_calibration_is_read_from_a_students_ping_pong_and_logp_files(tmp_path
         predict.load_calibration([broken], 2)
 
 
+@pytest.mark.cli
 def test_predict_launches_names_each_launchs_mode_and_load_in_its_last_lines(tmp_path):
     import subprocess
     import sys

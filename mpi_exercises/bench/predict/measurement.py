@@ -163,6 +163,8 @@ def interleaved(comm, rounds: int, reps: int, collectives, sizes, iterations: in
 
 #: the keys :func:`statistics.summarize` writes (redone on pooled samples)
 _SUMMARY_KEYS = frozenset(statistics.summarize([1.0]))
+#: the keys :func:`pool` redoes rather than requires equal in every round
+_POOLED_KEYS = _SUMMARY_KEYS | {"samples_per_round", "bandwidth_Bps"}
 
 
 def pool(parts: list):
@@ -170,8 +172,13 @@ def pool(parts: list):
     (lists of the same length, dicts of the same keys, as each round returns them); wherever a
     dict holds samples (``times_s``) they are joined in round order and summarized again
     (:func:`statistics.summarize`), ``samples_per_round`` joined and a bandwidth redone on the
-    pooled median; any other value is the first round's."""
+    pooled median; any other value (a size, a name, the PRTT's delay) must be the same in every
+    round (ValueError naming it: samples of different things are not pooled)."""
     first = parts[0]
+    if isinstance(first, dict):
+        for k, v in first.items():
+            if k not in _POOLED_KEYS and not isinstance(v, (dict, list)) and any(p.get(k) != v for p in parts):
+                raise ValueError(f"pool: the rounds disagree on {k} ({', '.join(repr(p.get(k)) for p in parts)})")
     if isinstance(first, dict) and "times_s" in first:
         out = {k: v for k, v in first.items() if k not in _SUMMARY_KEYS}
         out.update(statistics.summarize(np.concatenate([p["times_s"] for p in parts])))
