@@ -80,3 +80,13 @@ def test_the_release_refuses_a_lab_without_the_reference_copy_of_its_data(tmp_pa
     assert run.stderr.strip().splitlines() == [
         f"release.py: {course / 'source' / 'lab2'} lacks allreduce.json: the reference copy of each data file lab2 "
         "declares (mpi_exercises/labspec.py), which its notebook reads"]
+
+
+def test_the_readme_names_the_files_each_lab_hands_in():
+    """The table of "Collecting submissions" in labs/README.md: each lab's row names exactly its
+    declared data files."""
+    text = (LABS_DIR / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| lab (\d+) \| (.*) \|$", text, flags=re.M))
+    assert sorted(rows) == sorted(name.removeprefix("lab") for name in labspec.LABS)
+    for number, row in rows.items():
+        assert set(re.findall(r"`([\w.-]+\.json)`", row)) == set(labspec.LABS[f"lab{number}"].data_files), row
