@@ -55,6 +55,7 @@ from netmodels.algorithms.schedule import Schedule
 
 from . import pages
 from .plan import Incoming, Mode, Send, StepPlan, plan, rbuf_size  # noqa: F401  (the executor's plan, re-exported)
+from .recording import CLOCK, Recorder  # noqa: F401  (re-exported)
 
 MAX_TAG = 32768
 
@@ -106,56 +107,6 @@ class Resource:
 
     def __exit__(self, *exc):
         self.free()
-
-
-#: the clock of a recording (s): CLOCK_MONOTONIC on Linux, one clock for every process of a node
-CLOCK = time.perf_counter
-
-
-class Recorder:
-    """This rank's times of the last :meth:`Executor.run_recorded` call of ``executor``, on
-    :data:`CLOCK` (s, this rank's own clock: :mod:`mpi_exercises.clocks` aligns ranks).
-
-    ``entered``: when the call began; ``step``: the schedule's steps this rank takes part
-    in (int array); ``posted``, ``completed``, ``combined``: per such step, when its
-    messages were posted (``Startall`` returned; the step began at the previous step's
-    ``combined``, or ``entered``), completed (``Waitall`` returned) and its blocks applied.
-    A step without messages (local copies only) is posted and completed at once; a step
-    with no block to apply (sends only) is combined when it completed."""
-
-    def __init__(self, executor: "Executor"):
-        if not isinstance(executor, Executor):
-            raise ValueError(f"executor must be an Executor, got {type(executor).__name__}")
-        self.executor = executor
-        self._times, self._index = [], []     # the last call's raw times, its steps (arrays made when read)
-
-    def _column(self, j: int) -> np.ndarray:
-        return np.asarray(self._times[1 + j::3], dtype=float)
-
-    @property
-    def entered(self) -> float:
-        return float(self._times[0]) if self._times else float("nan")
-
-    @property
-    def step(self) -> np.ndarray:
-        return np.asarray(self._index, np.int32)
-
-    @property
-    def posted(self) -> np.ndarray:
-        return self._column(0)
-
-    @property
-    def completed(self) -> np.ndarray:
-        return self._column(1)
-
-    @property
-    def combined(self) -> np.ndarray:
-        return self._column(2)
-
-    def as_dict(self) -> dict:
-        """The times as plain lists (for pickling or JSON)."""
-        return {"entered": self.entered, "step": self.step.tolist(), "posted": self.posted.tolist(),
-                "completed": self.completed.tolist(), "combined": self.combined.tolist()}
 
 
 class Executor(Resource):
@@ -216,6 +167,7 @@ class Executor(Resource):
         self._steps = []        # per step: (calls before its messages, its requests, calls applying its blocks)
         self._first, self._head, self._tail = None, [], []   # split of _steps at the first messages (start)
         self._first_pre, self._first_reqs, self._first_recvs, self._first_sends = (), [], [], []
+        self._sent = False      # start() started the first sends
         #: a call begun by :meth:`start` awaits :meth:`finish`
         self.started = False
         self._step_index = []   # per entry of _steps: the schedule's step
@@ -394,10 +346,11 @@ class Executor(Resource):
     # ---------------------------------------------------------------- a call in two halves
     def start(self, buf=None) -> None:
         """The first half of :meth:`run` (of :meth:`run_bound` if ``buf`` is None): bind to
-        ``buf``, run this rank's steps up to its first messages and start the sends among them; :attr:`started` is then True and :meth:`finish`
+        ``buf``, run this rank's local work up to its first messages and, if they are sends only
+        (:attr:`sends_first`), start them; :attr:`started` is then True and :meth:`finish`
         completes the call, or :meth:`abandon` gives it up.  A front door starts a call while its
-        argument agreement is in flight, so that the agreement's messages and the schedule's
-        first ones travel together.  Receives are posted by :meth:`finish` only (a message that
+        argument agreement is in flight, so that this work overlaps the agreement's messages and
+        the schedule's first sends travel with them.  Receives are posted by :meth:`finish` only (a message that
         came early waits in MPI's queue): a call given up has no receive to cancel (with
         receives started early and cancelled, a later call hung in 2 of 15 runs of
         tests/test_door_overlap_mpi.py on 3 ranks, MPICH 5.0)."""
@@ -406,15 +359,16 @@ class Executor(Resource):
                 raise ValueError("bind the executor to its pieces first (Executor.bind), or give buf")
         elif buf is not self._bound and buf is not self._given:
             self._rebind(buf)
-        self.started = True
+        self.started, self._sent = True, False
         if self._first is None:                 # no messages at all: finish runs it whole
             return
         if self._head:
             self._execute(self._head)
         for f in self._first_pre:
             f()
-        if self._first_sends:
+        if self.sends_first:
             self._startall(self._first_sends)
+            self._sent = True
 
     def finish(self) -> None:
         """The second half of :meth:`run` after :meth:`start`: wait for the first messages,
@@ -425,20 +379,22 @@ class Executor(Resource):
         if self._first is None:
             self._execute(self._steps)
             return
-        if self._first_recvs:
+        if not self._sent:
+            self._startall(self._first_reqs)
+        elif self._first_recvs:
             self._startall(self._first_recvs)
         self._waitall(self._first_reqs)
         self._execute(self._tail)
 
     @property
-    def first_step(self):
-        """The schedule's step of this rank's first messages (what :meth:`start` posts), or None."""
-        return None if self._first is None else self._step_index[self._first]
-
+    def sent_step(self):
+        """The schedule's step of the sends that :meth:`start` started in the call it began, or
+        None (no call begun, or its first messages are not sends only)."""
+        return self._step_index[self._first] if self.started and self._sent else None
     def abandon(self, started) -> None:
         """Give up a call that :meth:`start` began on some ranks, leaving no message behind
         (a later call must not receive a stale one).  ``started``: ``(rank, step)`` of every
-        rank that started its first sends (:attr:`first_step`) on this executor.  This rank
+        rank that started its first sends (:attr:`sent_step`) on this executor.  This rank
         receives every message those ranks sent it (into scratch memory) and waits for its own
         sends.  Called by every rank holding this executor (point to point only: it completes
         once every such rank has called it)."""
@@ -451,9 +407,9 @@ class Executor(Resource):
                     if b.peer == peer and not b.mode.local:
                         self.comm.Recv([np.empty(b.count, self.dtype), self.mpitype], peer,
                                        (t + b.seq * nsteps) % MAX_TAG)
-        if self.started and self._first is not None and self._first_sends:
+        if self.started and self._sent:
             MPI.Request.Waitall(self._first_sends)
-        self.started = False
+        self.started = self._sent = False
 
     # ---------------------------------------------------------------- recording
     def run_recorded(self, buf, recorder: "Recorder"):

@@ -1,9 +1,8 @@
 """What every collective front door (allreduce, barrier, broadcast, allgather, alltoall) shares.
 
-The algorithms a front door accepts are the registry's
-(:mod:`netmodels.algorithms.registry`) for its collective, and ``"mpi"``, the MPI
-library's own collective: :func:`choices` lists them, :func:`algorithm_of` finds one,
-:func:`schedule_of` builds its schedule and normalises its options.
+The algorithms a front door accepts are the registry's for its collective, and ``"mpi"``
+(:mod:`._algorithms`: :func:`choices`, :func:`algorithm_of`, :func:`resolve`,
+:func:`schedule_of`, re-exported here).
 
 A front door call has three parts, each done here once for all of them:
 
@@ -45,9 +44,10 @@ collective that every rank enters whatever its arguments can turn disagreement
 into an error, so the default pays one small ``Allreduce`` per call.
 
 **The agreement and the call travel together.**  On a cache hit (the common case: a time
-loop), ``enter``'s ``prime`` starts the call's first sends (:meth:`Executor.start
+loop), ``enter``'s ``prime`` starts the call (:meth:`Executor.start
 <mpi_exercises.executor.Executor.start>`) right after the agreement's ``Start``, before its
-``Wait``; the receives are posted only once every rank agreed (:meth:`Executor.finish
+``Wait``: the local work up to the first messages (x copied in), and the first sends where a
+rank's first messages are sends only; the receives are posted only once every rank agreed (:meth:`Executor.finish
 <mpi_exercises.executor.Executor.finish>`), so the schedule's first messages cross while the
 agreement does, and a call costs about one message latency less.  Still safe: a rank
 waits for a schedule's message only after the agreement passed.  When it fails, some ranks
@@ -90,6 +90,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._algorithms import algorithm_of, choices, resolve, schedule_of  # noqa: F401  (re-exported)
+
 #: executors cached per communicator (all front doors together); more are freed, least recently used first
 CACHE_SIZE = 16
 #: validated argument sets remembered per front door (the dict is cleared when it grows beyond)
@@ -124,70 +126,6 @@ def not_a_communicator(comm) -> ValueError:
         return ValueError(f"comm must be an MPI communicator (mpi4py's MPI.Comm), got {type(comm).__name__}")
     return ValueError("comm is MPI.COMM_NULL (a null or freed communicator): pass a communicator this rank "
                       "belongs to, e.g. MPI.COMM_WORLD")
-
-
-def choices(collective: str) -> tuple[str, ...]:
-    """The algorithms a front door of ``collective`` accepts: the registry's short names, then ``"mpi"``."""
-    from netmodels.algorithms import registry
-
-    return registry.names(collective, short=True) + ("mpi",)
-
-
-def algorithm_of(collective: str, name):
-    """The registry's algorithm ``name`` (short or full) of ``collective``; None for ``"mpi"``;
-    ValueError naming the choices otherwise."""
-    if name == "mpi":
-        return None
-    if isinstance(name, str):
-        from netmodels.algorithms import registry
-
-        try:
-            return registry.get(name, collective)
-        except ValueError:
-            pass
-    raise ValueError(f"algorithm must be one of {', '.join(choices(collective))}; got {name!r}")
-
-
-def resolve(collective: str, algorithm, options, dtype):
-    """The first steps of validating a call: ``(registry entry or None for "mpi", options as a
-    dict)``; ValueError if the algorithm is unknown, ``"mpi"`` is given options, or ``dtype``
-    has no MPI datatype."""
-    from ..executor import mpi_datatype
-
-    entry = algorithm_of(collective, algorithm)
-    options = dict(options)
-    if entry is None and options:
-        raise ValueError(f"algorithm 'mpi' takes no options, got {', '.join(sorted(options))}")
-    mpi_datatype(dtype)
-    return entry, options
-
-
-def _frozen(value):
-    """``value`` as a hashable, comparable key part (lists and arrays become tuples)."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return tuple(_frozen(v) for v in value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def schedule_of(algorithm, nprocs: int, nelems: int, options: dict):
-    """``(schedule, options)``: ``algorithm`` (a registry entry) built with ``options`` (ValueError
-    if one is unknown or invalid), and every option of the algorithm normalised: the value the
-    builder used (``schedule.meta``, where it records it; e.g. a default block), else the one given."""
-    unknown = sorted(set(options) - set(algorithm.options))
-    if unknown:
-        from netmodels.algorithms import registry
-
-        takes = f"only {', '.join(algorithm.options)}" if algorithm.options else "no options"
-        where = {o: [a.short for a in registry.algorithms(algorithm.collective) if o in a.options] for o in unknown}
-        raise ValueError(f"{algorithm.short} takes {takes}, got {unknown}"
-                         + "".join(f": {o!r} is an option of {', '.join(w)}" for o, w in where.items() if w))
-    schedule = algorithm.build(nprocs, nelems, **options)
-    meta = schedule.meta or {}
-    used = {name: _frozen(meta.get(name, options.get(name, default)))
-            for name, default in algorithm.options.items()}
-    return schedule, used
 
 
 class Plan:
@@ -227,6 +165,7 @@ class FrontDoor:
     def __init__(self, name: str):
         self.name = name
         self._valid: dict = {}
+        self._last = (None, None)               # the raw arguments of enter's last call, their plan
 
     # ------------------------------------------------------------ 1. validation
     def plan(self, key, validate) -> Plan:
@@ -270,6 +209,21 @@ class FrontDoor:
                       check)
         return x
 
+    def arguments(self, comm, x=None, check: bool = True):
+        """Every front door's first step: ``(comm's size, x as a numpy array)`` (:meth:`array`;
+        ``x`` None: none); ValueError if ``comm`` is no communicator (:func:`not_a_communicator`)."""
+        last, state = _LAST
+        if comm is last and state is not None:  # the last communicator: its size is known
+            size = state.size
+        else:
+            try:
+                size = comm.Get_size()
+            except Exception:
+                raise not_a_communicator(comm) from None
+        if x is not None and type(x) is not np.ndarray:
+            x = self.array(comm, x, check)
+        return size, x
+
     def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None, prime=None):
         """A front door's prologue (collective): the plan of ``key`` (:meth:`plan`), ``out``
         checked against ``out_shape`` and ``x``'s dtype, the agreement (if ``check``) and the
@@ -277,24 +231,30 @@ class FrontDoor:
         allocated if None was given (and ``out_shape`` is).  A ValueError on one rank is
         raised on every rank (if ``check``).
 
-        This is every call's path: it does :meth:`plan` and :meth:`admit` inline, with one
-        dictionary look-up for the plan and one for the executor (keyed by the plan's word,
-        an int); the agreement's persistent request is started before the local work (the
-        executor look-up, ``out``'s allocation) and waited for after it, so that this work
-        overlaps the agreement's messages.  An executor is built only once every rank agreed.
+        This is every call's path: it does :meth:`plan` and :meth:`admit` inline; the plan is
+        the last call's when ``key`` equals its key (a comparison of the same objects costs less
+        than hashing), else one dictionary look-up; one more finds the executor (keyed by the
+        plan's word, an int).  An executor is built only once every rank agreed.
 
-        ``prime(plan, executor, x, out)`` (optional): on a cache hit, called while the agreement is
-        in flight to start the call's first messages (:meth:`~mpi_exercises.executor.Executor.start`),
-        so that they travel with the agreement's; the caller then ends the call with
-        ``finish`` (``executor.started``; a cached object other than an Executor has
-        ``started``, ``first_step`` and ``abandon`` too).  If the agreement fails, every rank gives up the
-        started calls (:func:`_gathered`: every message sent is received) before raising."""
+        The agreement's persistent request is started as soon as the plan is known, and waited
+        for after the local work (the executor look-up, ``out``'s allocation, ``prime``), which
+        so overlaps its messages.  ``prime(plan, executor, x, out)`` (optional): on a cache hit,
+        called while the agreement is in flight to start the call
+        (:meth:`~mpi_exercises.executor.Executor.start`: its local work up to the first messages,
+        and those if they are sends only, so that they travel with the agreement's); the caller
+        then ends the call with ``finish`` (``executor.started``; a cached object other than an
+        Executor has ``started``, ``sent_step`` and ``abandon`` too).  If the agreement fails,
+        every rank gives up the started calls (:func:`_gathered`: every message sent is
+        received) before raising."""
         try:
-            try:
-                plan = self._valid[key]
-            except KeyError:
-                plan = self.plan(key, validate)
-            except TypeError:                   # an unhashable argument: validate every time
+            last = self._last
+            try:                                # a time loop: the last call's arguments (compared, not hashed)
+                if key == last[0]:
+                    plan = last[1]
+                else:
+                    plan = self._valid.get(key) or self.plan(key, validate)
+                    self._last = (key, plan)
+            except (TypeError, ValueError):     # an unhashable or incomparable argument: validate every time
                 plan = validate(*key)
             if out is not None:
                 check_out(out, out_shape, x.dtype, x)
@@ -316,22 +276,25 @@ class FrontDoor:
         elif not state.unchecked and not state.alone:   # the first unchecked call on comm: agreed, marked
             state.unchecked = True
             self._agree(comm, state, plan, checked=False)
-        hit = None if plan.build is None else state.cache.get(plan.word)
+        ex = None
+        if plan.build is not None:
+            hit = state.cache.get(plan.word)
+            if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
+                state.cache.move_to_end(plan.word)
+                ex = hit[1]
         if out is None and out_shape is not None:
             out = np.empty(out_shape, dtype=x.dtype)
         if req is not None:
-            if prime is not None and hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
-                state.primed = hit[1]
-                prime(plan, hit[1], x, out)
+            if prime is not None and ex is not None:
+                state.primed = ex
+                prime(plan, ex, x, out)
             req.Wait()
             if buf[0] != w or buf[1] != -w:
                 self._agree_failed(state, plan, buf[0])
             state.primed = None
-        if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
-            state.cache.move_to_end(plan.word)
-            return plan, hit[1], out
-        # a miss (building is collective: only once every rank agreed), or nothing to build
-        return plan, None if plan.build is None else state.executor(comm, plan), out
+        if ex is None and plan.build is not None:   # a miss: building is collective, once every rank agreed
+            ex = state.executor(comm, plan)
+        return plan, ex, out
 
     def _agree_failed(self, state, plan: Plan, hi: int, checked: bool = True):
         if hi == _ERROR:
@@ -374,8 +337,8 @@ def _gathered(state, mine) -> list:
     for a later call to receive."""
     ex = state.primed
     started = None
-    if ex is not None and ex.started and ex.first_step is not None:   # it sent its first messages
-        started = (next((w for w, (_, e) in state.cache.items() if e is ex), None), ex.first_step)
+    if ex is not None and ex.started and ex.sent_step is not None:   # it sent its first messages
+        started = (next((w for w, (_, e) in state.cache.items() if e is ex), None), ex.sent_step)
     state.primed = None
     everyone = state.dup.allgather((mine, started))
     by_word = {}
@@ -406,9 +369,10 @@ class _State:
     ``Allreduce(MAX)`` of two int64 words (``Allreduce_init``: the agreement costs one
     ``Start`` and one ``Wait``, no argument parsing)."""
 
-    __slots__ = ("cache", "dup", "request", "buf", "alone", "unchecked", "primed")
+    __slots__ = ("cache", "dup", "request", "buf", "size", "alone", "unchecked", "primed")
 
     def __init__(self, size: int):
+        self.size = size
         #: a communicator of one rank: nobody to disagree with, the agreement is skipped
         self.alone = size == 1
         #: this rank made its first unchecked call on the communicator (agreed, marked)

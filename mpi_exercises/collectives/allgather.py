@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..executor import Executor
-from ._door import FrontDoor, Plan, not_a_communicator, resolve, schedule_of
+from ._door import FrontDoor, Plan, resolve, schedule_of
 from ._door import choices as _choices
 
 _DOOR = FrontDoor("allgather")
@@ -64,12 +64,7 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
     every rank; False skips it and leaves the arguments to the caller (see
     :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
-    try:
-        size = comm.Get_size()
-    except Exception:
-        raise not_a_communicator(comm) from None
-    if type(x) is not np.ndarray:
-        x = _DOOR.array(comm, x, check)
+    size, x = _DOOR.arguments(comm, x, check)
     plan, ex, out = _DOOR.enter(comm, (algorithm, k, x.dtype, x.shape, size,
                                        tuple(sorted(options.items())) if options else ()),
                                 _validate, check, x, out, (size,) + x.shape, _start)
@@ -85,7 +80,6 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
 
 
 def _start(plan, ex, x, out):
-    """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    if ex.sends_first:
-        out[ex.rank] = x
-        ex.start(out)
+    """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
+    out[ex.rank] = x
+    ex.start(out)

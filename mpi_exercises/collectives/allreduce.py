@@ -23,7 +23,7 @@ import numpy as np
 from netmodels._check import positive_int
 
 from ..executor import Executor
-from ._door import FrontDoor, Plan, mpi, not_a_communicator, resolve, schedule_of
+from ._door import FrontDoor, Plan, mpi, resolve, schedule_of
 from ._door import choices as _choices
 
 OPS = ("sum", "prod", "max", "min")
@@ -101,12 +101,7 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     hang or give wrong results; see :mod:`mpi_exercises.collectives._door`).
     ``x`` is never modified.  Collective.
     """
-    try:
-        size = comm.Get_size()
-    except Exception:
-        raise not_a_communicator(comm) from None
-    if type(x) is not np.ndarray:
-        x = _DOOR.array(comm, x, check)
+    size, x = _DOOR.arguments(comm, x, check)
     # the key of _key, built inline: this is every call's path
     plan, ex, out = _DOOR.enter(comm, (algorithm, block, None if op is None else getattr(op, "handle", op), mesh,
                                        x.dtype, x.size, size,
@@ -124,7 +119,6 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
 
 
 def _start(plan, ex, x, out):
-    """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    if ex.sends_first:
-        out[...] = x
-        ex.start(out)
+    """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
+    out[...] = x
+    ex.start(out)

@@ -40,7 +40,7 @@ from netmodels._check import positive
 
 from .. import pages
 from ..executor import Executor, busy_wait
-from ._door import FrontDoor, Plan, algorithm_of, mpi, not_a_communicator, resolve, schedule_of
+from ._door import FrontDoor, Plan, algorithm_of, mpi, resolve, schedule_of
 from ._door import choices as _choices
 
 _DOOR = FrontDoor("alltoall")
@@ -174,15 +174,16 @@ class Exchange:
         return self.executor is not None and self.executor.started
 
     @property
-    def first_step(self):
-        return None if self.executor is None else self.executor.first_step
+    def sent_step(self):
+        return None if self.executor is None else self.executor.sent_step
 
     def abandon(self, started) -> None:
         if self.executor is not None:
             self.executor.abandon(started)
 
     def start(self, x, out) -> None:
-        """:meth:`run`'s first half: its copies in, the executor's first sends started."""
+        """:meth:`run`'s first half: its copies in, the executor started
+        (:meth:`Executor.start <mpi_exercises.executor.Executor.start>`)."""
         pair, last = self._pair, self._last
         self._copy_back = False
         if pair is not None and pair[0] is x and pair[1] is out:
@@ -257,12 +258,7 @@ def alltoall(comm, x, algorithm: str = "multilevel", ppn=None, out=None, check: 
     ValueError on every rank; False skips it and leaves the arguments to the caller (see
     :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
-    try:
-        size = comm.Get_size()
-    except Exception:
-        raise not_a_communicator(comm) from None
-    if type(x) is not np.ndarray:
-        x = _DOOR.array(comm, x, check)
+    size, x = _DOOR.arguments(comm, x, check)
     plan, ex, out = _DOOR.enter(comm, (algorithm, ppn, x.dtype, x.shape, size, inter_delay),
                                 _validate, check, x, out, x.shape, _start)
     if ex is not None and ex.started:                # begun while the agreement was in flight
@@ -313,6 +309,6 @@ def message_lines(counts: dict, algorithm: str | None = None) -> list[str]:
 
 
 def _start(plan, ex, x, out):
-    """The call's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    if ex.executor is not None and ex.executor.sends_first:
+    """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
+    if ex.executor is not None:
         ex.start(x, out)

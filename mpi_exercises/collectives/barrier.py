@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from ..executor import Executor, Resource
-from ._door import FrontDoor, Plan, algorithm_of, not_a_communicator, schedule_of, word_of
+from ._door import FrontDoor, Plan, algorithm_of, schedule_of, word_of
 from ._door import choices as _choices
 
 
@@ -110,10 +110,7 @@ def barrier(comm, algorithm: str = "dissemination", check: bool = True, **option
     ValueError on every rank.  ``check=False`` skips it: the arguments are then the
     caller's responsibility (see :mod:`mpi_exercises.collectives._door`).
     """
-    try:
-        size = comm.Get_size()
-    except Exception:
-        raise not_a_communicator(comm) from None
+    size, _ = _DOOR.arguments(comm)
     _, ex, _ = _DOOR.enter(comm, (algorithm, tuple(sorted(options.items())), size), _validate, check,
                            prime=_start)
     if ex is None:
@@ -125,9 +122,8 @@ def barrier(comm, algorithm: str = "dissemination", check: bool = True, **option
 
 
 def _start(plan, ex, x, out):
-    """The barrier's first messages, started while the agreement is in flight (FrontDoor.enter's prime)."""
-    if ex.sends_first:
-        ex.start(_EMPTY)
+    """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
+    ex.start(_EMPTY)
 
 
 # ---------------------------------------------------------------- correctness check
