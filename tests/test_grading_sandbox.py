@@ -17,13 +17,10 @@ and ``labs/grading_probe.py``), one notebook at a time, each run by a grading pr
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
@@ -134,24 +131,20 @@ def grade_notebook(tmp_path: Path, cells, *, check_tampering: bool = True, memor
     graded = course / "autograded" / "student" / "lab"
     graded.mkdir(parents=True)
     (course / "gradebook.db").write_bytes(GRADEBOOK)
-    scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))   # short: Unix socket paths are short
-    try:
-        work, run, connection = scratch / "work", scratch / "run", scratch / "connection"
-        for folder in (work, run, connection):
-            folder.mkdir()
+    empty = tmp_path / "empty"          # the submission's folder and the lab's: the notebook is given apart
+    empty.mkdir()
+    limits = {"memory": memory, "cpu": 120, "fsize": 1 << 30, "fonts": grading_sandbox.font_list()}
+    with grading_sandbox.environment(empty, empty, (), limits) as env:    # a scratch folder, as grade.py's
+        env["KIT_SECRET"] = SECRET      # the grader's environment, which the kernel must not see
+        run = Path(json.loads(env[grading_sandbox.ENV])["run"])
         src, out = graded / "lab.ipynb", graded / "lab.graded.ipynb"
         nbformat.write(nbformat.v4.new_notebook(cells=cells), src)
-        env = {**os.environ, "KIT_SECRET": SECRET, grading_sandbox.ENV: json.dumps({
-            "work": str(work), "run": str(run), "connection": str(connection), "memory": memory,
-            "cpu": 120, "fsize": 1 << 30, "fonts": grading_sandbox.font_list()})}
         log = course / "autograded" / "student" / "lab.log"
         with open(log, "w") as fh:   # through a process of its own, whose children are the grader and its kernels
             res = subprocess.run([sys.executable, "-c", WATCH, sys.executable, "-c", GRADER, str(src), str(out),
                                   str(graded), str(LABS), "1" if check_tampering else "0"], cwd=course, env=env,
                                  stdout=subprocess.PIPE, stderr=fh, text=True, timeout=600)
         links = sum(p.is_symlink() for p in run.rglob("*"))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     watched = json.loads(res.stdout.splitlines()[-1])
     assert watched["status"] == 0, log.read_text()[-3000:]
     rss = {"grader": json.loads(res.stdout.splitlines()[-2])["maxrss_kib"] * 1024,
