@@ -11,9 +11,12 @@ test run and shared by the workers in the same way; the grading tests copy the l
 from it (``tests.labcourse.released_course``).
 
 :func:`pytest_collection_modifyitems` adds the markers that files cannot carry themselves
-(``notebook`` on every nbval cell, ``cli`` on the tests of :data:`CLI_MODULES`, ``slow`` on
-every test that needs a fixture of :data:`SLOW_FIXTURES`) and puts first the scopes that
-hold an ``mpi`` test, then those that hold a ``slow``, ``cli`` or ``notebook`` one: ``make test``
+(``notebook`` on every nbval cell, ``cli`` on the tests of :data:`CLI_MODULES`, the marker of
+:data:`PROCESS_TESTS` on the tests named there, ``slow`` on every test that needs a fixture of
+:data:`SLOW_FIXTURES`), so that ``make test-fast`` runs the unit tests alone: a test without one
+of these markers that starts a process fails (:func:`_unit_tests_start_no_process`).  It puts
+first the scopes that hold an ``mpi`` test, then those that hold a ``slow``, ``cli`` or
+``notebook`` one: ``make test``
 hands out scopes in this order (``--dist loadscope --no-loadscope-reorder``), the long ones early,
 the short ones (unit tests, a second or less each) last to even out the workers' ends.  The MPI
 tests come together because their ranks wait by polling and yielding: ranks of two jobs share
@@ -41,6 +44,50 @@ SLOW_FIXTURES = {"book_html": "builds the book", "released_labs": "releases the 
                  "browser": "starts a headless Chromium (tests/test_browser.py)"}
 #: modules whose tests run command lines, most in a new Python process per case: ``cli``
 CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simulate_cli.py"}
+#: tests of other modules that start processes of their own (``module::function``, every
+#: parametrization), with the marker that keeps them out of ``make test-fast``: ``mpi`` for
+#: mpiexec, ``cli`` for a command line or a new Python, ``slow`` for a grading process or a kernel
+PROCESS_TESTS = {
+    "test_allreduce_mpi.py::test_importing_the_package_and_the_cli_does_not_start_mpi": "cli",
+    "test_collectives_mpi.py::test_importing_the_front_doors_does_not_start_mpi": "cli",
+    "test_executor_plan.py::test_planning_does_not_import_mpi": "cli",
+    "test_grading.py::test_release_rejects_an_unknown_lab_and_a_folder_that_is_no_course": "cli",
+    "test_grading.py::test_grade_rejects_bad_arguments": "cli",
+    "test_grading.py::test_make_grade_passes_lab_to_grade_py": "cli",
+    "test_grading.py::test_a_grading_process_holds_the_gradebook_alone_while_it_is_open": "slow",
+    "test_grading.py::test_nbgrader_of_a_grading_process_waits_for_the_gradebook": "slow",
+    "test_grading_sandbox.py::test_the_kernel_gets_one_blas_thread_unless_the_grader_sets_it": "cli",
+    "test_hostile_interrupt.py::test_a_ctrl_c_while_a_command_starts_ends_it_with_one_line_raising_nothing": "cli",
+    "test_hostile_interrupt.py::test_once_a_command_has_started_a_ctrl_c_raises_again": "cli",
+    "test_hostile_outputs.py::test_a_chapter_command_outside_a_clone_makes_results": "cli",
+    "test_labdata.py::test_a_notebook_shows_one_line_without_the_loaders_path": "slow",
+    "test_labdata.py::test_allreduce_runs_writes_what_the_lab_loads": "cli",
+    "test_labdata.py::test_allreduce_runs_leaves_the_file_alone_when_a_run_fails": "cli",
+    "test_labdata.py::test_allreduce_runs_stops_a_run_that_hangs": "cli",
+    "test_labdata.py::test_the_command_refuses_in_one_line": "cli",
+    "test_measure.py::test_two_runs_agree_within_the_tolerance_or_are_told_apart": "cli",
+    "test_measure.py::test_a_progress_bar_is_tqdms_where_shown_and_imports_nothing_elsewhere": "cli",
+    "test_median_ci.py::test_summaries_do_not_import_scipy": "cli",
+    "test_predict.py::test_rounds_must_be_even_on_the_command_line": "cli",
+    "test_predict.py::test_predict_launches_names_each_launchs_mode_and_load_in_its_last_lines": "cli",
+    "test_script_helpers.py::test_a_benchmark_writes_its_provenance_and_refuses_a_bad_path": "cli",
+    "test_shared_data.py::test_grades_name_the_students_who_share_a_file": "slow",
+    "test_simulate_budget.py::test_a_probe_for_a_run_of_large_steps_maps_its_blocks_afresh_as_the_run_will": "cli",
+    "test_timeline.py::test_the_command_writes_the_engines_trace_and_a_picture": "cli",
+    "test_timeline_mpi.py::test_timeline_records_every_step_of_the_schedule": "mpi",
+    "test_timeline_mpi.py::test_run_does_not_touch_the_recorder": "mpi",
+    "test_timeline_mpi.py::test_timeline_prices_the_simulated_trace_with_a_calibration": "mpi",
+    "test_timeline_mpi.py::test_a_calibration_that_cannot_price_the_trace_is_refused_in_one_line": "mpi",
+    "test_toy_model.py::test_the_command_line_lists_the_toy": "cli",
+    "test_toy_model.py::test_the_command_line_prices_the_toy": "cli",
+    "test_toy_model.py::test_the_command_line_refuses_a_parameter_the_toy_has_not": "cli",
+}
+#: the markers of tests that may start processes; any other test that starts one fails
+#: (:func:`_unit_tests_start_no_process`), so that ``make test-fast`` stays the unit tests alone
+PROCESS_MARKERS = ("notebook", "mpi", "cli", "slow")
+#: programs a unit test may start: they answer from the system in milliseconds (a commit's
+#: date, the C library's path), and none is a command line of the kit
+QUICK_PROGRAMS = {"git", "ldconfig"}
 
 
 #: a folder in memory for the run's temporary files, if the system's is on a disk
@@ -137,6 +184,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.notebook)
         if item.path.name in CLI_MODULES:
             item.add_marker(pytest.mark.cli)
+        marker = PROCESS_TESTS.get(f"{item.path.name}::{getattr(item, 'originalname', item.name)}")
+        if marker:
+            item.add_marker(getattr(pytest.mark, marker))
         if SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     def scopes(*markers):   # xdist's scope: module or class
@@ -144,6 +194,36 @@ def pytest_collection_modifyitems(config, items):
 
     mpi, long = scopes("mpi"), scopes("slow", "mpi", "cli", "notebook")
     items.sort(key=lambda item: (_scope(item) not in mpi, _scope(item) not in long))
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_process(request, monkeypatch):
+    """Fail a test that starts a process (other than :data:`QUICK_PROGRAMS`) without a marker
+    of :data:`PROCESS_MARKERS`: mark it in :data:`PROCESS_TESTS` or in its module."""
+    if any(request.node.get_closest_marker(m) for m in PROCESS_MARKERS):
+        yield
+        return
+    started = []
+    popen_init, fork = subprocess.Popen.__init__, os.fork
+
+    def init(self, args, *rest, **kwargs):
+        first = args if isinstance(args, (str, bytes, os.PathLike)) else next(iter(args), "")
+        first = os.fsdecode(first)
+        program = Path(first.split()[0] if kwargs.get("shell") and first.split() else first).name
+        if program not in QUICK_PROGRAMS:
+            started.append(program)
+        popen_init(self, args, *rest, **kwargs)
+
+    def forked():
+        started.append("os.fork")
+        return fork()
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", init)
+    monkeypatch.setattr(os, "fork", forked)
+    yield
+    if started:
+        pytest.fail(f"{request.node.nodeid} started {', '.join(sorted(set(started)))} without a marker of "
+                    f"{'/'.join(PROCESS_MARKERS)}: add it to PROCESS_TESTS in tests/conftest.py", pytrace=False)
 
 
 def _scope(item) -> str:
