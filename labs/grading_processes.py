@@ -10,7 +10,6 @@ the processes take it in turn (:class:`GradebookLock`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
@@ -38,7 +37,7 @@ def gradebook_url(course: Path) -> str:
 
 
 class GradebookLock(CreateEnginePlugin):
-    """Holds the gradebook's lock (:func:`gradebook_lock`) from the creation of a ``Gradebook``'s
+    """Holds the gradebook's lock (:func:`_hold`) from the creation of a ``Gradebook``'s
     engine to its disposal, which is ``Gradebook.close``.
 
     nbgrader names its ``Gradebook`` in every module that opens one (``from ..api import
@@ -86,19 +85,10 @@ def _hold(path: Path) -> None:
 
 
 def _release() -> None:
+    """Give back one hold taken by :func:`_hold`; the last one releases the lock."""
     _HOLD["depth"] -= 1
     if _HOLD["depth"] == 0:
         os.close(_HOLD["fd"])          # closing the file releases the lock
-
-
-@contextlib.contextmanager
-def gradebook_lock(course: Path):
-    """Hold ``course``'s gradebook alone while the block runs (waits for any grading process)."""
-    _hold(Path(course) / "gradebook.db")
-    try:
-        yield
-    finally:
-        _release()
 
 
 def open_gradebook(course: Path):
