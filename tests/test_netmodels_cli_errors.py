@@ -115,6 +115,7 @@ CASES = [
     (["benchmarks/ctrl_c_at_start.py", "--runs", "0"], "expected an integer >= 1, got '0'", 2),
     (["benchmarks/ctrl_c_at_start.py", "--within", "-1"], "got '-1'", 2),
     (["benchmarks/recording_cost.py", "--rounds", "0"], "expected an integer >= 1, got '0'", 2),
+    (["benchmarks/recording_cost.py", "--seed", "-1"], "expected an integer >= 0, got '-1'", 2),
     (["benchmarks/recording_cost.py", "--rev", "nonesuch"], "git has no mpi_exercises/executor.py at 'nonesuch'", 2),
     (["benchmarks/loggopsim_speed.py", "--loggopsim", "{DIR}"], "LogGOPSim and txt2bin not found in", 2),
     (["benchmarks/loggopsim_speed.py", "--only"], "expected at least one argument", 2),
