@@ -100,7 +100,7 @@ def lab3_figures(machines) -> list[Figure]:
         fig.tight_layout()
         out.append(Figure(to_svg(fig, f"{machines[0].lab}-logp", titles),
                           "LogGP per machine, fitted as the lab fits it (Netgauge's equations on the minima of "
-                          "<code>logp.json</code>, <code>netmodels.models.logp.fit_results</code>): points are "
+                          "<code>logp.json</code>, <code>netmodels.models.logp_fit.fit_results</code>): points are "
                           "machines (spread sideways only to be told apart; hollow: L not identified and "
                           "clipped at 0, or oversubscribed in orange), the violet bar the class median, the grey "
                           "square the book's kit machine (<code>KIT_VM_LOGGP</code>). g and G are missing where "

@@ -1,7 +1,7 @@
 """MathJax 3 served from the book's own site, never from a CDN: the files the book needs,
 copied from the ``django-static-mathjax`` wheel (MathJax 3.2.2; only what the CHTML output of
 ``tex-mml-chtml.js`` loads).  (The labs' feedback pages carry their own MathJax inside each
-page: ``labs/grading_preprocessors.py``.)
+page: ``labs/grading_feedback.py``.)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ a parametrised round trip PRTT(n, d, s) is timed on rank 0 (the client): it send
 messages of s bytes to rank 1, pausing d seconds (busy wait) after each but the last,
 and rank 1 (the server) answers with one s-byte message once all n have arrived.  Per
 size s three of them are measured, PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d,s) with
-d = PRTT(1,0,s) (longer than any gap), and :func:`netmodels.models.logp.fit_prtt` turns
+d = PRTT(1,0,s) (longer than any gap), and :func:`netmodels.models.logp_fit.fit_prtt` turns
 them into g and G (line through (PRTT(n,0,s) - PRTT(1,0,s))/(n-1) over s - 1, on the
 sizes where that gap exceeds the send overhead; g is reported as not identifiable when
 fewer than two do), o_s(s) ((PRTT(n,d,s) - PRTT(1,0,s))/(n-1) - d) and L.  o_r(s) is timed on the server: the
@@ -165,7 +165,7 @@ def measure(comm, sizes, n, reps, warmup, progress=True, **options) -> list[dict
 
 
 def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
-    """LogGP from the medians (or ``statistic="min_s"``) by ``netmodels.models.logp.fit_prtt`` (s, s/B).
+    """LogGP from the medians (or ``statistic="min_s"``) by ``netmodels.models.logp_fit.fit_prtt`` (s, s/B).
 
     Minima are the better estimate on a machine shared with other jobs: noise only
     ever adds time.

@@ -169,7 +169,7 @@ def fits(measured: dict) -> dict:
     The ping-pong and the exchange by :func:`pingpong.fit_file` (:data:`pingpong.FIT_STATISTIC`),
     the exchange's two segments split at the ping-pong's switch (one switch: MPI's); LogGP by
     :func:`logp_bench.fit` on the same statistic, LogGOPS's ``O`` from the PRTT's overheads per
-    size (:func:`netmodels.models.logp.fit_copy_overhead`)."""
+    size (:func:`netmodels.models.logp_fit.fit_copy_overhead`)."""
     from netmodels.models.logp_fit import fit_copy_overhead
 
     from .. import logp_bench, pingpong
