@@ -29,8 +29,9 @@ and one prepared call per block applied.  :meth:`Executor.bind` binds them
 instead to a working vector made of pieces (the caller's arrays and private memory between
 them), so that blocks go from and to the caller's arrays without copies (alltoall's input and
 output rows); :meth:`Executor.run_bound` runs on those.  A call can also be made in two
-halves, :meth:`Executor.start` (this rank's first sends started) and :meth:`Executor.finish`,
-so that a front door's argument agreement travels with the first messages; a call given up
+halves, :meth:`Executor.start` (the local work up to this rank's first messages done, and
+those started if they are sends only) and :meth:`Executor.finish`, so that a front door's
+argument agreement overlaps that work and travels with the first sends; a call given up
 after ``start`` is cleared by :meth:`Executor.abandon` on every rank.  Importing this module
 does not start MPI.
 
