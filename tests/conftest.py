@@ -12,8 +12,8 @@ from it (``tests.labcourse.released_course``).
 
 :func:`pytest_collection_modifyitems` adds the markers that files cannot carry themselves
 (``notebook`` on every nbval cell, ``cli`` on the tests of :data:`CLI_MODULES`, the marker of
-:data:`PROCESS_TESTS` on the tests named there, ``slow`` on every test that needs a fixture of
-:data:`SLOW_FIXTURES`), so that ``make test-fast`` runs the unit tests alone: a test without one
+:data:`PROCESS_TESTS` on the tests named there, ``slow`` on those of :data:`HEAVY_TESTS` and on
+every test that needs a fixture of :data:`SLOW_FIXTURES`), so that ``make test-fast`` runs the unit tests alone: a test without one
 of these markers that starts a process fails (:func:`_unit_tests_start_no_process`).  It puts
 first the scopes that hold an ``mpi`` test, then those that hold a ``slow``, ``cli`` or
 ``notebook`` one: ``make test``
@@ -82,6 +82,32 @@ PROCESS_TESTS = {
     "test_toy_model.py::test_the_command_line_prices_the_toy": "cli",
     "test_toy_model.py::test_the_command_line_refuses_a_parameter_the_toy_has_not": "cli",
 }
+#: unit tests that compute for seconds (sweeps, random schedules, bootstraps, fits, class
+#: reports): ``slow``, so that ``make test-fast`` stays under a minute; each of these functions
+#: took 1 % or more of the unit tests' time in two runs of one worker (load 4 to 13, 28 Nov 2026)
+HEAVY_TESTS = (
+    "test_array_builders.py::test_large_builders_are_fast",
+    "test_class_report.py::test_files_the_fits_refuse_are_listed_and_the_rest_shown",
+    "test_combining.py::test_default_block_is_near_the_cost_minimum",
+    "test_hostile_interrupt.py::test_a_class_report_interrupted_while_it_writes_leaves_no_part_of_a_page",
+    "test_loggopsim_reference.py::test_the_reference_equals_the_compiled_loop_on_random_schedules",
+    "test_loggopsim_reference.py::test_the_reference_equals_loggopsim_itself",
+    "test_logp.py::test_closed_forms_equal_the_simulation_when_regular_and_bound_it_otherwise",
+    "test_lop.py::test_fit_rtt_recovers_the_paper_curves",
+    "test_lop.py::test_fit_rtt_with_noise_and_uncertainties",
+    "test_lop.py::test_fit_overhead_and_the_predicted_n",
+    "test_measure.py::test_the_bootstrap_interval_of_alpha_and_beta_covers_the_true_values",
+    "test_nbl.py::test_optimal_block_in_the_papers_range_is_the_brute_force_integer_optimum",
+    "test_registry.py::test_every_algorithm_does_its_collective_at_every_size_and_option",
+    "test_shared_data.py::test_outliers_by_the_named_rule_and_the_load_in_the_table",
+    "test_shared_data.py::test_the_class_report_marks_the_shared_file_and_counts_it_once",
+    "test_shared_data.py::test_one_of_a_kind_is_said_in_the_singular",
+    "test_simulate.py::test_stepwise_equals_the_per_transfer_simulation_on_random_schedules",
+    "test_simulate_budget.py::test_the_extrapolated_counts_bracket_the_real_ones",
+    "test_simulate_budget.py::test_force_runs_a_case_over_the_limit",
+    "test_simulate_budget.py::test_a_default_fence_of_10_18_elements_is_refused_quickly",
+    "test_topology.py::test_prefix_permutations_and_cyclic_shifts_are_contention_free_on_full_trees",
+)
 #: the markers of tests that may start processes; any other test that starts one fails
 #: (:func:`_unit_tests_start_no_process`), so that ``make test-fast`` stays the unit tests alone
 PROCESS_MARKERS = ("notebook", "mpi", "cli", "slow")
@@ -184,9 +210,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.notebook)
         if item.path.name in CLI_MODULES:
             item.add_marker(pytest.mark.cli)
-        marker = PROCESS_TESTS.get(f"{item.path.name}::{getattr(item, 'originalname', item.name)}")
-        if marker:
-            item.add_marker(getattr(pytest.mark, marker))
+        function = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        if function in PROCESS_TESTS:
+            item.add_marker(getattr(pytest.mark, PROCESS_TESTS[function]))
+        if function in HEAVY_TESTS:
+            item.add_marker(pytest.mark.slow)
         if SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     def scopes(*markers):   # xdist's scope: module or class

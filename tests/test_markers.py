@@ -15,12 +15,12 @@ pytest_plugins = ["pytester"]
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.mark.parametrize("key", sorted(conftest.PROCESS_TESTS))
-def test_each_process_test_is_a_test_of_its_module_with_a_known_marker(key):
+@pytest.mark.parametrize("key", sorted({*conftest.PROCESS_TESTS, *conftest.HEAVY_TESTS}))
+def test_each_named_test_is_a_test_of_its_module_with_a_known_marker(key):
     module, function = key.split("::")
     text = (HERE / module).read_text(encoding="utf-8")
     assert re.search(rf"^def {function}\(", text, re.MULTILINE), f"{key}: no such test"
-    assert conftest.PROCESS_TESTS[key] in conftest.PROCESS_MARKERS
+    assert conftest.PROCESS_TESTS.get(key, "slow") in conftest.PROCESS_MARKERS
 
 
 GUARDED = """
