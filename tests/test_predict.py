@@ -144,6 +144,12 @@ def test_unphysical_fits_are_named():
     assert "the loggp fit: g = -0.1 µs < 0, which no network has" in predict.unphysical(m)
     m["loggp"]["o_s"] = 0.0                                 # an overhead of 0: refused
     assert "o_s = 0 µs <= 0, g = -0.1 µs < 0" in predict.unphysical(m)
+    m = models()                                            # NBL's β: its table entry's range, > 0
+    m["nbl"]["beta"] = -1e-9
+    assert "the nbl fit: beta = -1 ns/B <= 0, which no network has" in predict.unphysical(m)
+    m = models()                                            # an added term is not the refusal's
+    m["alpha-beta-segmented"]["beta_r"] = -1e-9
+    assert predict.unphysical(m) is None
 
 
 def test_noise_beyond_five_times_the_target_marks_the_calibration_unreliable():

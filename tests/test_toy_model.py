@@ -1,11 +1,14 @@
 """Adding a model touches the table and the model's own module only: a toy model, written here as
 a module of its own and declared as one entry of the table of models, is simulated, listed and
-priced by ``python -m netmodels simulate --model toy``, and priced by predict from a calibration
-that names it.
+priced by ``python -m netmodels simulate --model toy``, priced by predict from a calibration
+that names it, and calibrated by predict from a ping-pong's measured file, as its entry declares
+(``calibration``), with no edit to predict.
 
 The toy: every message costs ``t`` (s) at its sender and ``t + b m`` at its receiver (``m``
-bytes), a rank's step its sum, steps loosely synchronous.  The references are closed forms
-counted from the algorithms' definitions, not from the toy's rule.
+bytes), a rank's step its sum, steps loosely synchronous: a ping-pong's one-way time is
+2 t + b m, so its entry takes t = α / 2 and b = β from the ping-pong's line α + β m.  The
+references are closed forms counted from the algorithms' definitions, not from the toy's rule,
+and the α and β of synthetic ping-pong files written as exact lines.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ TOY_MODULE = textwrap.dedent('''
     import numpy as np
 
     from netmodels.models.step import SyncRule, per_rank_sum
-    from netmodels.models.table import Entry, Parameter
+    from netmodels.models.table import Calibrated, Entry, Parameter
 
 
     @dataclass(frozen=True)
@@ -60,11 +63,15 @@ TOY_MODULE = textwrap.dedent('''
             return sent + received, None
 
 
-    #: its line in the table of models
+    #: its line in the table of models; predict calibrates it from the ping-pong's line α + β m
+    #: (the fit's alpha_s and beta_s_per_byte): a one-way time is 2 t + b m, so t = α / 2
     ENTRY = Entry("toy", "toy model", Toy,
-                  (Parameter("t", "s", "per message, at either end"), Parameter("b", "s/B", "per byte received")),
+                  (Parameter("t", "s", "per message, at either end", "alpha_s", "> 0"),
+                   Parameter("b", "s/B", "per byte received", "beta_s_per_byte", "> 0")),
                   lambda: Toy(3e-6, 2e-9, name="toy default", source="made up for a test"),
-                  lambda t, b: Toy(t, b), lambda m: {"t": m.t, "b": m.b})
+                  lambda t, b: Toy(t, b), lambda m: {"t": m.t, "b": m.b},
+                  calibration=Calibrated(("pingpong",), {"pingpong": ("t", "b")},
+                                         derive=lambda taken, fits, nprocs: {"t": taken["t"] / 2}, plain=True))
 ''')
 
 #: the table declaring the toy, in a process of the command line (the entry appended to MODELS, as
@@ -158,3 +165,58 @@ def test_predict_prices_a_calibration_that_names_the_toy(toy):
     cal = Calibration({"toy": {"t": 2e-6, "b": 1e-9}}, source="given")
     times = network_times(registry.build("allreduce.recursive_doubling", 16, 50), cal)
     assert times == {"toy": pytest.approx(recursive_doubling(2e-6, 1e-9, 16, 50), rel=1e-12)}
+
+
+# ---------------------------------------------------------------- predict calibrates the toy
+ALPHA, BETA = 4e-6, 2.5e-9                         # the ping-pong's line: s, s/B
+SIZES = [0, 1, 8, 64, 512, 4096, 32768, 262144]
+
+
+def pingpong_file(path, alpha=ALPHA, beta=BETA):
+    """A ``pingpong --json`` file whose times are the line alpha + beta m exactly."""
+    rows = [{"bytes": float(m), "min_s": alpha + beta * m, "median_s": 2 * (alpha + beta * m),
+             "ci_relative_halfwidth": 0.01} for m in SIZES]
+    path.write_text(json.dumps({"benchmark": "pingpong", "results": rows}))
+    return path
+
+
+def test_predict_calibrates_the_toy_from_the_fits_as_its_entry_declares(toy):
+    from mpi_exercises.bench import predict
+
+    assert "toy" in predict.calibrated() and "toy" in predict.plain()
+    assert predict.measured_by("toy") == ("pingpong",)
+    got = predict.network_parameters({"alpha_s": ALPHA, "beta_s_per_byte": BETA}, None, None, 2)
+    assert got["toy"] == {"t": ALPHA / 2, "b": BETA}
+    assert got["alpha-beta"] == {"alpha": ALPHA, "beta": BETA}         # the others as before
+    # no ping-pong fit: no toy (a PRTT fit alone calibrates LogGP only)
+    prtt = {"L_s": 1e-6, "o_s_s": 1e-6, "o_r_s": 1e-6, "g_s": 1e-6, "G_s_per_byte": 1e-9}
+    assert set(predict.network_parameters(None, prtt, None, 2)) == {"loggp"}
+
+
+def test_predict_calibrates_and_prices_the_toy_from_a_pingpong_file(toy):
+    from mpi_exercises.bench import predict
+
+    cal = predict.load_calibration([pingpong_file(toy / "pingpong.json")], 8)
+    assert cal.models["toy"] == pytest.approx({"t": ALPHA / 2, "b": BETA}, rel=1e-9)
+    rows = [{"collective": "allreduce", "algorithm": "recursive_doubling", "nelems": 100, "min_s": 1e-3},
+            {"collective": "barrier", "algorithm": "dissemination", "nelems": 0, "min_s": 1e-4}]
+    got = predict.compare(rows, cal, 8)
+    assert got[0]["predicted_s"]["toy"] == pytest.approx(recursive_doubling(ALPHA / 2, BETA, 8, 100), rel=1e-9)
+    assert got[1]["predicted_s"]["toy"] == pytest.approx(dissemination(ALPHA / 2, 8), rel=1e-9)
+    assert "toy" in predict.summarize_errors(got)
+    # a calibration without it names it and what to measure for it
+    given = predict.Calibration({"alpha-beta": {"alpha": ALPHA, "beta": BETA}}, source="given")
+    line = predict.missing_line(given)
+    assert "toy" in line and "mpi_exercises pingpong --json pingpong.json" in line
+
+
+def test_predict_refuses_an_unphysical_fit_of_the_toy_by_its_parameters_range(toy):
+    from mpi_exercises.bench import predict
+
+    models = predict.network_parameters({"alpha_s": ALPHA, "beta_s_per_byte": BETA}, None, None, 2)
+    models["toy"]["t"] = -1e-6
+    assert predict.unphysical(models).startswith("the toy fit: t = -1 µs <= 0, which no network has")
+    models["toy"]["t"] = ALPHA / 2
+    before = predict.Calibration(models, source="measured")
+    moved = predict.Calibration({**models, "toy": {"t": 3 * ALPHA / 2, "b": BETA}}, source="measured")
+    assert predict.drift(before, moved) == {"largest": pytest.approx(2.0), "at": "toy t", "stable": False}

@@ -4,9 +4,10 @@ One :class:`Entry` per model: its name (the one spelling every command line, JSO
 figure uses), the label tables print, its parameters with units and meaning, its default
 machine with the source of the numbers, its natural timing semantics (the model class's
 ``semantics``, which :func:`netmodels.simulate.simulate` uses unless told otherwise), and
-how to build it from parameter values.  ``python -m netmodels simulate``, ``predict``, the
-panels and the scale sweep read :data:`MODELS`; a new model is one entry here plus its
-module.
+how to build it from parameter values, and, for a model ``predict`` calibrates, how its
+parameters are made from the microbenchmarks' fits (:class:`Calibrated`).  ``python -m netmodels
+simulate``, ``predict``, the panels and the scale sweep read :data:`MODELS`; a new model is one
+entry here plus its module.
 
     >>> from netmodels.models import table
     >>> table.get("alpha-beta").make(alpha=2e-6)          # the default machine, α changed
@@ -31,14 +32,51 @@ from .segmented import SegmentedLogGP, SegmentedNBL
 from .twolevel import TwoLevel
 
 
+#: the physical ranges a fitted parameter may be declared to have (:attr:`Parameter.physical`)
+RANGES = ("", "> 0", ">= 0")
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One parameter of a model: its name (as ``--param NAME=VALUE`` takes it), its unit
-    (SI; ``curve``: a function of a peer count, not a number) and its meaning."""
+    (SI; ``curve``: a function of a peer count, not a number) and its meaning.
+
+    For a model ``predict`` calibrates: ``fitted``, the key of the fit it is read from (the
+    measured files' name for it: ``alpha`` is a fit's ``alpha_s``, ``G`` its ``G_s_per_byte``,
+    ``alpha_r`` the upper segment's ``alpha_s``); ``physical``, the range a fitted value of a
+    plain model must be in: ``"> 0"``, ``">= 0"`` (0: not identified, and a fit that gives None
+    gives 0) or ``""`` (none: an intercept may be <= 0; the model's own checks apply)."""
 
     name: str
     unit: str
     meaning: str
+    fitted: str = ""
+    physical: str = ""
+
+    def __post_init__(self):
+        if self.physical not in RANGES:
+            raise ValueError(f"parameter {self.name}: physical must be one of {RANGES}, got {self.physical!r}")
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """How ``predict`` calibrates a model from its microbenchmarks' fits.
+
+    measured_by: the benchmarks it needs (``python -m mpi_exercises NAME``: pingpong, exchange,
+    logp).  take: fit -> the names of the parameters read from it, each under its
+    :attr:`Parameter.fitted` key.  The fits, as ``predict`` names them: ``pingpong`` and
+    ``exchange`` (a line α + β m), ``pingpong segments`` (its ``switch_bytes``), ``pingpong
+    below`` and ``pingpong above`` (the two segments), ``exchange below`` and ``exchange above``
+    (split at the ping-pong's switch), ``logp`` (the PRTT fit), ``f(L)`` (NBL's table, if given).
+    derive: ``(taken, fits, nprocs) -> parameters`` for the others (added, or replacing taken
+    ones), or None.  plain: an unphysical fit (:attr:`Parameter.physical`) refuses the whole
+    calibration; a model with an added term that is no machine is left out instead.  A model
+    whose fits are not all there (a KeyError) is not calibrated."""
+
+    measured_by: tuple
+    take: dict
+    derive: Callable | None = None
+    plain: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +102,7 @@ class Entry:
     extra: str = ""
     extra_meaning: str = ""  #: what the ``extra`` parameters are
     note: str = ""          #: where the default machine's numbers come from, if it does not say
+    calibration: Calibrated | None = None   #: how predict calibrates it (None: it does not)
 
     @property
     def semantics(self) -> str:
@@ -103,6 +142,29 @@ class Entry:
                              + (" and fN for any N" if self.extra else ""))
         return self.build(**{**self.defaults(), **values})
 
+    def calibrate(self, fits: dict, nprocs: int) -> dict | None:
+        """The parameters :attr:`calibration` makes from ``fits`` (fit name -> its dict of
+        fitted values, SI units) for ``nprocs`` ranks, in the order of :attr:`parameters`;
+        None if a fit it reads is not there or gives None for a parameter that may not be 0."""
+        c = self.calibration
+        if c is None:
+            return None
+        declared = {p.name: p for p in self.parameters}
+        taken = [(fit, declared[name]) for fit, names in c.take.items() for name in names]
+        out = {}
+        try:
+            for fit, p in taken:
+                v = fits[fit][p.fitted]
+                if v is None and p.physical != ">= 0":
+                    return None
+                out[p.name] = 0.0 if v is None else float(v)
+            if c.derive is not None:
+                out.update(c.derive(out, fits, nprocs))
+        except KeyError:
+            return None
+        order = [p.name for p in self.parameters]
+        return dict(sorted(out.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
 
 def _logp_values(m) -> dict:
     return {"L": m.L, "o_s": m.o_s, "o_r": m.o_r, "g": m.g}
@@ -116,14 +178,21 @@ def _loggp_args(m) -> dict:
 LOGGOPSIM_S = 65535.0
 
 
-_AB = (Parameter("alpha", "s", "latency per message"), Parameter("beta", "s/B", "time per byte"))
-_SEGMENT = (Parameter("S", "B", "protocol switch: first size of the upper segment (inf: none)"),
-            Parameter("alpha_r", "s", "latency per message from S bytes on (an intercept: may be <= 0)"),
-            Parameter("beta_r", "s/B", "time per byte from S bytes on"))
-_EXCHANGE = (Parameter("alpha_x", "s", "latency of a message in an exchange (its rank sends and receives)"),
-             Parameter("beta_x", "s/B", "time per byte of a message in an exchange"))
-_EXCHANGE_SEGMENT = (Parameter("alpha_xr", "s", "alpha_x from S bytes on (an intercept: may be <= 0)"),
-                     Parameter("beta_xr", "s/B", "beta_x from S bytes on"))
+_ALPHA, _BETA = "alpha_s", "beta_s_per_byte"      # a fitted line's keys: α (s), β (s/B)
+_AB = (Parameter("alpha", "s", "latency per message", _ALPHA, "> 0"),
+       Parameter("beta", "s/B", "time per byte", _BETA, "> 0"))
+_SWITCH = "switch_bytes"                           # a two-segment fit's key: the switch (B)
+_SEGMENT = (Parameter("S", "B", "protocol switch: first size of the upper segment (inf: none)", _SWITCH),
+            Parameter("alpha_r", "s", "latency per message from S bytes on (an intercept: may be <= 0)", _ALPHA),
+            Parameter("beta_r", "s/B", "time per byte from S bytes on", _BETA, "> 0"))
+_EXCHANGE = (Parameter("alpha_x", "s", "latency of a message in an exchange (its rank sends and receives)",
+                       _ALPHA, "> 0"),
+             Parameter("beta_x", "s/B", "time per byte of a message in an exchange", _BETA, "> 0"))
+_EXCHANGE_SEGMENT = (Parameter("alpha_xr", "s", "alpha_x from S bytes on (an intercept: may be <= 0)", _ALPHA),
+                     Parameter("beta_xr", "s/B", "beta_x from S bytes on", _BETA, "> 0"))
+#: the segments' parameters from the ping-pong's two-segment fit
+_SEGMENTS_TAKEN = {"pingpong below": ("alpha", "beta"), "pingpong segments": ("S",),
+                   "pingpong above": ("alpha_r", "beta_r")}
 _SEGMENTED_NOTE = ("the α-β entry's machine ({}) with no switch and no exchange term: the terms are "
                    "measured (predict: the ping-pong's two segments, the exchange benchmark)")
 
@@ -157,85 +226,115 @@ def _nbl_values(m) -> dict:
             **{f"f{L}": v for L, v in sorted(f.items()) if L > 1}}
 
 
-_LOGP = (Parameter("L", "s", "latency"), Parameter("o_s", "s", "send overhead"),
-         Parameter("o_r", "s", "receive overhead"), Parameter("g", "s", "gap between sends (receives)"))
+def _nbl_calibrated(taken, fits, nprocs) -> dict:
+    """NBL's parameters besides α and β: no combining (it is in predict's software term), f(L)
+    from the fit ``f(L)`` if given, else 1 for every L a schedule on ``nprocs`` ranks can have."""
+    f = {**{L: 1.0 for L in range(2, 2 * nprocs + 1)}, **dict(fits.get("f(L)") or {})}
+    return {"c2": 0.0, "c3": 0.0, **{f"f{L}": float(v) for L, v in sorted(f.items()) if L > 1}}
+
+
+def _nbl_exchange_calibrated(taken, fits, nprocs) -> dict:
+    """NBL's, with f(2) = β_x / β: the exchange's time per byte over the ping-pong's."""
+    return {**_nbl_calibrated(taken, fits, nprocs), "f2": fits["exchange"][_BETA] / fits["pingpong"][_BETA]}
+
+
+_LOGP = (Parameter("L", "s", "latency", "L_s", ">= 0"), Parameter("o_s", "s", "send overhead", "o_s_s", "> 0"),
+         Parameter("o_r", "s", "receive overhead", "o_r_s", "> 0"),
+         Parameter("g", "s", "gap between sends (receives)", "g_s", ">= 0"))
+_G = "G_s_per_byte"                                # the PRTT fit's key: G (s/B)
+_LOGGP_TAKEN = {"logp": ("L", "o_s", "o_r", "g", "G")}
+_NBL = (Parameter("alpha", "s", "start-up per message", _ALPHA, "> 0"),
+        Parameter("beta", "s/B", "time per byte", _BETA, "> 0"),
+        Parameter("c2", "s/B", "2-way combine, per byte combined"),
+        Parameter("c3", "s/B", "3-way combine, per byte combined"))
 
 #: the models of the kit, by name
 MODELS = {e.name: e for e in (
-    Entry("alpha-beta", "α-β", AlphaBeta,
-          (Parameter("alpha", "s", "latency per message"), Parameter("beta", "s/B", "time per byte")),
+    Entry("alpha-beta", "α-β", AlphaBeta, _AB,
           lambda: machines.LSDYNA_100MBIT,
           lambda alpha, beta: AlphaBeta(alpha, beta, name="α-β"),
-          lambda m: {"alpha": m.alpha, "beta": m.beta}),
+          lambda m: {"alpha": m.alpha, "beta": m.beta},
+          calibration=Calibrated(("pingpong",), {"pingpong": ("alpha", "beta")}, plain=True)),
     Entry("alpha-beta-segmented", "α-β, segmented", SegmentedAlphaBeta, _AB + _SEGMENT,
           _segmented_default, _segmented("α-β, segmented"),
           _segmented_values(["alpha", "beta", "S", "alpha_r", "beta_r"]),
-          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source)),
+          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source),
+          calibration=Calibrated(("pingpong",), _SEGMENTS_TAKEN)),
     Entry("alpha-beta-exchange", "α-β, exchange β", SegmentedAlphaBeta, _AB + _EXCHANGE,
           _segmented_default, _segmented("α-β, exchange β"),
           _segmented_values(["alpha", "beta", "alpha_x", "beta_x"]),
-          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source)),
+          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source),
+          calibration=Calibrated(("pingpong", "exchange"),
+                                 {"pingpong": ("alpha", "beta"), "exchange": ("alpha_x", "beta_x")})),
     Entry("alpha-beta-exchange-segmented", "α-β, exchange β, segmented", SegmentedAlphaBeta,
           _AB + _SEGMENT + _EXCHANGE + _EXCHANGE_SEGMENT,
           _segmented_default, _segmented("α-β, exchange β, segmented"),
           _segmented_values(["alpha", "beta", "S", "alpha_r", "beta_r", "alpha_x", "beta_x", "alpha_xr",
                              "beta_xr"]),
-          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source)),
+          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source),
+          calibration=Calibrated(("pingpong", "exchange"),
+                                 {**_SEGMENTS_TAKEN, "exchange below": ("alpha_x", "beta_x"),
+                                  "exchange above": ("alpha_xr", "beta_xr")})),
     Entry("logp", "LogP", LogP, _LOGP,
           lambda: LogP(machines.KIT_VM_LOGGP.L, machines.KIT_VM_LOGGP.o, machines.KIT_VM_LOGGP.g, 2,
                        o_r=machines.KIT_VM_LOGGP.o_r, name=machines.KIT_VM_LOGGP.name,
                        source=machines.KIT_VM_LOGGP.source + ", without G"),
           lambda L, o_s, o_r, g: LogP(L=L, o=o_s, g=g, P=2, o_r=o_r, name="LogP"),
           _logp_values),
-    Entry("loggp", "LogGP", LogGP, _LOGP + (Parameter("G", "s/B", "time per byte of a long message"),),
+    Entry("loggp", "LogGP", LogGP, _LOGP + (Parameter("G", "s/B", "time per byte of a long message", _G, ">= 0"),),
           lambda: machines.KIT_VM_LOGGP,
           lambda L, o_s, o_r, g, G: LogGP(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, name="LogGP"),
-          lambda m: {**_logp_values(m), "G": m.G}),
+          lambda m: {**_logp_values(m), "G": m.G},
+          calibration=Calibrated(("logp",), _LOGGP_TAKEN, plain=True)),
     Entry("loggp-segmented", "LogGP, segmented G", SegmentedLogGP,
-          _LOGP + (Parameter("G", "s/B", "time per byte of a message below S bytes"),
-                   Parameter("S", "B", "protocol switch: first size of the upper segment (inf: none)"),
-                   Parameter("G_r", "s/B", "time per byte of a message of S bytes or more")),
+          _LOGP + (Parameter("G", "s/B", "time per byte of a message below S bytes", _G, ">= 0"),
+                   Parameter("S", "B", "protocol switch: first size of the upper segment (inf: none)", _SWITCH),
+                   Parameter("G_r", "s/B", "time per byte of a message of S bytes or more (predict: the "
+                             "ping-pong's from its switch on, the slope of LogGP's one-way time)", _BETA, "> 0")),
           lambda: SegmentedLogGP(**_loggp_args(machines.KIT_VM_LOGGP), name=machines.KIT_VM_LOGGP.name,
                                  source=machines.KIT_VM_LOGGP.source),
           lambda L, o_s, o_r, g, G, S, G_r: SegmentedLogGP(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, S=S, G_r=G_r,
                                                            name="LogGP, segmented G"),
           lambda m: {**_logp_values(m), "G": m.G, "S": m.S, "G_r": m.G_r},
           note=machines.KIT_VM_LOGGP.source + "; no switch (predict measures it: the ping-pong's, with "
-               "G_r its time per byte from the switch on)"),
+               "G_r its time per byte from the switch on)",
+          calibration=Calibrated(("logp", "pingpong"),
+                                 {**_LOGGP_TAKEN, "pingpong segments": ("S",), "pingpong above": ("G_r",)})),
     Entry("loggops", "LogGOPS", LogGOPS,
-          _LOGP + (Parameter("G", "s/B", "time per byte of a long message"),
-                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver"),
-                   Parameter("S", "B", "eager limit: a message of more bytes goes by rendezvous (inf: none)")),
+          _LOGP + (Parameter("G", "s/B", "time per byte of a long message", _G, ">= 0"),
+                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver",
+                             "O_s_per_byte"),
+                   Parameter("S", "B", "eager limit: a message of more bytes goes by rendezvous (inf: none; "
+                             "predict: the ping-pong's switch - 1)", _SWITCH)),
           lambda: LogGOPS(**_loggp_args(machines.KIT_VM_LOGGP), O=0.0, S=LOGGOPSIM_S,
                           name=machines.KIT_VM_LOGGP.name, source=machines.KIT_VM_LOGGP.source),
           lambda L, o_s, o_r, g, G, O, S: LogGOPS(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, O=O, S=S,  # noqa: E741
                                                   name="LogGOPS"),
           lambda m: {**_logp_values(m), "G": m.G, "O": m.O, "S": m.S},
           note=machines.KIT_VM_LOGGP.source + "; O = 0 and S = 65535 B, LogGOPSim's defaults "
-               "(Hoefler, Schneider & Lumsdaine, LSAP/HPDC 2010; loggopsim_cmdline.ggo)"),
-    Entry("nbl", "NBL f(L)", NBLModel,
-          (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/B", "time per byte"),
-           Parameter("c2", "s/B", "2-way combine, per byte combined"),
-           Parameter("c3", "s/B", "3-way combine, per byte combined")),
+               "(Hoefler, Schneider & Lumsdaine, LSAP/HPDC 2010; loggopsim_cmdline.ggo)",
+          # S = the switch - 1: a message of the switch's size goes by rendezvous
+          calibration=Calibrated(("logp", "pingpong"), {"logp": _LOGGP_TAKEN["logp"] + ("O",),
+                                                        "pingpong segments": ("S",)},
+                                 derive=lambda taken, fits, nprocs: {"S": max(taken["S"] - 1.0, 0.0)})),
+    Entry("nbl", "NBL f(L)", NBLModel, _NBL,
           _nbl_default, _nbl_build, _nbl_values, extra=r"f[1-9][0-9]*",
           extra_meaning="fN: f(N), the node bandwidth factor with N links active (no unit; f(1) = 1; "
                         "default: the paper's fitted table)",
-          note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA)"),
-    Entry("nbl-exchange", "NBL, f(2) from the exchange", NBLModel,
-          (Parameter("alpha", "s", "start-up per message"), Parameter("beta", "s/B", "time per byte"),
-           Parameter("c2", "s/B", "2-way combine, per byte combined"),
-           Parameter("c3", "s/B", "3-way combine, per byte combined")),
+          note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA)",
+          calibration=Calibrated(("pingpong",), {"pingpong": ("alpha", "beta")}, _nbl_calibrated, plain=True)),
+    Entry("nbl-exchange", "NBL, f(2) from the exchange", NBLModel, _NBL,
           _nbl_default, lambda alpha, beta, c2, c3, **f: replace(_nbl_build(alpha, beta, c2, c3, **f),
                                                                  name="NBL, f(2) from the exchange"),
           _nbl_values, extra=r"f[1-9][0-9]*",
           extra_meaning="fN: f(N) with N links active; f2 = beta_x / beta, the exchange benchmark's time per "
                         "byte over the ping-pong's (predict), the others 1",
-          note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA); predict measures f(2)"),
+          note=machines.DELTA.source + ", with the paper's fitted f(L) (nbl.FITTED_DELTA); predict measures f(2)",
+          calibration=Calibrated(("pingpong", "exchange"), {"pingpong": ("alpha", "beta")},
+                                 _nbl_exchange_calibrated)),
     Entry("nbl-exchange-segmented", "NBL, f(2) from the exchange, segmented", SegmentedNBL,
-          (Parameter("alpha", "s", "start-up per message below S bytes"),
-           Parameter("beta", "s/B", "time per byte below S bytes"),
-           Parameter("c2", "s/B", "2-way combine, per byte combined"),
-           Parameter("c3", "s/B", "3-way combine, per byte combined")) + _SEGMENT,
+          (Parameter("alpha", "s", "start-up per message below S bytes", _ALPHA, "> 0"),
+           Parameter("beta", "s/B", "time per byte below S bytes", _BETA, "> 0")) + _NBL[2:] + _SEGMENT,
           lambda: SegmentedNBL(**{k: getattr(_nbl_default(), k) for k in ("alpha", "beta", "f", "c2", "c3")},
                                name=_nbl_default().name, source=_nbl_default().source),
           lambda alpha, beta, c2, c3, S, alpha_r, beta_r, **f: SegmentedNBL(
@@ -244,7 +343,8 @@ MODELS = {e.name: e for e in (
           lambda m: {**_nbl_values(m), "S": m.S, "alpha_r": m.alpha_r, "beta_r": m.beta_r},
           extra=r"f[1-9][0-9]*",
           extra_meaning="fN: f(N) with N links active; f2 = beta_x / beta (predict), the others 1",
-          note=machines.DELTA.source + ", with the paper's fitted f(L) and no switch (predict measures it)"),
+          note=machines.DELTA.source + ", with the paper's fitted f(L) and no switch (predict measures it)",
+          calibration=Calibrated(("pingpong", "exchange"), _SEGMENTS_TAKEN, _nbl_exchange_calibrated)),
     Entry("bsp", "BSP", BSP,
           (Parameter("g", "s/element", "time per element of an h-relation"),
            Parameter("l", "s", "time per superstep (synchronisation)")),
@@ -272,9 +372,11 @@ MODELS = {e.name: e for e in (
 )}
 
 
-def names(numeric: bool = False) -> tuple:
-    """The models' names (``numeric``: only those whose parameters are all numbers)."""
-    return tuple(n for n, e in MODELS.items() if e.numeric or not numeric)
+def names(numeric: bool = False, calibrated: bool = False) -> tuple:
+    """The models' names in the table's order (``numeric``: only those whose parameters are all
+    numbers; ``calibrated``: only those ``predict`` calibrates, :attr:`Entry.calibration`)."""
+    return tuple(n for n, e in MODELS.items()
+                 if (e.numeric or not numeric) and (e.calibration is not None or not calibrated))
 
 
 def get(name: str) -> Entry:

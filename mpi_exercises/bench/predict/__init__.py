@@ -36,8 +36,8 @@ last line name it; under load, readings within one launch differ too.
 A run with more ranks than cores is measured, but reported as not valid.  A calibration whose
 measurements are too noisy (a median's 95 % interval wider than :data:`NOISY` of it) marks the
 run unreliable; a fit that comes out unphysical (α, L, o or g < 0) is refused.  A new collective
-is one entry of :data:`COLLECTIVES`; a new model one entry of the table and of
-:func:`network_parameters`.
+is one entry of :data:`COLLECTIVES`; a new model one entry of the table, whose ``calibration``
+says from which benchmarks and fits predict makes its parameters (:func:`calibrated`).
 
 The package, by role: :mod:`.calibration` (the models' parameters from measured files, a given
 calibration's checks, the drift between two calibrations; no MPI), :mod:`.measurement` (what
@@ -48,9 +48,9 @@ collectives), :mod:`.comparison` (predictions of the measured rows and their err
 
 from __future__ import annotations
 
-from .calibration import (FILE_KINDS, FLOOR_S, MEASURED_BY, MODELS, NOISY, PLAIN, STABLE_TOLERANCE,
-                          UNPHYSICAL_CHECKS, Calibration, calibration_from, drift, fits, keep_physical, load_calibration,
-                          missing_line, network_parameters, parameters_of, reliability, unphysical)
+from .calibration import (FILE_KINDS, FLOOR_S, MODELS, NOISY, PLAIN, STABLE_TOLERANCE, Calibration, calibrated,
+                          calibration_from, drift, fits, keep_physical, load_calibration, measured_by, missing_line,
+                          network_parameters, parameters_of, plain, reliability, unphysical)
 from .cli import DEFAULT_SIZES, add_arguments, calibrations, halves_drift, run
 from .comparison import (SIZE_CLASSES, TOLERANCE, best_models, compare, network_times, relative_error,
                          schedule_key, size_class, software_time, summarize_errors)
@@ -60,9 +60,9 @@ from .text import (MODELS_PER_TABLE, drift_line, explain, last_line, reliability
                    size_class_table)
 
 #: the public names (the rooms' own names are reached through their modules)
-__all__ = ["FILE_KINDS", "FLOOR_S", "MEASURED_BY", "MODELS", "NOISY", "PLAIN", "STABLE_TOLERANCE",
-           "UNPHYSICAL_CHECKS", "Calibration", "calibration_from", "drift", "fits", "keep_physical", "load_calibration",
-           "missing_line", "network_parameters", "parameters_of", "reliability", "unphysical",
+__all__ = ["FILE_KINDS", "FLOOR_S", "MODELS", "NOISY", "PLAIN", "STABLE_TOLERANCE", "Calibration", "calibrated",
+           "calibration_from", "drift", "fits", "keep_physical", "load_calibration", "measured_by",
+           "missing_line", "network_parameters", "parameters_of", "plain", "reliability", "unphysical",
            "DEFAULT_SIZES", "add_arguments", "calibrations", "halves_drift", "run", "SIZE_CLASSES", "TOLERANCE", "best_models", "compare",
            "network_times", "relative_error", "schedule_key", "size_class", "software_time",
            "summarize_errors", "CALIBRATION_SIZES", "COLLECTIVES", "ELEM_BYTES", "ONE_CALL_ABOVE_BYTES",

@@ -1,5 +1,6 @@
 """predict's calibration, apart from what is predicted (no MPI): the parameters of each network
-model of :data:`MODELS` (names from :mod:`netmodels.models.table`) fitted on its own
+model the table of models declares a calibration for (:mod:`netmodels.models.table`, its
+``Calibrated``: the benchmarks, the fits and the physical ranges) fitted on its own
 microbenchmarks' measured files, a student's ``--calibration`` files read and checked, and how
 much the machine moved between two calibrations of one run (:func:`drift`)."""
 
@@ -17,20 +18,29 @@ from netmodels.outputs import Refused, read_input
 from ...software import SoftwareCost
 from .. import measure as sampling
 
-#: the network models a prediction report compares, by their names in the table of models: each
-#: plain model, then the same with a measured term added (:func:`network_parameters`), so that the
-#: report shows what each term buys
-MODELS = ("alpha-beta", "alpha-beta-segmented", "alpha-beta-exchange", "alpha-beta-exchange-segmented",
-          "nbl", "nbl-exchange", "nbl-exchange-segmented", "loggp", "loggp-segmented", "loggops")
-#: the benchmarks each model of :data:`MODELS` is calibrated from (``python -m mpi_exercises NAME``)
-MEASURED_BY = {"alpha-beta": ("pingpong",), "alpha-beta-segmented": ("pingpong",),
-               "alpha-beta-exchange": ("pingpong", "exchange"),
-               "alpha-beta-exchange-segmented": ("pingpong", "exchange"), "nbl": ("pingpong",),
-               "nbl-exchange": ("pingpong", "exchange"), "nbl-exchange-segmented": ("pingpong", "exchange"),
-               "loggp": ("logp",), "loggp-segmented": ("logp", "pingpong"), "loggops": ("logp", "pingpong")}
-#: the plain models: an unphysical fit of one of them refuses the calibration; a model with an
-#: added term whose fit is unphysical is left out with a warning (:func:`keep_physical`)
-PLAIN = ("alpha-beta", "nbl", "loggp")
+
+
+def calibrated() -> tuple:
+    """The network models a prediction report compares: those the table of models declares a
+    calibration for, in its order (each plain model and the same with a measured term added, so
+    that the report shows what each term buys)."""
+    return table.names(calibrated=True)
+
+
+def plain() -> tuple:
+    """The plain models of :func:`calibrated`: an unphysical fit of one of them refuses the
+    calibration; a model with an added term whose fit is unphysical is left out with a warning
+    (:func:`keep_physical`)."""
+    return tuple(m for m in calibrated() if table.get(m).calibration.plain)
+
+
+def measured_by(name: str) -> tuple:
+    """The benchmarks model ``name`` is calibrated from (``python -m mpi_exercises NAME``)."""
+    return table.get(name).calibration.measured_by
+
+
+#: :func:`calibrated` and :func:`plain` as the table declares them when this module is imported
+MODELS, PLAIN = calibrated(), plain()
 #: the benchmark kinds a --calibration file may hold, by its "benchmark" field
 FILE_KINDS = {"pingpong": "pingpong", "logp-prtt": "logp", "exchange": "exchange"}
 #: a calibration is unreliable if a median's 95 % interval is wider than this fraction of it on
@@ -91,7 +101,7 @@ class Calibration:
             d = d["calibration"]
         if not isinstance(d, dict) or not isinstance(d.get("models"), dict):
             raise ValueError('a calibration is a JSON object with "models": {model: {parameter: value}}; '
-                             f"models: {', '.join(MODELS)}")
+                             f"models: {', '.join(calibrated())}")
         sw = d.get("software")
         return cls({k: dict(v) if isinstance(v, dict) else v for k, v in d["models"].items()},
                    None if sw is None else SoftwareCost.from_dict(sw), source or d.get("source") or "given",
@@ -116,7 +126,7 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
             if kind is not None:
                 results = data["results"]
                 measured[kind] = (results, data["parameters"]["n"] if kind == "logp" else None)
-                part = {m: p for m, p in parameters_of(measured, nprocs).items() if kind in MEASURED_BY[m]}
+                part = {m: p for m, p in parameters_of(measured, nprocs).items() if kind in measured_by(m)}
                 if kind != "logp":
                     noisy += [(r["ci_relative_halfwidth"] or 0.0, f"{path}: {kind} {r['bytes']} B") for r in results]
             else:
@@ -149,12 +159,12 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
 
 
 def missing_line(cal: Calibration) -> str | None:
-    """One line naming the models of :data:`MODELS` a calibration lacks and what to measure for
-    them (a file written before the exchange benchmark, LogGOPS or the segments), or None."""
-    missing = [m for m in MODELS if m not in cal.models]
+    """One line naming the models of :func:`calibrated` a calibration lacks and what to measure
+    for them (a file written before the exchange benchmark, LogGOPS or the segments), or None."""
+    missing = [m for m in calibrated() if m not in cal.models]
     if not missing:
         return None
-    needs = sorted({b for m in missing for b in MEASURED_BY[m]} - set(cal.measured_from),
+    needs = sorted({b for m in missing for b in measured_by(m)} - set(cal.measured_from),
                    key=["pingpong", "exchange", "logp"].index)
     return (f"predict: warning: the calibration has no {', '.join(missing)}: measure "
             + " and ".join(f"`mpiexec -n 2 python -m mpi_exercises {b} --json {b}.json`" for b in needs)
@@ -206,66 +216,39 @@ def parameters_of(measured: dict, nprocs: int) -> dict:
 def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | None, nprocs: int, *,
                        segments: dict | None = None, exchange: dict | None = None,
                        exchange_segments: dict | None = None) -> dict:
-    """Each model's parameters (by the table's names) from the ping-pong fit ``alpha_beta``
-    (``alpha_s``, ``beta_s_per_byte``: α-β and NBL), the PRTT fit ``loggp`` (``L_s``, ``o_s_s``,
-    ``o_r_s``, ``g_s``, ``G_s_per_byte``; g and G None when not identified: 0) and the f(L)
-    table ``f`` (None: f(L) = 1 for every L a schedule on ``nprocs`` ranks can have); a fit
-    that is None gives no model.  Combining is in the software term, so no model charges it.
-
-    The models with an added term, each beside its plain one: ``segments`` (the ping-pong's
-    two-segment fit: ``switch_bytes``, ``below`` and ``above`` as ``alpha_beta``) gives
-    "alpha-beta-segmented"; ``exchange`` (the exchange benchmark's fit, as ``alpha_beta``)
-    "alpha-beta-exchange" and NBL's f(2) = β_x / β ("nbl-exchange"; with ``segments``,
-    "nbl-exchange-segmented": α and β of the segments); with ``exchange_segments`` (its two
-    segments at the ping-pong's switch) as well, "alpha-beta-exchange-segmented"; ``loggp`` with
-    ``segments`` gives "loggp-segmented" (G_r: the ping-pong's time per byte from the switch on:
-    the slope of LogGP's one-way time) and, with ``O_s_per_byte``, "loggops" (LogGP's parameters,
-    O, and S = the switch - 1: a message of the switch's size goes by rendezvous)."""
+    """Each model of :func:`calibrated`'s parameters (by the table's names, in its order) from
+    the fits, as the table's entries declare (``Entry.calibrate``): the ping-pong fit
+    ``alpha_beta`` (``alpha_s``, ``beta_s_per_byte``), the PRTT fit ``loggp`` (``L_s``,
+    ``o_s_s``, ``o_r_s``, ``g_s``, ``G_s_per_byte``, ``O_s_per_byte``; g and G None when not
+    identified: 0), the f(L) table ``f`` (None: f(L) = 1 for every L a schedule on ``nprocs``
+    ranks can have), ``segments`` (the ping-pong's two-segment fit: ``switch_bytes``, ``below``
+    and ``above`` as ``alpha_beta``), ``exchange`` (the exchange benchmark's fit, as
+    ``alpha_beta``) and ``exchange_segments`` (its two segments, used only if split at the
+    ping-pong's switch).  A fit that is None gives no model that reads it."""
+    given = {"pingpong": alpha_beta, "pingpong segments": segments, "exchange": exchange, "logp": loggp,
+             "f(L)": f}
+    if segments is not None:
+        given.update({"pingpong below": segments["below"], "pingpong above": segments["above"]})
+    if exchange is not None and segments is not None and exchange_segments is not None \
+            and float(exchange_segments["switch_bytes"]) == float(segments["switch_bytes"]):
+        given.update({"exchange below": exchange_segments["below"], "exchange above": exchange_segments["above"]})
+    given = {k: v for k, v in given.items() if v is not None}
     out = {}
-    if alpha_beta is not None:
-        a, b = alpha_beta["alpha_s"], alpha_beta["beta_s_per_byte"]
-        ftab = dict(f) if f else {}
-        for L in range(2, 2 * nprocs + 1):
-            ftab.setdefault(L, 1.0)
-        out["alpha-beta"] = {"alpha": a, "beta": b}
-        out["nbl"] = {"alpha": a, "beta": b, "c2": 0.0, "c3": 0.0,
-                      **{f"f{L}": float(v) for L, v in sorted(ftab.items()) if L > 1}}
-        if segments is not None:
-            lo, hi = segments["below"], segments["above"]
-            seg = {"alpha": lo["alpha_s"], "beta": lo["beta_s_per_byte"], "S": float(segments["switch_bytes"]),
-                   "alpha_r": hi["alpha_s"], "beta_r": hi["beta_s_per_byte"]}
-            out["alpha-beta-segmented"] = seg
-        if exchange is not None:
-            ax, bx = exchange["alpha_s"], exchange["beta_s_per_byte"]
-            out["alpha-beta-exchange"] = {"alpha": a, "beta": b, "alpha_x": ax, "beta_x": bx}
-            out["nbl-exchange"] = {**out["nbl"], "f2": bx / b}
-            if segments is not None:
-                out["nbl-exchange-segmented"] = {**out["nbl-exchange"], "alpha": seg["alpha"], "beta": seg["beta"],
-                                                 "S": seg["S"], "alpha_r": seg["alpha_r"], "beta_r": seg["beta_r"]}
-            if segments is not None and exchange_segments is not None \
-                    and float(exchange_segments["switch_bytes"]) == float(segments["switch_bytes"]):
-                xlo, xhi = exchange_segments["below"], exchange_segments["above"]
-                out["alpha-beta-exchange-segmented"] = {
-                    **seg, "alpha_x": xlo["alpha_s"], "beta_x": xlo["beta_s_per_byte"],
-                    "alpha_xr": xhi["alpha_s"], "beta_xr": xhi["beta_s_per_byte"]}
-    if loggp is not None:
-        out["loggp"] = {"L": loggp["L_s"], "o_s": loggp["o_s_s"], "o_r": loggp["o_r_s"],
-                        "g": loggp["g_s"] or 0.0, "G": loggp["G_s_per_byte"] or 0.0}
-        if segments is not None:
-            out["loggp-segmented"] = {**out["loggp"], "S": float(segments["switch_bytes"]),
-                                      "G_r": segments["above"]["beta_s_per_byte"]}
-        if segments is not None and loggp.get("O_s_per_byte") is not None:
-            out["loggops"] = {**out["loggp"], "O": float(loggp["O_s_per_byte"]),
-                              "S": max(float(segments["switch_bytes"]) - 1.0, 0.0)}
+    for name in calibrated():
+        params = table.get(name).calibrate(given, nprocs)
+        if params is not None:
+            out[name] = params
     return out
 
 
 def unphysical(models: dict) -> str | None:
-    """Why fitted parameters of a plain model (:data:`PLAIN`) cannot be a machine
-    (:func:`netmodels.models.fit.unphysical`: a time or a time per byte below 0, a latency or
-    overhead of 0), or None."""
-    for name, (keys, may_be_zero) in UNPHYSICAL_CHECKS.items():
-        given = {k: models[name][k] for k in keys if models.get(name, {}).get(k) is not None}
+    """Why fitted parameters of a plain model (:func:`plain`) cannot be a machine: a parameter
+    outside the physical range its table entry declares (:func:`netmodels.models.fit.unphysical`:
+    a time or a time per byte below 0, a latency or overhead of 0), or None."""
+    for name in plain():
+        checked = [p for p in table.get(name).parameters if p.physical]
+        may_be_zero = tuple(p.name for p in checked if p.physical == ">= 0")
+        given = {p.name: models[name][p.name] for p in checked if models.get(name, {}).get(p.name) is not None}
         why = fit_unphysical(f"the {name} fit", may_be_zero, **given) if given else None
         if why:
             return why
@@ -277,8 +260,9 @@ def keep_physical(models: dict) -> tuple[dict, list[str]]:
     refuses (a segment's β <= 0, a message of S bytes taking no time) left out, one line each
     saying why; the plain ones are :func:`unphysical`'s to refuse."""
     kept, dropped = {}, []
+    plain_models, measured_models = plain(), calibrated()
     for name, params in models.items():
-        if name not in PLAIN and name in MODELS:
+        if name not in plain_models and name in measured_models:
             try:
                 table.get(name).build(**params)
             except (TypeError, ValueError) as exc:
@@ -287,11 +271,6 @@ def keep_physical(models: dict) -> tuple[dict, list[str]]:
                 continue
         kept[name] = params
     return kept, dropped
-
-
-#: model -> (parameters checked, those of them that may be 0: not identified, or clipped)
-UNPHYSICAL_CHECKS = {"alpha-beta": (("alpha", "beta"), ()), "nbl": (("alpha",), ()),
-                     "loggp": (("L", "o_s", "o_r", "g", "G"), ("L", "g", "G"))}
 
 
 #: how noisy measurements were (the measurement core's rule, :func:`measure.reliability`)
@@ -358,18 +337,20 @@ def drift(before: Calibration, after: Calibration) -> dict:
     """How much the machine moved during a run: the relative differences of every parameter
     measured both times (each plain model's, and the software term's at every length), the
     largest with where it is; ``stable`` if it is within :data:`STABLE_TOLERANCE` (no MPI).  A
-    parameter that may be 0 for "not identified" (:data:`UNPHYSICAL_CHECKS`: LogGP's g, G, L)
-    and is 0 in either calibration is not compared: not identified is no size of a change."""
+    parameter that may be 0 for "not identified" (its table entry's ``physical`` is ">= 0":
+    LogGP's g, G, L) and is 0 in either calibration is not compared: not identified is no size
+    of a change."""
     def rel(x, y, floor=0.0):
         low = max(min(abs(x), abs(y)), floor)
         return abs(x - y) / low if low > 0 else (0.0 if x == y else float("inf"))
 
     diffs = []
     if before.source == after.source == "measured":
+        plain_models = plain()
         for m, params in before.models.items():      # the plain models' (a segment's intercept
-            if m not in PLAIN:                         # may be near 0, its switch jump a size)
+            if m not in plain_models:                  # may be near 0, its switch jump a size)
                 continue
-            zero_ok = UNPHYSICAL_CHECKS.get(m, ((), ()))[1]
+            zero_ok = [p.name for p in table.get(m).parameters if p.physical == ">= 0"]
             diffs += [(rel(v, after.models[m][k]), f"{m} {k}") for k, v in params.items()
                       if k in after.models.get(m, {}) and not k.startswith("f")
                       and not (k in zero_ok and 0.0 in (v, after.models[m][k]))]
