@@ -41,7 +41,7 @@ set in its environment and the values MPICH takes for those of its intranode pat
 the CPU model, the load average, the transparent-huge-page mode, the core each rank is bound to
 (:func:`mpi_exercises.bench.placement.placement`, as the kit's benchmarks bind them), the CPU
 each rank last ran on, its memory on huge pages, the clock source and ``MPI.Wtick``, and where
-``malloc`` hands out a block of each length after the timings (:func:`malloc_offsets`: where
+``malloc`` hands out a block of each length after the timings (:func:`mpi_exercises.bench.probes.malloc_offsets`: where
 MPICH's next temporary of that size lands).  Its mode (:func:`launch_mode`) is its Allreduce over
 its exchange at the longest length, page-aligned: both timed in one loop, so the load divides out;
 :func:`mpi_exercises.bench.launch_mode.detect_mode` measures the same in any program on 2 ranks
@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -72,6 +71,7 @@ import numpy as np  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem  # noqa: E402
 # the mode of a launch, as predict and the benchmarks detect it (one definition, in the package)
+from mpi_exercises.bench import probes  # noqa: E402
 from mpi_exercises.bench.launch_mode import MODE_BYTES, MODE_RATIO, detect_mode, launch_mode  # noqa: E402,F401
 
 PAGE = 4096                                   #: bytes of a page: offsets are taken modulo this
@@ -192,60 +192,6 @@ def _calls(comm, send, recv, peer):
     return {"pingpong": pingpong, "exchange": exchange, "allreduce": allreduce}
 
 
-def _cvars() -> dict:
-    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("MPIR_CVAR_", "UCX_", "FI_"))}
-
-
-def _anon_huge_kib() -> int | None:
-    """KiB of this process's anonymous memory on transparent huge pages (``AnonHugePages`` of
-    /proc/self/smaps_rollup), None where unknown."""
-    try:
-        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
-            if line.startswith("AnonHugePages:"):
-                return int(line.split()[1])
-    except (OSError, IndexError, ValueError):
-        pass
-    return None
-
-
-def malloc_offsets(lengths) -> dict:
-    """Per length in bytes: the address mod 4 KiB of the block glibc's ``malloc`` hands out for
-    that many bytes now (allocated, read, freed at once).  After MPICH's own temporary of the same
-    size was freed, this is where MPICH's next one lands; None where there is no C library."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    except OSError:
-        return {int(n): None for n in lengths}
-    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-    libc.free.argtypes = [ctypes.c_void_p]
-    out = {}
-    for n in lengths:
-        ptr = libc.malloc(int(n))
-        out[int(n)] = None if not ptr else int(ptr) % PAGE
-        libc.free(ptr)
-    return out
-
-
-def clock_source() -> str | None:
-    """The kernel's clock source (``tsc``, ``hpet``, ...), which ``MPI.Wtime`` reads through
-    ``clock_gettime``; None where unknown."""
-    try:
-        return Path("/sys/devices/system/clocksource/clocksource0/current_clocksource").read_text().strip()
-    except OSError:
-        return None
-
-
-def _last_cpu() -> int | None:
-    """The CPU this process last ran on (field 39 of /proc/self/stat), None where unknown."""
-    try:
-        return int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def worker(args) -> int:
     from mpi4py import MPI
 
@@ -273,9 +219,9 @@ def worker(args) -> int:
     cold = timing.time_interleaved(comm, calls, 1, 0)[:, 0]          # first call: page faults, setup
     samples = timing.time_interleaved(comm, calls, args.iterations, args.warmup, inner=args.inner)
     everyone = comm.gather(offsets, root=0)
-    last_cpu = comm.gather(_last_cpu(), root=0)
-    huge = comm.gather(_anon_huge_kib(), root=0)
-    probe = comm.gather(malloc_offsets(args.lengths), root=0)
+    last_cpu = comm.gather(probes.last_cpu(), root=0)
+    huge = comm.gather(probes.anon_huge_kib(), root=0)
+    probe = comm.gather(probes.malloc_offsets(args.lengths, PAGE), root=0)
     for (nbytes, name, _), (send, recv) in zip(keys[::len(OPS)], kept):
         if not np.all(recv == 1.0 + 2.0):                            # the allreduce ran last
             raise RuntimeError(f"wrong result at {nbytes} B, {name}")
@@ -289,11 +235,11 @@ def worker(args) -> int:
                          "recv_offsets": r_off, "distances": copy_distances(s_off, r_off),
                          "median_us": float(np.median(t) * 1e6), "min_us": float(t.min() * 1e6),
                          "cold_us": float(cold[k] * 1e6 / (2 if op == "pingpong" else 1))})
-        out = {"rows": rows, "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "cvars": _cvars(),
+        out = {"rows": rows, "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "cvars": probes.cvars(),
                "load_average_1min": [load0, where.load_average()],
                "transparent_huge_pages": where.transparent_huge_pages(),
                "core_of_rank": place["core_of_rank"], "last_cpu_of_rank": last_cpu,
-               "anon_huge_pages_kib_of_rank": huge, "malloc_offsets_of_rank": probe, "clock_source": clock_source(),
+               "anon_huge_pages_kib_of_rank": huge, "malloc_offsets_of_rank": probe, "clock_source": probes.clock_source(),
                "wtick_s": MPI.Wtick(), "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
                "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "pid": os.getpid()}
         print(MARK + json.dumps(out), flush=True)
@@ -301,40 +247,6 @@ def worker(args) -> int:
 
 
 # ---------------------------------------------------------------- the launches
-def cpu_model() -> str | None:
-    """The CPU's model name from /proc/cpuinfo (None where there is none)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-#: MPICH's control variables of its intranode large-message path, recorded per launch
-CVAR_PATTERN = re.compile(r"(MPIR_CVAR_CH4_(?:CMA_ENABLE|IPC_CMA_P2P_THRESHOLD|XPMEM_ENABLE|IPC_XPMEM_P2P_\w*|"
-                          r"SHM\w*|NETMOD)) *=([^\t]*)")
-
-
-def parse_cvars(listing: str) -> dict:
-    """``{name: value}`` of :data:`CVAR_PATTERN`'s variables in ``mpivars``'s ``listing``."""
-    return {m.group(1): m.group(2).strip() for m in CVAR_PATTERN.finditer(listing)}
-
-
-def mpich_cvars(env: dict) -> dict:
-    """The values MPICH takes for :data:`CVAR_PATTERN`'s control variables under ``env``, as
-    ``mpivars`` (next to ``mpiexec``) lists them; empty where there is no ``mpivars``."""
-    from mpi_exercises.labdata import mpiexec
-
-    tool = Path(mpiexec()).with_name("mpivars")
-    try:
-        out = subprocess.run([str(tool)], env=env, capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    return parse_cvars(out)
-
-
 def setting_env(setting: str) -> dict:
     """This process's environment changed as ``setting`` says, with the kit on PYTHONPATH."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -368,7 +280,7 @@ def launch(setting: str, args) -> dict:
     at = max(ratios)
     return {"setting": setting, "environment": {k: v for k, v in SETTINGS[setting].items()},
             "launch_mode": {"bytes": at, "ratio": ratios[at], "mode": launch_mode(ratios[at])},
-            "mpich_cvars": mpich_cvars(env),
+            "mpich_cvars": probes.mpich_cvars(env),
             "started": time.strftime("%H:%M:%S", time.gmtime(t0)), "seconds": time.time() - t0,
             **out}
 
@@ -542,7 +454,7 @@ def main(argv=None) -> int:
         "command": "python benchmarks/launch_modes.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "parameters": {k: getattr(args, k) for k in ("launches", "settings", "lengths", "iterations", "warmup", "inner")},
         "settings": SETTINGS, "placements": PLACEMENTS, "slow_factor": SLOW_FACTOR,
-        "cpu_model": cpu_model(), "transparent_huge_pages": where.transparent_huge_pages(),
+        "cpu_model": probes.cpu_model(), "transparent_huge_pages": where.transparent_huge_pages(),
         "parent_glibc_tunables": os.environ.get("GLIBC_TUNABLES"),
         "timing_method": "median of samples, each --inner calls after one barrier / inner, slowest rank "
                          "(mpi_exercises.bench.timing.time_interleaved); pingpong: half the round trip",

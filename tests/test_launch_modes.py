@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mpi_exercises import pages
+from mpi_exercises.bench import probes
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("launch_modes", ROOT / "benchmarks" / "launch_modes.py")
@@ -119,7 +120,7 @@ def test_rows_are_grouped_by_their_copy_distance():
 def test_mpich_cvar_lines_are_read_name_and_value():
     listing = ("\tMPIR_CVAR_CH4_CMA_ENABLE        =0\tSCOPE_ALL_EQ\tNo-object\n"
                "\tMPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192\tSCOPE_ALL_EQ\n\tMPIR_CVAR_OTHER=1\tX\n")
-    assert lm.parse_cvars(listing) == {"MPIR_CVAR_CH4_CMA_ENABLE": "0", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": "8192"}
+    assert probes.parse_cvars(listing) == {"MPIR_CVAR_CH4_CMA_ENABLE": "0", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": "8192"}
 
 
 def test_allreduce_over_exchange_is_taken_per_length_within_one_launch():
@@ -161,11 +162,11 @@ def test_malloc_offsets_are_where_malloc_puts_a_block_of_that_size():
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
     libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
-    got = lm.malloc_offsets([64, 65536])
+    got = probes.malloc_offsets([64, 65536])
     assert set(got) == {64, 65536} and all(0 <= v < 4096 and v % 16 == 0 for v in got.values())
     ptr = libc.malloc(64)                       # a freed block of that size is handed out again
     libc.free(ptr)
-    assert lm.malloc_offsets([64])[64] == ptr % 4096
+    assert probes.malloc_offsets([64])[64] == ptr % 4096
 
 
 @pytest.mark.mpi
