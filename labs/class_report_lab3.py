@@ -13,8 +13,16 @@ from class_report_views import (US, Unusable, need, pyplot, Figure, to_svg, styl
                                  MEDIAN_COLOR)
 
 
-PARAMS3 = (("L_s", "L", "µs", US), ("o_s_s", "o_s", "µs", US), ("o_r_s", "o_r", "µs", US),
-           ("g_s", "g", "µs", US), ("G_s_per_byte", "G", "ns/B", 1e-9))
+def _loggp_parameters() -> tuple:
+    """(key in the fit, name, unit shown, seconds per unit shown) of LogGP's parameters, as the
+    table of models declares them."""
+    from netmodels.models import table
+
+    shown = {"s": ("µs", US), "s/B": ("ns/B", 1e-9)}
+    return tuple((p.fitted, p.name, *shown[p.unit]) for p in table.get("loggp").parameters)
+
+
+PARAMS3 = _loggp_parameters()
 
 
 def lab3_extract(files: dict) -> tuple[dict, list[str]]:

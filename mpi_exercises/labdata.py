@@ -234,9 +234,12 @@ def _unphysical_fits(data: dict) -> list[str]:
     pieces = fit.get("piecewise") if isinstance(fit.get("piecewise"), dict) else {}
     parts = (("the alpha-beta fit", fit.get("alpha_beta")), ("below the switch", pieces.get("below")),
              ("above the switch", pieces.get("above")))
+    from netmodels.models import table
+
+    keys = [p.fitted for p in table.get("alpha-beta").parameters if p.physical == "> 0"]   # alpha_s, beta_s_per_byte
     return [name for name, part in parts
             if isinstance(part, dict) and any(_number(part.get(k)) is not None and _number(part.get(k)) <= 0
-                                              for k in ("alpha_s", "beta_s_per_byte"))]
+                                              for k in keys)]
 
 
 def disturbance(data) -> str | None:
