@@ -23,7 +23,7 @@ def test_the_busy_wait_lasts_what_it_is_asked(monkeypatch):
         t0 = time.perf_counter()
         eaw.spin(wait)
         took = time.perf_counter() - t0
-        assert wait <= took < wait + 5e-3
+        assert wait <= took < wait + 0.5      # a loaded machine may preempt the loop; never shorter
 
 
 def test_a_run_stores_every_variant_and_the_interactions_of_its_medians(tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -325,15 +326,24 @@ def test_nbgrader_of_a_grading_process_waits_for_the_gradebook(tmp_path):
         return subprocess.Popen([sys.executable, "-c", NBGRADER, str(LABS), student], cwd=tmp_path, env=_alembic_env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
-    t0 = time.monotonic()
+    def blocked_on(path) -> bool:
+        """Whether a process waits for the flock of ``path`` (a blocked request, ``->``, in /proc/locks)."""
+        inode = f":{os.stat(path).st_ino} "
+        return any("->" in line and inode in line for line in Path("/proc/locks").read_text().splitlines())
+
     assert add("alone").wait(timeout=120) == 0
-    alone = time.monotonic() - t0
-    fd = os.open(tmp_path / "gradebook.db", os.O_RDWR)
+    db = tmp_path / "gradebook.db"
+    fd = os.open(db, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         waiting = add("waiting")
-        time.sleep(max(3 * alone, 5))            # three times what it took without the lock
-        assert waiting.poll() is None, waiting.communicate()[0]
+        deadline = time.monotonic() + 120
+        while not blocked_on(db) and waiting.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert waiting.poll() is None, waiting.communicate()[0]     # it did not write through the lock
+        assert blocked_on(db), "nbgrader never asked for the gradebook's lock"
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+            assert [r[0] for r in con.execute("SELECT id FROM student")] == ["alone"]
     finally:
         os.close(fd)
     assert waiting.wait(timeout=120) == 0, waiting.communicate()[0]
