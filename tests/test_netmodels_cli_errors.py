@@ -36,7 +36,7 @@ FSIZE = 64
 #: the benchmarks scripts with a --json option (run_pingpong_c.py creates missing folders)
 SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
            "validate_loggopsim.py", "collectives_vs_mpi.py", "launch_modes.py", "budget_accuracy.py",
-           "exchange_after_work.py"]
+           "exchange_after_work.py", "cache_state.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [

@@ -32,21 +32,27 @@ def capped_iterations(nbytes: int, iterations: int, budget_bytes: int, at_least:
     return max(min(at_least, iterations), min(iterations, budget_bytes // max(nbytes, 1)))
 
 
-def loop_method(inner: int) -> str:
+def loop_method(inner: int, warm: bool = False) -> str:
     """The synchronised start of the collective benchmarks, in words (output and JSON)."""
     if inner <= 1:
-        return "one call after a barrier, slowest rank (includes the barrier's exit skew)"
+        return ("one call after a barrier, slowest rank (includes the barrier's exit skew)"
+                + ("; the same call made once, untimed, before the barrier (its buffers warm in the cache)"
+                   if warm else ""))
     return (f"tight loop of {inner} calls after one barrier, time / {inner}, slowest rank "
             f"(the barrier's exit skew is charged once per {inner} calls)")
 
 
-def time_interleaved(comm, calls: list, iters: int, warmup: int, *, inner: int = 1) -> np.ndarray:
+def time_interleaved(comm, calls: list, iters: int, warmup: int, *, inner: int = 1,
+                     warm: bool = False) -> np.ndarray:
     """Per-call times (s), shape (len(calls), iters): round-robin over ``calls``, so every
     variant sees the same machine conditions (other processes, frequency changes).  A
     sample is a barrier, then ``inner`` back-to-back calls, their time divided by
     ``inner``: the barrier's exit skew (ranks leave it at different times) is charged once
     per ``inner`` calls instead of to every call (``inner=1``: one call per barrier, the
-    skew included; :func:`loop_method` says it in words).
+    skew included; :func:`loop_method` says it in words).  ``warm``: each sample's call is
+    made once, untimed, before its barrier, so that it finds its buffers in the cache as a
+    benchmark timing one call again and again does, not where the other calls' left them
+    (``benchmarks/cache_state.py`` measures the difference).
     A sample's time is the slowest rank's.  The garbage collector is paused meanwhile
     (:func:`collector_paused`)."""
     from mpi4py import MPI
@@ -55,6 +61,8 @@ def time_interleaved(comm, calls: list, iters: int, warmup: int, *, inner: int =
     with collector_paused():
         for i in range(-warmup, iters):
             for k, fn in enumerate(calls):
+                if warm:
+                    fn()
                 comm.Barrier()
                 t0 = MPI.Wtime()
                 for _ in range(inner):

@@ -227,9 +227,11 @@ def measure(comm, collectives, sizes, iterations, warmup, progress, inner: int =
                     frees.append(call)
                 calls.append(call)
             k = 1 if ELEM_BYTES * n > ONE_CALL_ABOVE_BYTES else inner
-            method = timing.loop_method(k)
+            method = timing.loop_method(k, warm=k == 1)
             iters = timing.capped_iterations(ELEM_BYTES * n * k, iterations, 256 * 2**20, at_least=10)
-            samples = timing.time_interleaved(comm, calls, iters, warmup, inner=k)   # slowest rank's
+            # one call per sample: warmed by an untimed call first, as the calibration's messages
+            # and the software term are timed (the same buffers again and again)
+            samples = timing.time_interleaved(comm, calls, iters, warmup, inner=k, warm=k == 1)   # slowest rank's
             for b in frees:
                 b.free()
             if rank == 0:
