@@ -13,12 +13,16 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import nbformat
 
-if TYPE_CHECKING:
-    from grade import Lab
+
+class Lab(Protocol):
+    """What the rows need of a lab (``grade.Lab`` is one): its name and its students' data files."""
+
+    name: str
+    data_files: list[str]
 
 FIELDS = ["student", "lab", "status", "data", "sandbox", "flags", "auto_score", "auto_max", "score",
           "max_score", "manual_pending"]

@@ -25,10 +25,8 @@ class Recorder:
     A step without messages (local copies only) is posted and completed at once; a step
     with no block to apply (sends only) is combined when it completed."""
 
-    def __init__(self, executor: "Executor"):
-        from .executor import Executor
-
-        if not isinstance(executor, Executor):
+    def __init__(self, executor):
+        if not callable(getattr(executor, "run_recorded", None)):     # an Executor (its module imports this one)
             raise ValueError(f"executor must be an Executor, got {type(executor).__name__}")
         self.executor = executor
         self._times, self._index = [], []     # the last call's raw times, its steps (arrays made when read)
