@@ -31,7 +31,6 @@ import numpy as np  # noqa: E402
 
 from mpi_exercises.bench import arguments  # noqa: E402
 from netmodels.commandline import OneLineParser, run_script  # noqa: E402
-from netmodels.outputs import write_json  # noqa: E402
 
 #: vector lengths (float64 elements): predict's lengths around and above its 64 KiB timing switch
 LENGTHS = (700, 12000, 100000)
@@ -96,24 +95,17 @@ def one_length(comm, n: int, blocks: int, samples: int, evict) -> dict:
 def main(argv=None) -> int:
     p = build_parser()
     a = p.parse_checked(argv)
-    from mpi4py import MPI
-
     from mpi_exercises import pages
     from mpi_exercises.bench import placement
 
-    comm = MPI.COMM_WORLD
-    if comm.Get_size() != 2:
-        if comm.Get_rank() == 0:
-            print("cache_state.py: run it on 2 ranks (mpiexec -n 2 ...)", file=sys.stderr)
+    started = placement.two_ranks("cache_state.py")
+    if started is None:
         return 2
-    oversubscribed = placement.warn_if_oversubscribed(comm)
-    env = placement.environment(comm)
-    load0 = placement.load_average()
+    comm = started[0]
     evict = pages.allocate(a.evict_mib << 20, np.uint8, "small")
     results = [one_length(comm, n, a.blocks, a.samples, evict) for n in a.N]
     if comm.Get_rank():
         return 0
-    load1 = placement.load_average()
     print("µs per call, the slowest rank's: median (minimum); cold / single of the medians")
     for r in results:
         for w in WORK:
@@ -121,17 +113,8 @@ def main(argv=None) -> int:
             print(f"{r['elements']:>8d} {w:<9s} " + "  ".join(
                 f"{way} {d[way]['median_s'] * 1e6:8.1f} ({d[way]['min_s'] * 1e6:7.1f})" for way in WAYS)
                 + f"   cold/single {d['cold_over_single']:.2f}")
-    result = {"benchmark": "cache_state", "environment": env, "oversubscribed": oversubscribed,
-              "load_average_1min": [load0, load1], "blocks": a.blocks, "samples": a.samples,
-              "evict_mib": a.evict_mib, "loop_calls": LOOP_CALLS,
-              "command": "mpiexec -n 2 python benchmarks/cache_state.py "
-                         + " ".join(sys.argv[1:] if argv is None else argv),
-              "lengths": results}
-    if a.json:
-        write_json(a.json, result)
-    print(f"load {load0:.2f} before, {load1:.2f} after" + (" OVERSUBSCRIBED" if oversubscribed else ""))
-    return 0
-
+    return placement.two_ranks_end("cache_state.py", started, argv, a.json, blocks=a.blocks, samples=a.samples,
+                                   evict_mib=a.evict_mib, loop_calls=LOOP_CALLS, lengths=results)
 
 if __name__ == "__main__":
     sys.exit(run_script(main, "cache_state.py"))

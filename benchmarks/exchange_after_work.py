@@ -28,7 +28,6 @@ two costs simply add, as ``predict`` assumes.  The load average before and after
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -38,8 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from mpi_exercises.bench import arguments  # noqa: E402
-from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import write_json  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
 
 #: vector lengths (float64 elements): those of predict's long rows, and one far beyond the L2 cache
 LENGTHS = (700, 12000, 100000, 1000000)
@@ -130,22 +128,15 @@ def one_length(comm, n: int, rounds: int, inner: int) -> dict:
 def main(argv=None) -> int:
     p = build_parser()
     a = p.parse_checked(argv)
-    from mpi4py import MPI
-
     from mpi_exercises.bench import placement
 
-    comm = MPI.COMM_WORLD
-    if comm.Get_size() != 2:
-        if comm.Get_rank() == 0:
-            print("exchange_after_work.py: run it on 2 ranks (mpiexec -n 2 ...)", file=sys.stderr)
+    started = placement.two_ranks("exchange_after_work.py")
+    if started is None:
         return 2
-    oversubscribed = placement.warn_if_oversubscribed(comm)
-    env = placement.environment(comm)
-    load0 = os.getloadavg()[0]
+    comm = started[0]
     results = [one_length(comm, n, a.rounds, a.inner) for n in a.N]
     if comm.Get_rank():
         return 0
-    load1 = os.getloadavg()[0]
     print("median per call (µs, slowest rank); interaction = pair - its parts, as a share of the exchange")
     print(f"{'elements':>9s} {'exchange':>9s} {'combine':>8s} {'ex+comb':>8s} {'ex+spin':>8s} {'ex+copy':>8s}"
           f" {'Allreduce':>9s} | {'+combine':>8s} {'+spin':>7s} {'+copy':>7s}")
@@ -155,16 +146,8 @@ def main(argv=None) -> int:
         print(f"{r['elements']:9d} {m['exchange']:9.1f} {m['combine']:8.1f} {m['exchange+combine']:8.1f}"
               f" {m['exchange+spin']:8.1f} {m['exchange+copy']:8.1f} {m['Allreduce']:9.1f} |"
               f" {i['combine']:+8.0%} {i['spin']:+7.0%} {i['copy']:+7.0%}")
-    result = {"benchmark": "exchange_after_work", "environment": env, "oversubscribed": oversubscribed,
-              "load_average_1min": [load0, load1], "rounds": a.rounds, "inner": a.inner,
-              "command": "mpiexec -n 2 python benchmarks/exchange_after_work.py "
-                         + " ".join(sys.argv[1:] if argv is None else argv),
-              "lengths": results}
-    if a.json:
-        write_json(a.json, result)
-    print(f"load {load0:.2f} before, {load1:.2f} after" + (" OVERSUBSCRIBED" if oversubscribed else ""))
-    return 0
-
+    return placement.two_ranks_end("exchange_after_work.py", started, argv, a.json, rounds=a.rounds, inner=a.inner,
+                                   lengths=results)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main, "exchange_after_work.py"))

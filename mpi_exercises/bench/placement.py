@@ -175,6 +175,40 @@ def start(command: str, min_ranks: int = 2, suggest: int | None = None, why: str
     return comm, warn_if_oversubscribed(comm)
 
 
+def two_ranks(script: str):
+    """A two-rank benchmark script's prologue (collective): ``(MPI.COMM_WORLD, oversubscribed,
+    environment, 1-minute load average)``, or None after one line on stderr (rank 0) when the
+    job has not exactly 2 ranks (the script then exits with status 2)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() != 2:
+        if comm.Get_rank() == 0:
+            print(f"{script}: run it on 2 ranks (mpiexec -n 2 ...)", file=sys.stderr)
+        return None
+    oversubscribed = warn_if_oversubscribed(comm)
+    return comm, oversubscribed, environment(comm), load_average()
+
+
+def two_ranks_end(script: str, started: tuple, argv, json_path, **fields) -> int:
+    """A two-rank benchmark script's epilogue (rank 0), after :func:`two_ranks`: its result
+    (``benchmark``, ``environment``, ``oversubscribed``, the load before and after, the
+    ``command`` that reproduces it, then ``fields``) written to ``json_path`` if given, and its
+    last line, the load; returns 0."""
+    from netmodels.outputs import write_json
+
+    _, oversubscribed, env, load0 = started
+    load1 = load_average()
+    args = sys.argv[1:] if argv is None else list(argv)
+    result = {"benchmark": script.removesuffix(".py"), "environment": env, "oversubscribed": oversubscribed,
+              "load_average_1min": [load0, load1],
+              "command": " ".join(["mpiexec -n 2 python", f"benchmarks/{script}", *args]), **fields}
+    if json_path:
+        write_json(json_path, result)
+    print(f"load {load0:.2f} before, {load1:.2f} after" + (" OVERSUBSCRIBED" if oversubscribed else ""))
+    return 0
+
+
 #: why the one-algorithm commands, their bench- variants and barrier-bench want 2 ranks
 ONE_RANK_WHY = "no message is sent, so the time is that of local copies"
 
