@@ -10,16 +10,18 @@ model (it is a property of the executor, not of a model), measured without any m
 executor on ``MPI.COMM_SELF`` runs schedules of local copies and combines, which take the
 same code path as a received block.
 
-    T_software = door(N) (or call, without a front door)
-                 + sum over steps t of max over ranks r of
-                   [step if r has work in t] + sum over r's blocks b in t of apply_kind(b)(count_b)
+    start     = door(N) (or call, without a front door), on every rank
+    step(t, r) = 0 if rank r has no work in step t, else
+                 step + sum over r's blocks b in t of apply_kind(b)(count_b)
 
 N the vector length (elements), ``apply_copy(n)`` and ``apply_combine(n)`` the time of one
 copied or combined block of n elements, piecewise linear between the measured lengths
 (``knots``, extended along the last piece beyond them): copies and combines are not one line
 from a few bytes to megabytes (caches).  Which blocks a rank copies, combines or receives
-straight into its vector is the executor's own :func:`~mpi_exercises.executor.plan`.  The
-steps are added as if all ranks went in lockstep.  Times in s.  No MPI.
+straight into its vector is the executor's own :func:`~mpi_exercises.executor.plan`.
+:meth:`SoftwareCost.of` prices a schedule so (a :class:`netmodels.simulate.Software`), and the
+simulator combines it with a model's step rule in one walk (``simulate(schedule, model,
+software=...)``, :mod:`netmodels.simulate.software` says how).  Times in s.  No MPI.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from netmodels.simulate.software import Software
 
 from .executor import plan
 
@@ -82,26 +86,29 @@ class SoftwareCost:
         """One incoming block of ``count`` elements, copied or combined (s)."""
         return _piecewise(self.knots, self.combine if combine else self.copy, count)
 
-    def time(self, schedule, door: bool = True) -> float:
-        """The term for one call of ``schedule`` (s), through a front door or (``door=False``)
-        the executor alone."""
-        steps = [plan(schedule, r) for r in range(schedule.nprocs)]
-        t = _piecewise(self.knots, self.door, schedule.nelems) if door else self.call
-        for t_step in range(len(steps[0]) if steps else 0):
-            busiest = 0.0
-            for per_rank in steps:
-                st = per_rank[t_step]
-                if not (st.sends or st.incoming):
-                    continue
-                own = self.step
-                for b in st.incoming:
-                    if b.mode.local and b.mode.buffered:          # staged: saved before the messages
-                        own += self.apply(b.count, False)
-                    if b.mode.name != "DIRECT":
-                        own += self.apply(b.count, b.mode.combines)
-                busiest = max(busiest, own)
-            t += busiest
-        return t
+    def rank_step(self, st) -> float:
+        """One rank's own time in one step of its plan (a :class:`~mpi_exercises.plan.StepPlan`, s):
+        nothing without work, else the step and every incoming block applied (a staged local
+        copy also saved before the messages); a fit's noise below zero counts as 0 (no rank runs
+        backwards)."""
+        if not (st.sends or st.incoming):
+            return 0.0
+        own = self.step
+        for b in st.incoming:
+            if b.mode.local and b.mode.buffered:          # staged: saved before the messages
+                own += self.apply(b.count, False)
+            if b.mode.name != "DIRECT":
+                own += self.apply(b.count, b.mode.combines)
+        return max(own, 0.0)
+
+    def of(self, schedule, door: bool = True):
+        """The term for one call of ``schedule`` through a front door or (``door=False``) the
+        executor alone, per rank and step: a :class:`~netmodels.simulate.software.Software` for
+        ``simulate(schedule, model, software=...)``."""
+        per_rank = [[self.rank_step(st) for st in plan(schedule, r)] for r in range(schedule.nprocs)]
+        steps = np.array(per_rank, dtype=float).T.reshape(-1, schedule.nprocs)
+        start = _piecewise(self.knots, self.door, schedule.nelems) if door else self.call
+        return Software(max(start, 0.0), steps)
 
     def as_dict(self) -> dict:
         """Its values with their units in the keys (JSON); :meth:`from_dict` reads it back."""

@@ -28,12 +28,15 @@ def combine(n):
     return 0.2 * US + 2e-9 * n
 
 
-def test_recursive_doubling_on_two_ranks_is_the_door_one_step_and_one_combine():
+def test_recursive_doubling_on_two_ranks_is_the_door_then_one_step_and_one_combine_per_rank():
     N = 1000
     s = registry.build("allreduce.recursive_doubling", 2, N)
     door = 3 * US + 0.5e-9 * N
-    assert SW.time(s) == pytest.approx(door + 0.4 * US + combine(N))
-    assert SW.time(s, door=False) == pytest.approx(0.7 * US + 0.4 * US + combine(N))
+    sw = SW.of(s)
+    assert sw.start == pytest.approx(door)
+    np.testing.assert_allclose(sw.steps, [[0.4 * US + combine(N)] * 2])
+    assert SW.of(s, door=False).start == pytest.approx(0.7 * US)
+    assert sw.lockstep(1, 2) == pytest.approx(door + 0.4 * US + combine(N))
 
 
 def test_ring_on_four_ranks_combines_in_the_reduce_scatter_and_receives_straight_in_the_allgather():
@@ -43,13 +46,29 @@ def test_ring_on_four_ranks_combines_in_the_reduce_scatter_and_receives_straight
     s = registry.build("allreduce.ring", 4, N)
     modes = {b.mode for st in plan(s, 0) for b in st.incoming}
     assert modes == {Mode.COMBINE, Mode.DIRECT}
-    want = 3 * US + 0.5e-9 * N + 3 * (0.4 * US + combine(N / 4)) + 3 * 0.4 * US
-    assert SW.time(s) == pytest.approx(want)
+    want = [[0.4 * US + combine(N / 4)] * 4] * 3 + [[0.4 * US] * 4] * 3
+    np.testing.assert_allclose(SW.of(s).steps, want)
+    assert SW.of(s).lockstep(6, 4) == pytest.approx(3 * US + 0.5e-9 * N + 3 * (0.4 * US + combine(N / 4)) + 3 * 0.4 * US)
 
 
 def test_a_barrier_costs_a_step_per_round_and_no_apply():
     s = registry.build("barrier.dissemination", 8, 0)
-    assert SW.time(s, door=False) == pytest.approx(0.7 * US + 3 * 0.4 * US)
+    np.testing.assert_allclose(SW.of(s, door=False).steps, np.full((3, 8), 0.4 * US))
+
+
+def test_a_rank_without_work_in_a_step_costs_nothing_there():
+    # a binomial broadcast's first step on 8 ranks: rank 0 sends to rank 4, which receives
+    # straight into its vector (no apply); the other six ranks have nothing to do
+    s = registry.build("broadcast.binomial", 8, 64)
+    assert [b.mode for b in plan(s, 4)[0].incoming] == [Mode.DIRECT]
+    np.testing.assert_allclose(SW.of(s, door=False).steps[0], [0.4 * US, 0, 0, 0, 0.4 * US, 0, 0, 0])
+
+
+def test_a_fit_below_zero_prices_a_step_at_zero_not_below():
+    neg = SoftwareCost(KNOTS, SW.door, SW.call, -2 * US, SW.copy, SW.combine)
+    s = registry.build("barrier.dissemination", 4, 0)
+    assert SW.of(s).steps.min() == pytest.approx(0.4 * US)
+    assert neg.of(s).steps.max() == 0.0
 
 
 def test_lengths_beyond_the_knots_extend_the_last_piece():

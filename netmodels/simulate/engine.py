@@ -40,6 +40,12 @@ combines for ``comp``.  A clocked rule (the LogP family,
 itself; under *sync* every rank starts the step at the end of the previous one.
 Each model's docstring states its rule.
 
+**Software** (``software``): each rank's own time beside the network (a program's entry, its
+loop, copying or combining what arrives), as plain numbers the caller prices
+(:class:`~netmodels.simulate.software.Software`), combined with any model's rule in the same
+walk: a rank enters ``start`` later, and its time of step t follows its own part of the step
+(under *sync* a step-synchronous step lasts ``max comm + max (comp + software)``).
+
 **Contention** (``topology``): an object with ``nprocs``, ``nlinks`` and
 ``routes(src, dst) -> (msg_index, link_id)`` (message ``i`` of the arrays uses link
 ``link_id[k]`` for every k with ``msg_index[k] == i``).  The load of a link in a step
@@ -76,6 +82,7 @@ from .._check import positive, positive_int
 from ..algorithms.arrays import ArraySchedule, as_arrays
 from ..models.step import all_messages, steps
 from . import trace as tr
+from .software import Software
 
 SEMANTICS = ("sync", "stepwise", "loggopsim")
 #: bytes per vector element unless told otherwise (float64): every caller's default
@@ -173,11 +180,12 @@ def _at(x, idx):
 
 # ----------------------------------------------------------------------------- walking the steps
 def walk_steps(a: ArraySchedule, model, rule, sync: bool, entry: np.ndarray, rng, noise, topology,
-               elem_bytes: int, progress, out):
+               elem_bytes: int, progress, out, software=None):
     """The *sync* or *stepwise* semantics: every step of ``a`` in order, priced by the model's
-    step ``rule`` (see the module docstring).  Returns ``(finish, step_times, messages, bytes)``:
-    per-rank finish times (s), the steps' durations under *sync* (s; None under *stepwise*),
-    the messages and bytes sent."""
+    step ``rule`` plus, if given, each rank's own time of the step (``software``, a checked
+    :class:`~netmodels.simulate.software.Software`; see the module docstring).  Returns
+    ``(finish, step_times, messages, bytes)``: per-rank finish times (s), the steps' durations
+    under *sync* (s; None under *stepwise*), the messages and bytes sent."""
     clock = entry.copy()                    # stepwise: per-rank clock
     now = float(entry.max(initial=0.0))     # sync: the end of the previous step
     step_times = np.zeros(a.nsteps) if sync else None
@@ -186,48 +194,54 @@ def walk_steps(a: ArraySchedule, model, rule, sync: bool, entry: np.ndarray, rng
     for t, step in enumerate(steps(a, elem_bytes, topology)):
         if progress is not None:
             progress(1)
-        if step is None:
-            step_ends[t] = now
-            continue
-        n = step.src.size                   # messages; a step of local copies only has none
-        messages += n
-        nbytes_total += int(step.count.sum()) * elem_bytes
+        own = None if software is None else software.at(t, a.nprocs)    # per rank (s)
+        n = 0 if step is None else step.src.size        # messages; a step of local copies only has none
+        if step is not None:
+            messages += n
+            nbytes_total += int(step.count.sum()) * elem_bytes
         extra = rng.exponential(noise, n) if rng is not None and noise > 0 and n else None
-        if rule.clocked:
-            if n == 0:
-                step_ends[t] = now
-                continue
+        start = now
+        if step is None or (rule.clocked and n == 0):   # no message: only the ranks' own time
+            if own is not None:
+                if sync:
+                    now += float(own.max(initial=0.0))
+                else:
+                    clock = clock + own
+        elif rule.clocked:
             cpu = np.full(a.nprocs, now) if sync else clock
             rule.advance(cpu, step, extra, None if out is None else _record_messages(out, t, step, model))
+            if own is not None:
+                cpu += own
             if sync:        # ranks outside the step are still at `now`
-                end = max(now, float(cpu[step.src].max()), float(cpu[step.dst].max()))
-                step_times[t], now = end - now, end
-                step_ends[t] = now
+                now = max(now, float(cpu.max() if own is not None else
+                                     max(cpu[step.src].max(), cpu[step.dst].max())))
             else:
                 clock = cpu
-            continue
-        comm, comp = rule.costs(step)
-        if extra is not None:
-            late = np.zeros(a.nprocs)
-            np.maximum.at(late, step.dst, extra)
-            comm = comm + late
-        if sync:
-            longest = float(comm.max(initial=0.0))
-            if out is not None:
-                _record_ranks(out, t, comm, now, comp, now + longest)
-            dt = longest + (float(comp.max()) if comp is not None else 0.0)
-            step_times[t], now = dt, now + dt
-            step_ends[t] = now
         else:
-            b = clock
-            end = b + comm
-            src, dst = step.src, step.dst
-            msg_end = np.maximum(b[src], b[dst]) + np.maximum(comm[src], comm[dst])
-            np.maximum.at(end, src, msg_end)
-            np.maximum.at(end, dst, msg_end)
-            if out is not None:
-                _record_ranks(out, t, comm, end - comm, comp, end)
-            clock = end if comp is None else end + comp
+            comm, comp = rule.costs(step)
+            if own is not None:
+                comp = own if comp is None else comp + own
+            if extra is not None:
+                late = np.zeros(a.nprocs)
+                np.maximum.at(late, step.dst, extra)
+                comm = comm + late
+            if sync:
+                longest = float(comm.max(initial=0.0))
+                if out is not None:
+                    _record_ranks(out, t, comm, now, comp, now + longest)
+                now += longest + (float(comp.max()) if comp is not None else 0.0)
+            else:
+                b = clock
+                end = b + comm
+                src, dst = step.src, step.dst
+                msg_end = np.maximum(b[src], b[dst]) + np.maximum(comm[src], comm[dst])
+                np.maximum.at(end, src, msg_end)
+                np.maximum.at(end, dst, msg_end)
+                if out is not None:
+                    _record_ranks(out, t, comm, end - comm, comp, end)
+                clock = end if comp is None else end + comp
+        if sync:
+            step_times[t], step_ends[t] = now - start, now
     finish = _sync_finish(a, entry, step_ends) if sync else clock
     return finish, step_times, messages, nbytes_total
 
@@ -305,7 +319,8 @@ def _record_loggopsim(out: "tr.Collector", held, rec, wire_t, comb_t) -> None:
 # ----------------------------------------------------------------------------- entry point
 def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=None, seed=None,
              topology=None, elem_bytes: int = ELEM_BYTES, progress=None,
-             receives: str = "after-sends", trace: bool = False, memory: float | None = None) -> SimResult:
+             receives: str = "after-sends", trace: bool = False, memory: float | None = None,
+             software: Software | None = None) -> SimResult:
     """Time of ``schedule`` on ``model`` (see the module docstring for every rule).
 
     schedule: an ArraySchedule or a Schedule.  model: any model with a step rule
@@ -322,6 +337,10 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     trace: also return every rank's operations (``result.trace``, see the module docstring),
     refused (ValueError, one line) before the run when they would not fit in ``memory``
     (bytes; default: what the system says is available).
+    software: each rank's own time beside the network (a :class:`~netmodels.simulate.software.Software`:
+    per rank at the start and per step, s), combined with the model's rule in the same walk under
+    *sync* and *stepwise* as :mod:`netmodels.simulate.software` says; refused under *loggopsim* and
+    with ``trace``.  None (default): the network alone.
     """
     if not callable(getattr(model, "step_rule", None)):
         raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
@@ -346,6 +365,14 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
         rng = np.random.default_rng(seed)
     if not isinstance(trace, bool):
         raise ValueError(f"trace must be True or False, got {trace!r}")
+    if software is not None:
+        if not isinstance(software, Software):
+            raise ValueError(f"software must be a netmodels.simulate.software.Software or None, got {software!r}")
+        if semantics == "loggopsim" or trace:
+            raise ValueError("software is combined under the sync and stepwise semantics without a trace; "
+                             f"got semantics {semantics!r}{' with trace' if trace else ''}")
+        software = software.checked(a.nsteps, p)
+        entry = entry + software.start
     rule = model.step_rule(a)
     out = None
     if trace:
@@ -363,7 +390,7 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
                          "a rank's receives of a step always follow its sends")
     sync = semantics == "sync"
     finish, step_times, messages, nbytes_total = walk_steps(a, model, rule, sync, entry, rng, noise, topology,
-                                                            elem_bytes, progress, out)
+                                                            elem_bytes, progress, out, software)
     return SimResult(float(finish.max(initial=0.0)), finish, a.nsteps, messages, nbytes_total,
                      step_times, semantics, type(model).__name__,
                      None if out is None else out.trace(semantics, type(model).__name__))

@@ -1,6 +1,6 @@
-"""predict's comparison (no MPI): each model's prediction of a measured row (the simulator under
-the model, plus the executor's software term), the relative errors, and their summaries per
-model, collective and size class."""
+"""predict's comparison (no MPI): each model's prediction of a measured row (one call of the
+simulator under the model with the executor's software term, and the same call without it: the
+network alone), the relative errors, and their summaries per model, collective and size class."""
 
 from __future__ import annotations
 
@@ -11,19 +11,36 @@ from .calibration import Calibration
 from .measurement import COLLECTIVES, ELEM_BYTES
 
 
-
-def network_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES) -> dict:
-    """Time (s) of ``schedule``'s messages under each model of ``cal``: the simulator
+def network_times(schedule, cal: Calibration, elem_bytes: int = ELEM_BYTES, software=None) -> dict:
+    """Time (s) of ``schedule`` under each model of ``cal``: the simulator
     (:func:`netmodels.simulate.simulate`) under the model, in its own semantics (the table's:
-    α-β and NBL loosely synchronous steps, LogGP each rank on its own clock)."""
+    α-β and NBL loosely synchronous steps, LogGP each rank on its own clock), with ``software``
+    (a :class:`~netmodels.simulate.software.Software`, :func:`software_of`) in the same walk, or
+    the messages alone (None)."""
     from netmodels.simulate import simulate
 
-    return {m: simulate(schedule, cal.model(m), elem_bytes=elem_bytes).time for m in cal.models}
+    return {m: simulate(schedule, cal.model(m), elem_bytes=elem_bytes, software=software).time
+            for m in cal.models}
+
+
+def software_of(schedule, cal: Calibration, door: bool = True):
+    """The executor's own time for one call of ``schedule``, per rank and step (a
+    :class:`~netmodels.simulate.software.Software`; None without a software term in ``cal``)."""
+    return None if cal.software is None else cal.software.of(schedule, door=door)
+
+
+def predicted_times(schedule, cal: Calibration, door: bool = True) -> dict:
+    """Per model of ``cal``, the prediction (s) of one call of ``schedule``: messages and the
+    executor's software term in one walk (the network alone without a software term)."""
+    return network_times(schedule, cal, software=software_of(schedule, cal, door))
 
 
 def software_time(schedule, cal: Calibration, door: bool = True) -> float:
-    """The executor's own time (s) for one call of ``schedule`` (0 without a software term)."""
-    return 0.0 if cal.software is None else cal.software.time(schedule, door=door)
+    """The executor's own time (s) for one call of ``schedule``, alone: every step as long as
+    its busiest rank (:meth:`~netmodels.simulate.software.Software.lockstep`; 0 without a software
+    term).  Added to a model's network time it bounds the model's prediction from above."""
+    sw = software_of(schedule, cal, door)
+    return 0.0 if sw is None else sw.lockstep(len(schedule.steps), schedule.nprocs)
 
 
 def schedule_key(schedule) -> tuple:
@@ -97,8 +114,9 @@ def best_models(summary: dict) -> dict:
 
 
 def compare(rows: list[dict], cal: Calibration, P: int, statistic: str = "min_s") -> list[dict]:
-    """Add to measured rows each model's network time, the software time, their sums and the
-    relative errors with and without the software term (no MPI)."""
+    """Add to measured rows each model's prediction with the software term (``predicted_s``) and
+    without it (``network_s``), the software term alone (``software_s``, :func:`software_time`)
+    and the relative errors with and without the software term (no MPI)."""
     out = []
     for r in rows:
         entry = COLLECTIVES[r["collective"]]
@@ -109,9 +127,10 @@ def compare(rows: list[dict], cal: Calibration, P: int, statistic: str = "min_s"
                         "relative_error": {}, "relative_error_network": {}, "schedule": None})
             continue
         net = network_times(sched, cal)
-        sw = software_time(sched, cal, door=entry.door)
-        pred = {m: t + sw for m, t in net.items()}
-        out.append({**r, "measured_s": meas, "network_s": net, "software_s": sw, "predicted_s": pred,
+        sw = software_of(sched, cal, door=entry.door)
+        pred = net if sw is None else network_times(sched, cal, software=sw)
+        alone = 0.0 if sw is None else sw.lockstep(len(sched.steps), sched.nprocs)
+        out.append({**r, "measured_s": meas, "network_s": net, "software_s": alone, "predicted_s": pred,
                     "relative_error": {m: relative_error(t, meas) for m, t in pred.items()},
                     "relative_error_network": {m: relative_error(t, meas) for m, t in net.items()},
                     "schedule": schedule_key(sched)})

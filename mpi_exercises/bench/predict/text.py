@@ -23,12 +23,13 @@ def size_class_table(summary: dict) -> str:
 
 
 def explain(row: dict, model: str) -> str:
-    """A row under ``model`` in one line: the sign and size of the error, and its parts in µs."""
+    """A row under ``model`` in one line: the sign and size of the error, the prediction and its
+    parts in µs (network and software walked together, so the prediction is at most their sum)."""
     err = row["relative_error"][model]
     net, sw = row["network_s"][model], row["software_s"]
     side = "too slow" if err > 0 else "too fast"
-    return (f"{model} predicts {side} by {abs(err):.0%}: network {net * 1e6:.2f} µs + software "
-            f"{sw * 1e6:.2f} µs, measured {row['measured_s'] * 1e6:.2f} µs")
+    return (f"{model} predicts {side} by {abs(err):.0%}: {row['predicted_s'][model] * 1e6:.2f} µs (network "
+            f"{net * 1e6:.2f} µs, software {sw * 1e6:.2f} µs), measured {row['measured_s'] * 1e6:.2f} µs")
 
 
 
