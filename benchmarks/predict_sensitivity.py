@@ -8,7 +8,10 @@ measurement is repeated), so this is exact.  A model whose predictions do not mo
 own parameters do is not what is being tested.  Each row says whether its schedule has an
 exchange (a rank that sends and receives in one step), and the last line counts the rows that
 moved with and without one: an exchange term (``alpha-beta-exchange.beta_x``) doubled must move
-only rows that have exchanges.
+only rows that have exchanges.  Each row also gives its steps with a message and how far the
+scaled model moved in units of the parameter's change (α doubled under α-β on 2 ranks: one α per
+step with a message, a line counts the rows where it is so), and a last line how far each
+prediction (messages and software walked together) lies below the two walked apart.
 
     python benchmarks/predict_sensitivity.py book/data/predict_launch_1.json --scale alpha-beta-exchange.beta_x=2
 """
@@ -51,6 +54,22 @@ def has_exchange(schedule) -> bool:
     return False
 
 
+def message_steps(schedule) -> int:
+    """The steps of ``schedule`` in which at least one message (``src != dst``) is sent."""
+    from netmodels.algorithms.arrays import as_arrays
+
+    return sum(1 for step in as_arrays(schedule).steps if np.any(step.src != step.dst))
+
+
+def below_apart(rows: list[dict]) -> tuple[int, int, float, str | None]:
+    """``(below, predictions, largest, model)``: how many predictions (messages and software in one
+    walk) lie below the network time plus the software alone, and the largest relative gap."""
+    gaps = [((r["network_s"][m] + r["software_s"] - t) / (r["network_s"][m] + r["software_s"]), m)
+            for r in rows if r["predicted_s"] for m, t in r["predicted_s"].items()]
+    largest = max(gaps, default=(0.0, None))
+    return sum(1 for g, _ in gaps if g > 1e-12), len(gaps), largest[0], largest[1]
+
+
 def main(argv=None) -> int:
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("report", help="a predict --json file")
@@ -75,11 +94,15 @@ def main(argv=None) -> int:
         what_went_wrong = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
         p.error(f"{args.report}: not a predict report ({what_went_wrong})")
     models = list(cal.models)
+    model, _, name = what.partition(".")
+    delta = (factor - 1) * cal.models[model][name]      # the parameter's change
     print(f"{args.report}: {what} x {factor}; relative change of each prediction (with the software term)")
     width = max(11, *map(len, models))
-    print(f"{'collective:algorithm':<30} {'N':>7} {'exchange':>8}" + "".join(f" {m:>{width}}" for m in models))
+    print(f"{'collective:algorithm':<30} {'N':>7} {'exchange':>8} {'msg steps':>9} {'moved/Δ':>8}"
+          + "".join(f" {m:>{width}}" for m in models))
     moved = {m: [] for m in models}
     counts = {True: [0, 0], False: [0, 0]}          # has an exchange -> [rows moved, rows]
+    per_step = 0                                    # rows that moved by one Δ per step with a message
     for b, a in zip(before, after):
         if not b["predicted_s"]:
             continue
@@ -92,11 +115,19 @@ def main(argv=None) -> int:
             cells.append(f" {change:+{width}.1%}")
         counts[x][0] += any(a["predicted_s"][m] != b["predicted_s"][m] for m in models)
         counts[x][1] += 1
-        print(f"{b['collective'] + ':' + b['algorithm']:<30} {b['nelems']:>7} {'yes' if x else 'no':>8}"
-              + "".join(cells))
-    print("median" + " " * 41 + "".join(f" {np.median(v):+{width}.1%}" for v in moved.values()))
+        steps = message_steps(sched)
+        units = (a["predicted_s"][model] - b["predicted_s"][model]) / delta
+        per_step += abs(units - steps) < 1e-6 * max(steps, 1)
+        print(f"{b['collective'] + ':' + b['algorithm']:<30} {b['nelems']:>7} {'yes' if x else 'no':>8} "
+              f"{steps:>9} {units:>8.3f}" + "".join(cells))
+    print("median" + " " * 60 + "".join(f" {np.median(v):+{width}.1%}" for v in moved.values()))
     print(f"{what} x {factor:g}: moved {counts[True][0]} of {counts[True][1]} rows with an exchange, "
           f"{counts[False][0]} of {counts[False][1]} rows without one")
+    print(f"{what} x {factor:g}: {model} moved by one Δ = {delta:.3g} per step with a message in {per_step} of "
+          f"{counts[True][1] + counts[False][1]} rows")
+    below, total, largest, where = below_apart(before)
+    print(f"software walked with the messages: {below} of {total} predictions below network + software alone"
+          + (f", by at most {largest:.2%} ({where})" if below else ""))
     return 0
 
 

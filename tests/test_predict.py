@@ -109,6 +109,29 @@ def test_rows_carry_their_parts_and_the_errors_of_the_models_alone():
     assert len({r["schedule"] for r in rows}) < len(rows)
 
 
+def test_the_sensitivity_benchmark_moves_alpha_beta_by_alpha_per_message_step_and_exchanges_only(capsys):
+    import re
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    from predict_sensitivity import main
+
+    report = root / "book" / "data" / "predict_launch_1.json"
+    data = json.loads(report.read_text())
+    rows = [r for r in data["rows"] if r["algorithm"] != "mpi"]
+    alpha = data["calibration"]["models"]["alpha-beta"]["alpha"]
+    assert main([str(report)]) == 0                                  # α doubled: Δ = α
+    out = capsys.readouterr().out
+    assert f"alpha-beta moved by one Δ = {alpha:.3g} per step with a message in {len(rows)} of {len(rows)} rows" in out
+    below = re.search(r"software walked with the messages: (\d+) of (\d+) predictions below", out)
+    assert below and int(below.group(1)) <= int(below.group(2))
+    assert main([str(report), "--scale", "alpha-beta-exchange.beta_x=2"]) == 0
+    moved = re.search(r"moved (\d+) of \d+ rows with an exchange, 0 of (\d+) rows without one", capsys.readouterr().out)
+    assert moved and int(moved.group(1)) > 0 and int(moved.group(2)) > 0
+
+
 def test_errors_are_summarized_per_model_and_collective_with_and_without_software():
     rows = [{"collective": c, "relative_error": {"alpha-beta": e, "loggp": -2 * e},
              "relative_error_network": {"alpha-beta": 2 * e, "loggp": e}}
