@@ -30,16 +30,15 @@ instead to a working vector made of pieces (the caller's arrays and private memo
 them), so that blocks go from and to the caller's arrays without copies (alltoall's input and
 output rows); :meth:`Executor.run_bound` runs on those.  A call can also be made in two
 halves, :meth:`Executor.start` (the local work up to this rank's first messages done, and
-those started if they are sends only) and :meth:`Executor.finish`, so that a front door's
-argument agreement overlaps that work and travels with the first sends; a call given up
-after ``start`` is cleared by :meth:`Executor.abandon` on every rank.  Importing this module
-does not start MPI.
+those started if they are sends only, or at P = 2 packed into the agreement's message) and
+:meth:`Executor.finish`, so that a front door's argument agreement overlaps that work and
+travels with the first sends; a call given up after ``start`` is cleared by
+:meth:`Executor.abandon` on every rank.  Importing this module does not start MPI.
 
-Recording (:class:`Recorder`, :meth:`Executor.run_recorded`): each rank's clock
-(:data:`CLOCK`, s) at the start of a call and, per step it takes part in, when its messages
-are posted (``Startall`` returned), completed (``Waitall`` returned) and combined (its blocks
-applied).  :meth:`Executor.run` never records and never looks at a recorder: a recorded call
-runs its own copy of the step loop, so a call that is not recorded costs what it did.
+Recording (:class:`Recorder`, :meth:`Executor.run_recorded`): each rank's clock (:data:`CLOCK`,
+s) at the start of a call and, per step, when its messages are posted (``Startall`` returned),
+completed (``Waitall`` returned) and its blocks applied.  :meth:`Executor.run` never records:
+a recorded call runs its own copy of the step loop, so a call not recorded costs what it did.
 """
 
 from __future__ import annotations
@@ -59,6 +58,9 @@ from .plan import Incoming, Mode, Send, StepPlan, plan, rbuf_size  # noqa: F401 
 from .recording import CLOCK, Recorder  # noqa: F401  (re-exported)
 
 MAX_TAG = 32768
+#: at P = 2, a first step whose messages carry at most this many bytes each way may travel inside
+#: a front door's agreement message (:meth:`Executor.start`'s ``inline``)
+INLINE_BYTES = 256
 
 
 def busy_wait(seconds: float) -> None:
@@ -169,6 +171,8 @@ class Executor(Resource):
         self._first, self._head, self._tail = None, [], []   # split of _steps at the first messages (start)
         self._first_pre, self._first_reqs, self._first_recvs, self._first_sends = (), [], [], []
         self._sent = False      # start() started the first sends
+        self._inlined = False   # start() packed the first sends into an agreement message (inline)
+        self._inline, self._packing = None, (None, (), ())   # see _bind_views and _pack_into
         #: a call begun by :meth:`start` awaits :meth:`finish`
         self.started = False
         self._step_index = []   # per entry of _steps: the schedule's step
@@ -199,14 +203,15 @@ class Executor(Resource):
         stage local copies (before the step's messages) and apply the blocks (after them)."""
         self._release_requests()
         comm, t_mpi, rbuf = self.comm, self.mpitype, self._rbuf
-        steps, index = [], []
+        steps, index, targets = [], [], []
         nsteps = len(self._plan)
         for t, (sends, incoming) in enumerate(self._plan):
-            reqs, pre, post = [], [], []
+            reqs, pre, post, into = [], [], [], []
             for b in incoming:
                 dst, tag = view(slice(b.start, b.stop)), (t + b.seq * nsteps) % MAX_TAG
                 if b.mode is Mode.DIRECT:
                     reqs.append(comm.Recv_init([dst, t_mpi], b.peer, tag))
+                    into.append(dst)
                     continue
                 if not b.mode.buffered:
                     src = view(slice(b.read, b.read + b.count))
@@ -216,6 +221,7 @@ class Executor(Resource):
                         pre.append(partial(np.copyto, src, view(slice(b.read, b.read + b.count))))
                     else:
                         reqs.append(comm.Recv_init([src, t_mpi], b.peer, tag))
+                        into.append(src)
                 post.append(self._applier(b.mode.combines, dst, src))
             if self._delay[t]:
                 pre.append(partial(busy_wait, self._delay[t]))
@@ -224,6 +230,7 @@ class Executor(Resource):
             if reqs or post:
                 steps.append((tuple(pre), reqs, tuple(post)))
                 index.append(t)
+                targets.append((tuple(view(slice(s.start, s.stop)) for s in sends), tuple(into)))
         self._steps, self._step_index = steps, index
         first = next((i for i, entry in enumerate(steps) if entry[1]), None)
         self._first = first                    # the entry of this rank's first messages (None: it has none)
@@ -234,6 +241,11 @@ class Executor(Resource):
             self._first_pre, self._first_reqs, post = steps[first]
             self._first_recvs, self._first_sends = self._first_reqs[:k], self._first_reqs[k:]
             self._tail = [((), (), post)] + steps[first + 1:]
+        self._inline, self._packing = None, (None, (), ())
+        if first is not None and self.schedule.nprocs == 2:
+            out, into = targets[first]
+            if max(sum(a.nbytes for a in out), sum(a.nbytes for a in into)) <= INLINE_BYTES:
+                self._inline = (out, into)
 
     def _applier(self, combine: bool, dst, src):
         """The call that applies block ``src`` to ``dst``: a copy, or a combine with the op."""
@@ -345,7 +357,7 @@ class Executor(Resource):
                 f()
 
     # ---------------------------------------------------------------- a call in two halves
-    def start(self, buf=None) -> None:
+    def start(self, buf=None, inline=None) -> None:
         """The first half of :meth:`run` (of :meth:`run_bound` if ``buf`` is None): bind to
         ``buf``, run this rank's local work up to its first messages and, if they are sends only
         (:attr:`sends_first`), start them; :attr:`started` is then True and :meth:`finish`
@@ -354,7 +366,13 @@ class Executor(Resource):
         the schedule's first sends travel with them.  Receives are posted by :meth:`finish` only (a message that
         came early waits in MPI's queue): a call given up has no receive to cancel (with
         receives started early and cancelled, a later call hung in 2 of 15 runs of
-        tests/test_door_overlap_mpi.py on 3 ranks, MPICH 5.0)."""
+        tests/test_door_overlap_mpi.py on 3 ranks, MPICH 5.0).
+
+        ``inline`` (P = 2): ``(send, received)``, byte arrays of :data:`INLINE_BYTES` in a front
+        door's agreement messages.  If the first step's messages fit (each way), its sends are
+        copied into ``send``, and :meth:`finish` takes its blocks from ``received``: one exchange,
+        not two (both ranks inline the same step or neither: at P = 2 a step's messages all
+        pass between the two)."""
         if buf is None:
             if not self._pieces:
                 raise ValueError("bind the executor to its pieces first (Executor.bind), or give buf")
@@ -367,9 +385,30 @@ class Executor(Resource):
             self._execute(self._head)
         for f in self._first_pre:
             f()
-        if self.sends_first:
+        if inline is not None and self._inline is not None:
+            if self._packing[0] is not inline:
+                self._pack_into(inline)
+            for d, s in self._packing[1]:
+                d[:] = s
+            self._inlined = True
+        elif self.sends_first:
             self._startall(self._first_sends)
             self._sent = True
+
+    def _pack_into(self, inline):
+        """``_packing``: ``inline``, the copies of the first step's blocks (``_inline``: its send
+        views and receive targets, if they fit) into and out of its areas."""
+        send, received = inline
+        out, into = self._inline
+
+        def pieces(area, arrays):
+            at, views = 0, []
+            for a in arrays:
+                views.append(memoryview(area[at:at + a.nbytes]))
+                at += a.nbytes
+            return views
+        self._packing = (inline, tuple(zip(pieces(send, out), (memoryview(a).cast("B") for a in out))),
+                         tuple(zip((memoryview(a).cast("B") for a in into), pieces(received, into))))
 
     def finish(self) -> None:
         """The second half of :meth:`run` after :meth:`start`: wait for the first messages,
@@ -379,6 +418,12 @@ class Executor(Resource):
         self.started = False
         if self._first is None:
             self._execute(self._steps)
+            return
+        if self._inlined:                       # the first step came with the agreement
+            self._inlined = False
+            for d, s in self._packing[2]:
+                d[:] = s
+            self._execute(self._tail)
             return
         if not self._sent:
             self._startall(self._first_reqs)
@@ -410,7 +455,7 @@ class Executor(Resource):
                                        (t + b.seq * nsteps) % MAX_TAG)
         if self.started and self._sent:
             MPI.Request.Waitall(self._first_sends)
-        self.started = self._sent = False
+        self.started = self._sent = self._inlined = False
 
     # ---------------------------------------------------------------- recording
     def run_recorded(self, buf, recorder: "Recorder"):

@@ -25,10 +25,11 @@ if "--no-abandon" in sys.argv:
     Executor.abandon = lambda self, started: setattr(self, "started", False)
 comm = MPI.COMM_WORLD
 rank, P = comm.rank, comm.size
+N = int(sys.argv[sys.argv.index("--n") + 1]) if "--n" in sys.argv else 7
 calls = [0]
 def vector():                                      # another one every call: a stale message shows
     calls[0] += 1
-    return np.arange(7.0) * (rank + 1) + 100 * calls[0] + rank
+    return np.arange(float(N)) * (rank + 1) + 100 * calls[0] + rank
 bad = []
 def same(alg, **kw):
     x = vector()
@@ -60,7 +61,7 @@ from mpi_exercises import allgather, alltoall, barrier, broadcast
 def other(door, alg, **kw):
     v = vector()
     if door == "allgather":
-        ref = np.empty((P, 7)); comm.Allgather(v, ref); y = allgather(comm, v, alg, **kw)
+        ref = np.empty((P, N)); comm.Allgather(v, ref); y = allgather(comm, v, alg, **kw)
     elif door == "broadcast":
         ref = comm.bcast(v if rank == 0 else None, root=0); y = broadcast(comm, v, alg, **kw)
     elif door == "alltoall":
@@ -86,20 +87,23 @@ print(f"rank {rank}: {len(bad)} wrong: {bad[:3]}", flush=True)
 """
 
 
+# at P = 2 a first step of 7 doubles travels inside the agreement's message (Executor.start's
+# inline, nothing sent early), one of 40 (320 bytes > INLINE_BYTES) in messages of its own
 @pytest.mark.mpi
-@pytest.mark.parametrize("ranks", [2, 3, 4])
-def test_a_failed_agreement_leaves_no_message_behind(ranks):
-    res = run_mpi_ok(ranks, ["-c", SCRIPT], timeout=120, sleep_while_waiting=True)
+@pytest.mark.parametrize("ranks, n", [(2, 7), (2, 40), (3, 7), (4, 7)])
+def test_a_failed_agreement_leaves_no_message_behind(ranks, n):
+    res = run_mpi_ok(ranks, ["-c", SCRIPT, "--n", str(n)], timeout=120, sleep_while_waiting=True)
     assert res.stdout.count(" 0 wrong") == ranks, res.stdout
 
 
 @pytest.mark.mpi
-def test_without_the_give_up_a_failed_agreement_hangs_or_corrupts():
+@pytest.mark.parametrize("ranks, n", [(2, 40), (3, 7)])
+def test_without_the_give_up_a_failed_agreement_hangs_or_corrupts(ranks, n):
     try:
-        res = run_mpi(2, ["-c", SCRIPT, "--no-abandon"], timeout=30, sleep_while_waiting=True)
+        res = run_mpi(ranks, ["-c", SCRIPT, "--no-abandon", "--n", str(n)], timeout=30, sleep_while_waiting=True)
     except subprocess.TimeoutExpired:
         return                                      # it hung, as it must without the give-up
-    assert res.returncode != 0 or res.stdout.count(" 0 wrong") < 2, res.stdout
+    assert res.returncode != 0 or res.stdout.count(" 0 wrong") < ranks, res.stdout
 
 
 LAST_CALL = """
@@ -153,4 +157,75 @@ print(f"rank {rank}: {len(bad)} wrong: {bad[:3]}", flush=True)
 @pytest.mark.mpi
 def test_the_last_calls_arguments_are_compared_safely():
     res = run_mpi_ok(2, ["-c", LAST_CALL], timeout=60, sleep_while_waiting=True)
+    assert res.stdout.count(" 0 wrong") == 2, res.stdout
+
+
+INLINE = """
+import numpy as np
+from mpi4py import MPI
+from mpi_exercises import allgather, allreduce, alltoall, broadcast
+from mpi_exercises.executor import INLINE_BYTES, Executor
+comm = MPI.COMM_WORLD
+rank, P = comm.rank, comm.size
+inlined = []
+start = Executor.start
+def recorded(self, buf=None, inline=None):
+    start(self, buf, inline)
+    inlined.append(self._inlined)
+Executor.start = recorded
+bad = []
+calls = [0]
+def same(n, alg):
+    calls[0] += 1
+    x = np.arange(float(n)) * (rank + 1) + 100 * calls[0]
+    ref = np.empty_like(x)
+    comm.Allreduce(x, ref)
+    y = allreduce(comm, x, alg)
+    if not np.array_equal(y, ref):
+        bad.append((n, alg, y.tolist()))
+# results at sizes around what fits in the agreement's message, exchanges and one-way first steps
+edge = INLINE_BYTES // 8
+for alg in ("recursive_doubling", "ring", "tree", "binomial", "snake"):
+    for n in (0, 1, edge, edge + 1, 1, edge):
+        same(n, alg)
+for n, expected in ((1, [True]), (edge + 1, [False])):
+    same(n, "recursive_doubling")                  # cached (the cache holds fewer than all of the above)
+    del inlined[:]
+    same(n, "recursive_doubling")
+    if inlined != expected:
+        bad.append(("inlined", n, list(inlined)))
+# arguments that differ only in the first step's data size: inlined on both ranks, on one only
+for mine, theirs in ((1, 2), (1, edge + 1), (edge + 1, edge + 2)):
+    for n in (mine, theirs, mine, theirs):
+        same(n, "recursive_doubling")
+    try:
+        allreduce(comm, np.ones(mine if rank == 0 else theirs), "recursive_doubling")
+        bad.append(("not refused", mine, theirs))
+    except ValueError as exc:
+        if "arguments must be the same on every rank" not in str(exc) or "nelems" not in str(exc):
+            bad.append(("message", str(exc)))
+    for n in (theirs, mine):
+        same(n, "recursive_doubling")
+# the other front doors through the same path
+x = np.arange(3.0) + 10 * rank
+g = np.empty((P, 3)); comm.Allgather(x, g)
+b = np.arange(3.0); comm.Bcast(b, root=0)
+a = np.outer(np.arange(P) + 1.0, x); r = np.empty_like(a); comm.Alltoall(a, r)
+for _ in range(3):
+    if not np.array_equal(allgather(comm, x, "ring"), g):
+        bad.append("allgather")
+    if not np.array_equal(broadcast(comm, np.arange(3.0) if rank == 0 else np.zeros(3), "binomial"), b):
+        bad.append("broadcast")
+    if not np.array_equal(alltoall(comm, a, "pairwise"), r):
+        bad.append("alltoall")
+print(f"rank {rank}: {len(bad)} wrong: {bad[:3]}", flush=True)
+"""
+
+
+@pytest.mark.mpi
+def test_a_first_step_inside_the_agreement_is_refused_or_correct():
+    """At P = 2 a small first step travels inside the agreement's message: results equal MPI's at
+    sizes on both sides of INLINE_BYTES, and arguments that differ only in the first step's size
+    (both inlined, one inlined) are refused on both ranks, later calls still right."""
+    res = run_mpi_ok(2, ["-c", INLINE], timeout=120, sleep_while_waiting=True)
     assert res.stdout.count(" 0 wrong") == 2, res.stdout

@@ -19,12 +19,12 @@ A front door call has three parts, each done here once for all of them:
    ``allgather`` of the failure messages or of the arguments, which every rank
    enters because every rank saw the same maxima) finds which rank was wrong or
    which argument differs, so that every rank raises a ``ValueError`` with a useful
-   message; nobody is left waiting.  The ``Allreduce`` is *persistent*
-   (``Allreduce_init`` on a private duplicate of the communicator, made at the first
-   checked call): each call costs one ``Start`` and one ``Wait``, about as much as
-   one ``comm.Allreduce`` of a single number, and less than the same ``Allreduce``
-   called afresh from Python (medians 7.4 against 10.8 µs at P = 2, interleaved,
-   on a loaded 2-core machine).
+   message; nobody is left waiting.  The ``Allreduce`` is *persistent* (``Allreduce_init``
+   on a private duplicate of the communicator, made at the first checked call: one
+   ``Start`` and one ``Wait`` per call).  At P = 2 it is one exchange of the two words
+   (``Send_init``/``Recv_init``; each rank takes the maxima of its own and the other's), and
+   a small first step of the schedule travels inside it (:meth:`Executor.start
+   <mpi_exercises.executor.Executor.start>`'s ``inline``): one exchange, not two.
 3. **executor cache**, also in ``admit``: the object ``plan.build(comm)`` made (an
    :class:`~mpi_exercises.executor.Executor`: schedule, buffers, persistent
    requests), cached on the communicator itself as an MPI attribute, keyed by the
@@ -49,8 +49,10 @@ loop), ``enter``'s ``prime`` starts the call (:meth:`Executor.start
 ``Wait``: the local work up to the first messages (x copied in), and the first sends where a
 rank's first messages are sends only; the receives are posted only once every rank agreed (:meth:`Executor.finish
 <mpi_exercises.executor.Executor.finish>`), so the schedule's first messages cross while the
-agreement does, and a call costs about one message latency less.  Still safe: a rank
-waits for a schedule's message only after the agreement passed.  When it fails, some ranks
+agreement does, and a call costs about one message latency less.  At P = 2 a first step of at
+most :data:`~mpi_exercises.executor.INLINE_BYTES` each way goes inside the agreement's
+messages instead, applied only once the words agree (a refused call then sent nothing else).
+Still safe: a rank waits for a schedule's message only after the agreement passed.  When it fails, some ranks
 have sent messages that nobody will receive in this call; the error path's ``allgather``
 carries, per rank, which cached executor it started at which step, and every rank that
 holds that executor receives what was sent to it (:meth:`Executor.abandon
@@ -87,10 +89,13 @@ from __future__ import annotations
 import array
 import hashlib
 from collections import OrderedDict
+from functools import partial
 
 import numpy as np
 
+from ..executor import INLINE_BYTES
 from ._algorithms import algorithm_of, choices, resolve, schedule_of  # noqa: F401  (re-exported)
+from ._out import check_out
 
 #: executors cached per communicator (all front doors together); more are freed, least recently used first
 CACHE_SIZE = 16
@@ -236,9 +241,9 @@ class FrontDoor:
         than hashing), else one dictionary look-up; one more finds the executor (keyed by the
         plan's word, an int).  An executor is built only once every rank agreed.
 
-        The agreement's persistent request is started as soon as the plan is known, and waited
-        for after the local work (the executor look-up, ``out``'s allocation, ``prime``), which
-        so overlaps its messages.  ``prime(plan, executor, x, out)`` (optional): on a cache hit,
+        The agreement is started as soon as the plan is known (at P = 2 after ``prime``, which
+        packs the first step into it), and waited for after the local work (the executor
+        look-up, ``out``'s allocation, ``prime``), which so overlaps its messages.  ``prime(plan, executor, x, out, inline)`` (optional): on a cache hit,
         called while the agreement is in flight to start the call
         (:meth:`~mpi_exercises.executor.Executor.start`: its local work up to the first messages,
         and those if they are sends only, so that they travel with the agreement's); the caller
@@ -265,14 +270,15 @@ class FrontDoor:
             state = state_of(comm)
         if check and state.alone:
             check = False
-        req = state.request if check else None
-        if check and req is None:               # the first checked call on comm: create the request
+        req = state.start if check else None
+        if check and req is None:               # the first checked call on comm: create the requests
             self._agree(comm, state, plan)
-        elif check:                             # started now, waited for after the local work below
+        elif check:                             # P > 2: started now, waited for after the local work below
             buf, w = state.buf, plan.word
             buf[0] = w
             buf[1] = -w
-            req.Start()
+            if state.inline is None:
+                req()
         elif not state.unchecked and not state.alone:   # the first unchecked call on comm: agreed, marked
             state.unchecked = True
             self._agree(comm, state, plan, checked=False)
@@ -287,10 +293,13 @@ class FrontDoor:
         if req is not None:
             if prime is not None and ex is not None:
                 state.primed = ex
-                prime(plan, ex, x, out)
-            req.Wait()
-            if buf[0] != w or buf[1] != -w:
-                self._agree_failed(state, plan, buf[0])
+                prime(plan, ex, x, out, state.inline)
+            if state.inline is not None:        # P = 2: started now, with the first step packed in
+                req()
+            state.wait()
+            got = state.got
+            if got[0] != w or got[1] != -w:
+                self._agree_failed(state, plan, max(w, got[0]))
             state.primed = None
         if ex is None and plan.build is not None:   # a miss: building is collective, once every rank agreed
             ex = state.executor(comm, plan)
@@ -365,11 +374,15 @@ def _marked(state, everyone: list) -> list:
 
 class _State:
     """What the front doors keep on one communicator: the executor cache and, once a
-    call checked its arguments, a duplicate communicator with a persistent
-    ``Allreduce(MAX)`` of two int64 words (``Allreduce_init``: the agreement costs one
-    ``Start`` and one ``Wait``, no argument parsing)."""
+    call checked its arguments, a duplicate communicator with the agreement's persistent
+    requests (no argument parsing per call): an ``Allreduce(MAX)`` of two int64 words
+    (``Allreduce_init``), or at P = 2 one exchange of them with the other rank
+    (``Send_init``/``Recv_init``), which the schedule's first sends join
+    (:attr:`Executor.sends_early <mpi_exercises.executor.Executor.sends_early>`).  ``start()``
+    and ``wait()`` run them; ``got`` then holds the maxima, or the other rank's words."""
 
-    __slots__ = ("cache", "dup", "request", "buf", "size", "alone", "unchecked", "primed")
+    __slots__ = ("cache", "dup", "requests", "start", "wait", "buf", "got", "inline", "size", "alone",
+                 "unchecked", "primed")
 
     def __init__(self, size: int):
         self.size = size
@@ -380,19 +393,34 @@ class _State:
         self.cache = OrderedDict()
         #: the executor whose call this rank started while the agreement was in flight (enter's prime)
         self.primed = None
-        self.dup = self.request = None
+        self.dup = self.requests = self.start = self.wait = None
         self.buf = array.array("q", (0, 0))
+        self.got = self.buf
+        #: at P = 2: the areas of the agreement messages (sent, received) that carry a first step
+        self.inline = None
 
     def allreduce_max(self, comm, a: int, b: int):
-        if self.request is None:                # collective, at the first checked call on comm
+        """The maxima of ``a`` and of ``b`` over the ranks (collective)."""
+        if self.start is None:                  # collective, at the first checked call on comm
             MPI = mpi()
             self.dup = comm.Dup()
-            self.request = self.dup.Allreduce_init(MPI.IN_PLACE, [self.buf, MPI.INT64_T], op=MPI.MAX)
-        buf, req = self.buf, self.request
+            if self.size == 2:                  # two words, then Executor.start's inline area
+                peer, sent, got = 1 - comm.Get_rank(), np.zeros(16 + INLINE_BYTES, np.uint8), \
+                    np.zeros(16 + INLINE_BYTES, np.uint8)
+                self.buf, self.got = memoryview(sent[:16]).cast("q"), memoryview(got[:16]).cast("q")
+                self.inline = (sent[16:], got[16:])
+                self.requests = [self.dup.Recv_init([got, MPI.BYTE], peer, 0),
+                                 self.dup.Send_init([sent, MPI.BYTE], peer, 0)]
+                self.start = partial(MPI.Prequest.Startall, self.requests)
+                self.wait = partial(MPI.Request.Waitall, self.requests)
+            else:
+                req = self.dup.Allreduce_init(MPI.IN_PLACE, [self.buf, MPI.INT64_T], op=MPI.MAX)
+                self.requests, self.start, self.wait = [req], req.Start, req.Wait
+        buf, got = self.buf, self.got
         buf[0], buf[1] = a, b
-        req.Start()
-        req.Wait()
-        return buf[0], buf[1]
+        self.start()
+        self.wait()
+        return max(a, got[0]), max(b, got[1])
 
     def executor(self, comm, plan: Plan):
         """The executor of ``plan`` (collective on a miss): cached by the plan's word, with its
@@ -414,10 +442,11 @@ class _State:
     def free(self):
         while self.cache:
             self.cache.popitem(last=False)[1][1].free()
-        if self.request is not None:
-            self.request.Free()
+        if self.requests is not None:
+            for req in self.requests:
+                req.Free()
             self.dup.Free()
-            self.request = self.dup = None
+            self.requests = self.start = self.wait = self.dup = None
 
 
 #: the last communicator seen and its state: time loops call on one communicator, and
@@ -450,29 +479,3 @@ def state_of(comm) -> _State:
         comm.Set_attr(_KEYVAL, state)
     _LAST = (comm, state)
     return state
-
-
-#: the last (out, x) that :func:`check_out` found sharing no memory
-_APART = (None, None)
-
-
-def check_out(out, shape, dtype, x=None):
-    """Raise ValueError unless ``out`` is a writeable C-contiguous array of ``shape`` and
-    ``dtype`` that shares no memory with ``x`` (every call with ``out`` passes here: the
-    common case is tested first, with as few attribute look-ups as possible)."""
-    global _APART
-    if type(out) is np.ndarray and out.shape == shape and (out.dtype is dtype or out.dtype == dtype):
-        flags = out.flags
-        if flags.c_contiguous and flags.writeable:
-            # arrays that own their memory overlap only if they are the same array; the last
-            # pair found apart stays apart (an array's memory never moves while it is alive,
-            # and the pair is kept alive here)
-            if x is None or (out is not x and ((out.base is None and x.base is None)
-                                               or (out is _APART[0] and x is _APART[1]))):
-                return
-            if out is not x and not np.may_share_memory(out, x):
-                _APART = (out, x)
-                return
-            raise ValueError("out must not share memory with x (x is never modified)")
-    raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {shape} and "
-                     f"dtype {dtype}")

@@ -79,7 +79,7 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
     return out
 
 
-def _start(plan, ex, x, out):
+def _start(plan, ex, x, out, inline):
     """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
     out[ex.rank] = x
-    ex.start(out)
+    ex.start(out, inline)

@@ -118,7 +118,7 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     return out
 
 
-def _start(plan, ex, x, out):
+def _start(plan, ex, x, out, inline):
     """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
     out[...] = x
-    ex.start(out)
+    ex.start(out, inline)

@@ -181,26 +181,26 @@ class Exchange:
         if self.executor is not None:
             self.executor.abandon(started)
 
-    def start(self, x, out) -> None:
+    def start(self, x, out, inline=None) -> None:
         """:meth:`run`'s first half: its copies in, the executor started
-        (:meth:`Executor.start <mpi_exercises.executor.Executor.start>`)."""
+        (:meth:`Executor.start <mpi_exercises.executor.Executor.start>`, ``inline`` its own)."""
         pair, last = self._pair, self._last
         self._copy_back = False
         if pair is not None and pair[0] is x and pair[1] is out:
             out[self.rank] = x[self.rank]
-            self.executor.start()
+            self.executor.start(None, inline)
         elif self.in_place and x.flags.c_contiguous and (
                 (last is not None and last[0] is x and last[1] is out) or self.m * x.itemsize >= BIND_BYTES):
             self._bind(x, out)
             out[self.rank] = x[self.rank]
-            self.executor.start()
+            self.executor.start(None, inline)
         else:
             self._last, self._pair = (x, out), None
             x2 = x.reshape(self.p, self.m)
             for mine, work in self.copy_in:
                 work[...] = x2[mine]
             self._copy_back = True
-            self.executor.start(self.work)
+            self.executor.start(self.work, inline)
 
     def finish(self, out) -> None:
         """:meth:`run`'s second half after :meth:`start`."""
@@ -308,7 +308,7 @@ def message_lines(counts: dict, algorithm: str | None = None) -> list[str]:
     return lines
 
 
-def _start(plan, ex, x, out):
+def _start(plan, ex, x, out, inline):
     """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
     if ex.executor is not None:
-        ex.start(x, out)
+        ex.start(x, out, inline)

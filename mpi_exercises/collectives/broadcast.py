@@ -82,8 +82,8 @@ def broadcast(comm, x, algorithm: str = "binomial", root: int = 0, out=None, che
     return out
 
 
-def _start(plan, ex, x, out):
+def _start(plan, ex, x, out, inline):
     """The call started while the agreement is in flight (FrontDoor.enter's prime)."""
     if ex.rank == plan.data:
         out[...] = x
-    ex.start(out)
+    ex.start(out, inline)
