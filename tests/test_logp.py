@@ -407,3 +407,66 @@ def test_two_long_messages_into_one_rank_charge_the_receiver_twice(o, g, semanti
     one = ArraySchedule("one", 3, m // 8, [ArrayStep(np.array([0]), np.array([2]), np.zeros(1, np.int64),
                                                      np.full(1, m // 8), np.zeros(1, bool))])
     assert simulate(one, model, semantics=semantics).time == pytest.approx(o + w + L + o, rel=1e-12)
+
+
+# ---------------------------------------------------------------- G of long messages (to 2 MiB)
+CALIBRATION_SIZES = [0, 1, 8, 64, 512, 4096, 32768, 262144, 2097152]      # predict's PRTT
+
+
+def _segmented_prtt(sizes, n=10, d=None, noise=0.0, seed=0, **machine):
+    """PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) of a LogGP whose messages of S bytes or more take
+    G_r per byte (prtt_model of SegmentedLogGP), times (1 + noise x a standard normal)."""
+    from netmodels.models.segmented import SegmentedLogGP
+
+    m = SegmentedLogGP(**{"L": 0.5e-6, "o": 0.8e-6, "g": 1.5e-6, "P": 2, "o_r": 1.6e-6, "G": 40e-12,
+                          "S": 32768, "G_r": 100e-12, **machine})
+    s = np.array(sizes, dtype=float)
+    d = float(logp_fit.prtt_model(m, 1, 0.0, s).max()) if d is None else d
+    rng = np.random.default_rng(seed)
+    out = [logp_fit.prtt_model(m, k, dd, s) * (1 + noise * rng.standard_normal(s.size))
+           for k, dd in ((1, 0.0), (n, 0.0), (n, d))]
+    return m, s, out, n, d
+
+
+def test_prtt_fit_takes_G_from_the_long_messages_when_it_measured_them():
+    """Below a 32 KiB switch 40 ps/B, from it on 100 ps/B: G is the long messages' (LogGP's
+    definition), g the short ones' gap, the short slope kept apart; a line through every
+    gap-bound size, Netgauge's fit to 16 KiB, would say 40 ps/B."""
+    m, s, prtt, n, d = _segmented_prtt(CALIBRATION_SIZES)
+    fit = logp_fit.fit_prtt(s, *prtt, n, d, m.o_r)
+    assert fit.G_long and fit.G_sizes == (32768.0, 262144.0, 2097152.0)
+    assert fit.G == pytest.approx(m.G_r, rel=1e-9) and fit.G_short == pytest.approx(m.G, rel=1e-9)
+    assert fit.g == pytest.approx(m.g, rel=1e-9) and max(fit.gap_sizes) == 4096
+    assert fit.o_s == pytest.approx(m.o_s) and fit.L == pytest.approx(m.L, rel=1e-6)
+    short = logp_fit.fit_prtt(s[:6], *(p[:6] for p in prtt), n, d, m.o_r)          # to 4 KiB only
+    assert not short.G_long and short.G == pytest.approx(m.G, rel=1e-9) == short.G_short
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_prtt_fit_recovers_the_long_G_from_noisy_round_trips_within_5_percent(seed):
+    m, s, prtt, n, d = _segmented_prtt(CALIBRATION_SIZES, noise=0.01, seed=seed)
+    fit = logp_fit.fit_prtt(s, *prtt, n, d, m.o_r)
+    assert fit.G_long and abs(fit.G / m.G_r - 1) <= 0.05
+
+
+def test_a_prtt_to_16_KiB_fits_as_before_even_with_long_gaps():
+    """Sizes to 16 KiB whose last two gaps are long (lab 3's file, predict's before 2 MiB):
+    one line over the gap-bound sizes, as Netgauge fits it, compared with numpy's own line."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path, key in (("labs/source/lab3/logp.json", None), ("book/data/predict_launch_2.json", "logp")):
+        data = json.loads((root / path).read_text())
+        results, n = (data["results"], data["parameters"]["n"]) if key is None else \
+            (data["calibration_measurements"]["logp"], data["calibration_measurements"]["logp_n"])
+        fit = logp_fit.fit_results(results, n, "min_s")
+        t = {k: np.array([r[k]["min_s"] for r in results]) for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")}
+        sizes = np.array([r["bytes"] for r in results], dtype=float)
+        gap = (t["prtt_n_0"] - t["prtt_1_0"]) / (n - 1)
+        o_s = (t["prtt_n_d"] - t["prtt_1_0"]) / (n - 1) - np.array([r["d_s"] for r in results])
+        bound = gap > (1 + logp_fit.GAP_MARGIN) * o_s
+        G, g = np.polyfit(np.maximum(sizes[bound] - 1, 0), gap[bound], 1)
+        assert not fit.G_long and fit.G_sizes == fit.gap_sizes == tuple(sizes[bound])
+        assert (fit.G, fit.g) == pytest.approx((G, g), rel=1e-12) and fit.G_short == fit.G
+        assert max(sizes) == 16384 and any(gap >= logp_fit.LONG_GAP_FACTOR * gap.min())   # long gaps, not fitted

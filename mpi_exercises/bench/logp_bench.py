@@ -6,9 +6,12 @@ messages of s bytes to rank 1, pausing d seconds (busy wait) after each but the 
 and rank 1 (the server) answers with one s-byte message once all n have arrived.  Per
 size s three of them are measured, PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d,s) with
 d = PRTT(1,0,s) (longer than any gap), and :func:`netmodels.models.logp_fit.fit_prtt` turns
-them into g and G (line through (PRTT(n,0,s) - PRTT(1,0,s))/(n-1) over s - 1, on the
-sizes where that gap exceeds the send overhead; g is reported as not identifiable when
-fewer than two do), o_s(s) ((PRTT(n,d,s) - PRTT(1,0,s))/(n-1) - d) and L.  o_r(s) is timed on the server: the
+them into g and G (lines through the gap (PRTT(n,0,s) - PRTT(1,0,s))/(n-1) over s - 1: G
+the slope over the long sizes, whose gap is at least twice the smallest, when two or more were
+measured and one exceeds 64 KiB, g the intercept over the shorter sizes where that gap exceeds the send overhead; one
+line over the latter when fewer than two long sizes were measured, as with the default sizes;
+g is reported as not identifiable when fewer than two sizes are gap-bound), o_s(s)
+((PRTT(n,d,s) - PRTT(1,0,s))/(n-1) - d) and L.  o_r(s) is timed on the server: the
 time of a receive whose message has certainly arrived (the server waits d first).  As
 a cross-check the time of the client's blocking send, o_s(direct), is recorded too.
 
@@ -31,6 +34,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+
+from netmodels.models import logp_fit
 
 from . import arguments, placement, records, statistics
 from . import measure as sampling
@@ -112,16 +117,23 @@ KINDS = ("prtt_n_0", "prtt_n_d", "o_s_direct", "o_r")
 
 
 def sweep(comm, sizes, n, reps, warmup, progress=True, *, d: dict | None = None,
-          **options) -> tuple[list[dict], dict]:
+          budget_bytes: int | None = None, at_least: int = 10, **options) -> tuple[list[dict], dict]:
     """The PRTT sweep on ranks 0 and 1 (collective), in interleaved rounds: ``(per-size
     summaries (s), the rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without
-    ``target`` every case gets exactly ``reps`` samples.  ``options``: those of
-    :func:`~mpi_exercises.bench.measure.interleaved_rounds` (the second part draws its
-    orders from ``seed + 1``).  ``d``: the delay (s) of PRTT(n, d, s) per size, instead of this
-    sweep's own medians of PRTT(1, 0, s): sweeps whose samples are pooled share one d."""
+    ``target`` every case gets exactly ``reps`` samples, or, with ``budget_bytes``, as the
+    ping-pong's byte budget: at a size s, ``reps`` capped so that samples x n x s stay within
+    ``budget_bytes`` but at least ``at_least`` (a PRTT(n, d, 2 MiB) sends n such messages and
+    waits n - 1 times d, a few ms), its warm-up runs capped alike (at least one).  ``options``:
+    those of :func:`~mpi_exercises.bench.measure.interleaved_rounds` (the second part draws
+    its orders from ``seed + 1``).  ``d``: the delay (s) of PRTT(n, d, s) per size, instead of
+    this sweep's own medians of PRTT(1, 0, s): sweeps whose samples are pooled share one d."""
     from mpi4py import MPI
 
+    from . import timing
     from .pingpong import buffers, warm_up
+
+    def capped(s, k, least):
+        return k if budget_bytes is None else timing.capped_iterations(n * s, k, budget_bytes, at_least=least)
 
     rank = comm.Get_rank()
     send, recv = buffers(max(sizes) or 1)
@@ -131,10 +143,11 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, *, d: dict | None = None,
     def run(case, count):
         kind, s = case
         msg, back = send[:s], recv[:s]
+        warm = capped(s, warmup, 1)
         if kind in ("prtt_1_0", "prtt_n_0", "prtt_n_d"):
             return _prtt(comm, msg, back, 1 if kind == "prtt_1_0" else n, d_of.get(s, 0.0) if kind == "prtt_n_d"
-                         else 0.0, count, warmup)
-        ov = _overheads(comm, msg, back, d_of[s], count, warmup)
+                         else 0.0, count, warm)
+        ov = _overheads(comm, msg, back, d_of[s], count, warm)
         if kind == "o_s_direct" or rank not in (0, 1):
             return ov
         if rank == 1:
@@ -144,12 +157,14 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, *, d: dict | None = None,
         comm.Recv([o_r, MPI.DOUBLE], source=1, tag=11)
         return o_r
 
-    first, info1 = sampling.interleaved_rounds(comm, [("prtt_1_0", s) for s in sizes], run, lambda c: reps,
+    first, info1 = sampling.interleaved_rounds(comm, [("prtt_1_0", s) for s in sizes], run,
+                                               lambda c: capped(c[1], reps, at_least),
                                                desc="PRTT(1,0)", progress=progress, **options)
     for s in sizes:                   # d: longer than any gap (rank 0's median of PRTT(1, 0, s))
         d_of[s] = float(d[s]) if d is not None else \
             comm.bcast(float(np.median(first[("prtt_1_0", s)])) if rank == 0 else None, root=0)
-    rest, info2 = sampling.interleaved_rounds(comm, [(k, s) for s in sizes for k in KINDS], run, lambda c: reps,
+    rest, info2 = sampling.interleaved_rounds(comm, [(k, s) for s in sizes for k in KINDS], run,
+                                              lambda c: capped(c[1], reps, at_least),
                                               desc="PRTT", progress=progress,
                                               **{**options, "seed": options.get("seed", 0) + 1})
     info = {"prtt_1_0": info1, "others": info2}
@@ -178,11 +193,24 @@ def fit(results: list[dict], n: int, statistic: str = "median_s") -> dict:
     return {"statistic": statistic, "L_s": f.L, "L_identified": f.L_identified,
             "L_unconstrained_s": f.L_unconstrained, "o_s_s": f.o_s, "o_r_s": f.o_r, "g_s": finite(f.g),
             "G_s_per_byte": finite(f.G), "G_unconstrained_s_per_byte": finite(f.G_unconstrained), "n": n, "g_identified": f.g_identified, "g_upper_s": f.g_upper,
-            "gap_fit_sizes": list(f.gap_sizes), "L_by_size_s": list(f.L_by_size),
+            "gap_fit_sizes": list(f.gap_sizes), "G_fit_sizes": list(f.G_sizes), "G_long": f.G_long,
+            "G_short_s_per_byte": finite(f.G_short), "L_by_size_s": list(f.L_by_size),
             "o_s_by_size_s": list(f.o_s_by_size), "gap_by_size_s": list(f.gap_by_size),
             "o_r_by_size_s": col("o_r"), "o_s_direct_by_size_s": col("o_s_direct"),
             "outliers": [{"parameter": p, "bytes": b, "value_s": v} for p, b, v in f.outliers],
             "left_out": f.dropped()}
+
+
+def G_source(fitted: dict) -> str:
+    """From which sizes a fit's g and G come, in words (:func:`fit`'s dict; older fits, without
+    ``G_fit_sizes``, fitted both to ``gap_fit_sizes``)."""
+    sizes = lambda key: ", ".join(records.fmt_bytes(s) for s in fitted[key])  # noqa: E731
+    if fitted.get("G_long"):
+        return (f"G the gap per byte of the long messages, {sizes('G_fit_sizes')} (gap >= "
+                f"{logp_fit.LONG_GAP_FACTOR:g} x the smallest); g from {sizes('gap_fit_sizes')}")
+    return (f"g and G fitted to the sizes whose gap exceeds o_s: {sizes('gap_fit_sizes')}; no long messages "
+            f"measured (two sizes with a gap >= {logp_fit.LONG_GAP_FACTOR:g} x the smallest, one above "
+            f"{records.fmt_bytes(logp_fit.LONG_BYTES)}), so G is the short messages' time per byte")
 
 
 def report(results: list[dict], fitted: dict) -> str:
@@ -200,10 +228,8 @@ def report(results: list[dict], fitted: dict) -> str:
                f"{fitted['L_unconstrained_s'] * 1e6:.3f} µs)"), f"  o_s = {fitted['o_s_s'] * 1e6:8.3f} µs",
               f"  o_r = {fitted['o_r_s'] * 1e6:8.3f} µs"]
     if fitted["g_identified"]:
-        sizes = ", ".join(records.fmt_bytes(s) for s in fitted["gap_fit_sizes"])
         lines += [f"  g   = {g * 1e6:8.3f} µs", f"  G   = {G * 1e9:8.4f} ns/B"
-                  + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else ""),
-                  f"  (g and G fitted to the sizes whose gap exceeds o_s: {sizes})"]
+                  + (f"   (1/G = {1e-6 / G:.0f} MB/s)" if G > 0 else ""), f"  ({G_source(fitted)})"]
     else:
         lines += ["  g   = not identifiable: at every size but at most one the gap is the send overhead "
                   "o_s(s);", f"        g <= {fitted['g_upper_s'] * 1e6:.3f} µs (the smallest gap), G unknown"]

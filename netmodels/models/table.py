@@ -242,7 +242,34 @@ _LOGP = (Parameter("L", "s", "latency", "L_s", ">= 0"), Parameter("o_s", "s", "s
          Parameter("o_r", "s", "receive overhead", "o_r_s", "> 0"),
          Parameter("g", "s", "gap between sends (receives)", "g_s", ">= 0"))
 _G = "G_s_per_byte"                                # the PRTT fit's key: G (s/B)
-_LOGGP_TAKEN = {"logp": ("L", "o_s", "o_r", "g", "G")}
+_LOGP_TAKEN = ("L", "o_s", "o_r", "g")
+_LOGGP_TAKEN = {"logp": _LOGP_TAKEN + ("G",)}
+
+
+def _loggp_short_G(taken, fits, nprocs) -> dict:
+    """LogGP's G below the switch: the slope of the PRTT's gaps short of the long sizes
+    (``G_short_s_per_byte``; None: 0), or the fit's G where the fit has no such key (fitted
+    before G came from long messages: its G is that slope)."""
+    short = fits["logp"].get("G_short_s_per_byte", taken["G"])
+    return {"G": 0.0 if short is None else float(short)}
+
+
+def _loggops_calibrated(taken, fits, nprocs) -> dict:
+    """LogGOPS's O and S, calibrated so that one message takes what the ping-pong measures.
+
+    Under LogGOPSim's rules (Hoefler, Schneider & Lumsdaine, HPDC 2010; ``LogGOPSim.cpp``) a
+    send keeps its CPU ``o_s + (m-1) O`` and a receive ``o_r + max((m-1) O, (m-1) G)``: the
+    copies overlap the wire, and one message alone takes ``o_s + L + o_r + (m-1) max(O, G)``
+    (not ``2 (m-1) O + (m-1) G``), eager or rendezvous (LogGOPSim charges the handshake
+    nothing).  So the one-way time fixes only ``max(O, G)``: G is the ping-pong's time per byte
+    from its switch on (``taken["G"]``, the long messages'), and O the PRTT's send overhead per
+    byte where it is CPU time (:func:`netmodels.models.logp_fit.fit_copy_overhead`: its
+    gap-bound sizes below the switch), clipped at G so that the one-way time keeps the
+    ping-pong's slope.  On shared memory the wire is itself a CPU copy, and O and G cannot be
+    told apart by any one-way time; O shows only where a rank both sends and receives (an
+    exchange costs ``o_s + o_r + (m-1)(O + max(O, G))`` when the copy outlasts L).  S is the
+    switch - 1: a message of the switch's size goes by rendezvous."""
+    return {"O": min(taken["O"], taken["G"]), "S": max(taken["S"] - 1.0, 0.0)}
 _NBL = (Parameter("alpha", "s", "start-up per message", _ALPHA, "> 0"),
         Parameter("beta", "s/B", "time per byte", _BETA, "> 0"),
         Parameter("c2", "s/B", "2-way combine, per byte combined"),
@@ -287,7 +314,8 @@ MODELS = {e.name: e for e in (
           lambda m: {**_logp_values(m), "G": m.G},
           calibration=Calibrated(("logp",), _LOGGP_TAKEN, plain=True)),
     Entry("loggp-segmented", "LogGP, segmented G", SegmentedLogGP,
-          _LOGP + (Parameter("G", "s/B", "time per byte of a message below S bytes", _G, ">= 0"),
+          _LOGP + (Parameter("G", "s/B", "time per byte of a message below S bytes (predict: the slope of the "
+                             "PRTT's gaps short of the long sizes)", _G, ">= 0"),
                    Parameter("S", "B", "protocol switch: first size of the upper segment (inf: none)", _SWITCH),
                    Parameter("G_r", "s/B", "time per byte of a message of S bytes or more (predict: the "
                              "ping-pong's from its switch on, the slope of LogGP's one-way time)", _BETA, "> 0")),
@@ -299,11 +327,14 @@ MODELS = {e.name: e for e in (
           note=machines.KIT_VM_LOGGP.source + "; no switch (predict measures it: the ping-pong's, with "
                "G_r its time per byte from the switch on)",
           calibration=Calibrated(("logp", "pingpong"),
-                                 {**_LOGGP_TAKEN, "pingpong segments": ("S",), "pingpong above": ("G_r",)})),
+                                 {"logp": _LOGP_TAKEN + ("G",), "pingpong segments": ("S",),
+                                  "pingpong above": ("G_r",)}, _loggp_short_G)),
     Entry("loggops", "LogGOPS", LogGOPS,
-          _LOGP + (Parameter("G", "s/B", "time per byte of a long message", _G, ">= 0"),
-                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver",
-                             "O_s_per_byte"),
+          _LOGP + (Parameter("G", "s/B", "time per byte on the wire (predict: the ping-pong's from its switch on, "
+                             "so that one message's o_s + L + o_r + (m-1) max(O, G) has its slope)", _BETA, ">= 0"),
+                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver (predict: "
+                             "the PRTT's send overhead per byte where it is CPU time, at most G)",
+                             "O_s_per_byte", ">= 0"),
                    Parameter("S", "B", "eager limit: a message of more bytes goes by rendezvous (inf: none; "
                              "predict: the ping-pong's switch - 1)", _SWITCH)),
           lambda: LogGOPS(**_loggp_args(machines.KIT_VM_LOGGP), O=0.0, S=LOGGOPSIM_S,
@@ -313,10 +344,9 @@ MODELS = {e.name: e for e in (
           lambda m: {**_logp_values(m), "G": m.G, "O": m.O, "S": m.S},
           note=machines.KIT_VM_LOGGP.source + "; O = 0 and S = 65535 B, LogGOPSim's defaults "
                "(Hoefler, Schneider & Lumsdaine, LSAP/HPDC 2010; loggopsim_cmdline.ggo)",
-          # S = the switch - 1: a message of the switch's size goes by rendezvous
-          calibration=Calibrated(("logp", "pingpong"), {"logp": _LOGGP_TAKEN["logp"] + ("O",),
-                                                        "pingpong segments": ("S",)},
-                                 derive=lambda taken, fits, nprocs: {"S": max(taken["S"] - 1.0, 0.0)})),
+          calibration=Calibrated(("logp", "pingpong"), {"logp": _LOGP_TAKEN + ("O",), "pingpong segments": ("S",),
+                                                        "pingpong above": ("G",)},
+                                 derive=_loggops_calibrated)),
     Entry("nbl", "NBL f(L)", NBLModel, _NBL,
           _nbl_default, _nbl_build, _nbl_values, extra=r"f[1-9][0-9]*",
           extra_meaning="fN: f(N), the node bandwidth factor with N links active (no unit; f(1) = 1; "

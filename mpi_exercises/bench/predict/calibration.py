@@ -7,6 +7,7 @@ much the machine moved between two calibrations of one run (:func:`drift`)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,8 +179,9 @@ def fits(measured: dict) -> dict:
     ``"exchange"``, ``"logp"`` to ``(results, n)`` (``n``: the PRTT's message count, else None).
     The ping-pong and the exchange by :func:`pingpong.fit_file` (:data:`pingpong.FIT_STATISTIC`),
     the exchange's two segments split at the ping-pong's switch (one switch: MPI's); LogGP by
-    :func:`logp_bench.fit` on the same statistic, LogGOPS's ``O`` from the PRTT's overheads per
-    size (:func:`netmodels.models.logp_fit.fit_copy_overhead`)."""
+    :func:`logp_bench.fit` on the same statistic (G from the long sizes when the PRTT has them),
+    LogGOPS's ``O`` from the PRTT's send overheads over its gap-bound sizes below the ping-pong's
+    switch (:func:`netmodels.models.logp_fit.fit_copy_overhead`; None where fewer than two)."""
     from netmodels.models.logp_fit import fit_copy_overhead
 
     from .. import logp_bench, pingpong
@@ -198,8 +200,12 @@ def fits(measured: dict) -> dict:
     if "logp" in measured:
         results, n = measured["logp"]
         lg = logp_bench.fit(results, n, pingpong.FIT_STATISTIC)
-        lg["O_s_per_byte"] = fit_copy_overhead([r["bytes"] for r in results], lg["o_s_by_size_s"],
-                                               lg["o_r_by_size_s"])
+        switch = out.get("pingpong", {}).get("piecewise", {}).get("switch_bytes")
+        try:
+            lg["O_s_per_byte"] = fit_copy_overhead([r["bytes"] for r in results], lg["o_s_by_size_s"],
+                                                   lg["gap_fit_sizes"], math.inf if switch is None else switch)
+        except ValueError:
+            lg["O_s_per_byte"] = None
         out["logp"] = lg
     return out
 

@@ -17,8 +17,11 @@ from .. import records, statistics, timing
 ELEM_BYTES = 8                       #: the vectors are float64
 #: message sizes (bytes) of the ping-pong calibration
 CALIBRATION_SIZES = [0, 1, 8, 64, 512, 4096, 32768, 262144, 2097152]
-#: message sizes (bytes) of the PRTT calibration
-PRTT_SIZES = [0, 1, 8, 64, 1024, 4096, 16384]
+#: message sizes (bytes) of the PRTT calibration: the ping-pong's, so that LogGP's G is the gap
+#: per byte of long messages, as LogGP defines it (:func:`netmodels.models.logp_fit.fit_prtt`);
+#: before, the PRTT stopped at 16 KiB (0, 1, 8, 64, 1024, 4096, 16384) and G was the slope of
+#: the gaps up to 4 KiB
+PRTT_SIZES = CALIBRATION_SIZES
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,8 @@ def calibration_round(comm, reps: int, rounds: int, *, network: bool = True, sof
                       d: dict | None = None) -> dict:
     """One round of the calibration (collective; no collective is timed): the ping-pong and the
     exchange over :data:`CALIBRATION_SIZES`, the PRTT over :data:`PRTT_SIZES` (``d``: its delay
-    per size, s, from the first round) when ``network``; the executor without messages when
+    per size, s, from the first round; its samples at a size s capped as the ping-pong's, by
+    the byte budget over n s bytes, at least ``share(20)``) when ``network``; the executor without messages when
     ``software``.  ``reps`` samples per size or case; the warm-ups and the byte budgets of large
     sizes are those of one calibration shared by ``rounds / 2`` rounds (each half of the rounds
     takes what one calibration took before calibration and collectives alternated).  On rank 0 ``{"pingpong", "exchange", "logp",
@@ -107,7 +111,8 @@ def calibration_round(comm, reps: int, rounds: int, *, network: bool = True, sof
         budget = 2 * 64 * 2**20 // rounds
         out["pingpong"] = pingpong.measure(comm, CALIBRATION_SIZES, reps, share(20), budget, False)
         out["exchange"] = exchange.measure(comm, CALIBRATION_SIZES, reps, share(20), budget, False)
-        out["logp"] = logp_bench.measure(comm, PRTT_SIZES, LOGP_N, reps, share(10), False, d=d)
+        out["logp"] = logp_bench.measure(comm, PRTT_SIZES, LOGP_N, reps, share(10), False, d=d,
+                                         budget_bytes=budget, at_least=share(20))
     if software:
         out["software"] = software_cost.measure(comm, software_cost.SIZES, software_cost.STEPS, reps, share(10),
                                                 timing.DEFAULT_INNER, False, budget_bytes=share(2**30),
