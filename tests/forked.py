@@ -1,10 +1,12 @@
-"""``python -m MODULE ARGS`` without a new interpreter: in a child forked from the test's process.
+"""``python -m MODULE ARGS`` or ``python SCRIPT ARGS`` without a new interpreter: in a child
+forked from the test's process.
 
 The tables of refused command lines (tests/test_cli_errors.py, tests/test_netmodels_cli_errors.py)
 hold about two hundred rows; a new Python for each costs 0.15 to 0.2 s of start-up and imports,
 most of the tables' time.  :func:`run_module` forks this process instead, and the child runs the
 module as ``__main__`` (:func:`runpy.run_module`, what ``python -m`` does) with its own
-arguments and standard streams (files); the parent waits for it under a timeout.  Modules
+arguments and standard streams (files); the parent waits for it under a timeout;
+:func:`run_script` does the same for a script (:func:`runpy.run_path`).  Modules
 the parent has imported are not imported again (the child shares them), so what a fresh
 interpreter does at start-up is checked elsewhere: each table keeps a row per command that
 starts a real ``python -m``, and tests/test_allreduce_mpi.py checks what building the
@@ -30,7 +32,32 @@ def run_module(module: str, args: list[str], *, cwd, env: dict | None = None,
     in a forked child (Linux and macOS), whose output goes to files.  ``env``: the child's
     environment (default: this one).  Raises TimeoutExpired (the child killed) after
     ``timeout`` seconds."""
+    import runpy
+
     _warm(module)
+    return _forked([module, *args], lambda: runpy.run_module(module, run_name="__main__", alter_sys=True),
+                   [sys.executable, "-m", module, *args], cwd=cwd, env=env, timeout=timeout)
+
+
+def run_script(script: str, args: list[str], *, cwd, env: dict | None = None,
+               timeout: float = 10) -> subprocess.CompletedProcess:
+    """Like ``subprocess.run([python, script, *args], ...)`` (``script`` relative to ``cwd``),
+    in a forked child as :func:`run_module`: the script runs as ``__main__`` with its own folder
+    first on ``sys.path``, as ``python script`` puts it."""
+    import runpy
+
+    path = os.path.join(os.fspath(cwd), script)
+
+    def run():
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+        runpy.run_path(path, run_name="__main__")
+
+    return _forked([script, *args], run, [sys.executable, script, *args], cwd=cwd, env=env, timeout=timeout)
+
+
+def _forked(argv: list[str], run, cmd: list[str], *, cwd, env, timeout) -> subprocess.CompletedProcess:
+    """``run()`` in a forked child with ``sys.argv = argv``, as the command ``cmd`` would
+    run (its status, stdout and stderr)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:                                          # the child: never returns
@@ -47,10 +74,9 @@ def run_module(module: str, args: list[str], *, cwd, env: dict | None = None,
                 if env is not None:
                     os.environ.clear()
                     os.environ.update(env)
-                sys.argv = [module, *args]
-                import runpy
+                sys.argv = list(argv)
                 try:
-                    runpy.run_module(module, run_name="__main__", alter_sys=True)
+                    run()
                     code = 0
                 except SystemExit as exc:
                     code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -77,14 +103,14 @@ def run_module(module: str, args: list[str], *, cwd, env: dict | None = None,
                 except ProcessLookupError:                 # not yet in a session of its own
                     os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired([sys.executable, "-m", module, *args], timeout)
+                raise subprocess.TimeoutExpired(cmd, timeout)
             time.sleep(0.002)
         code = os.waitstatus_to_exitcode(status)
         texts = []
         for f in (out, err):
             f.seek(0)
             texts.append(f.read().decode(errors="replace"))
-    return subprocess.CompletedProcess([sys.executable, "-m", module, *args], code, *texts)
+    return subprocess.CompletedProcess(cmd, code, *texts)
 
 
 @cache

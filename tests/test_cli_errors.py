@@ -3,8 +3,11 @@
 One table, :data:`CASES`, of ``(ranks, argv, message)``: the command ``python -m argv``
 (``ranks`` = 0: started directly, as argparse errors never start MPI; else under
 ``mpiexec -n ranks``) must exit 2 within 10 s with exactly one line on stderr that holds
-``message``.  Below it, the cases that need more than a command line: a ragged input on
-one rank only, a result file on a full disk, Ctrl-C.
+``message``.  The first row of each command started directly runs a new interpreter (its
+status, its one line, no traceback); the others ask, in this process, the function that
+decides that line (``mpi_exercises.__main__.check``, which ``main`` prints before it returns
+2, and which starts no MPI).  Below it, the cases that need more than a command line: a ragged
+input on one rank only, a result file on a full disk, Ctrl-C.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import time
 
 import pytest
 
-from tests.forked import first_of_each, run_module
+from tests.forked import first_of_each
 from mpi_exercises.interrupt import SHARED_MEMORY
 from tests.mpirun import ROOT, interrupt_job, mpiexec_path, run_mpi
 
@@ -172,30 +175,38 @@ QUICK_BENCH = ["--sizes", "1", "--modes", "default", "--iterations", "1", "--war
                "--no-progress"]
 
 
-def _run(ranks: int, argv: list[str], fresh: bool = True) -> subprocess.CompletedProcess:
-    """``python -m argv`` (``ranks`` = 0; ``fresh``: a new interpreter, else forked from this
-    one, tests/forked.py), or under ``mpiexec -n ranks``."""
-    if ranks == 0 and fresh:
-        return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, cwd=ROOT, timeout=10)
+def _run(ranks: int, argv: list[str]) -> subprocess.CompletedProcess:
+    """``python -m argv`` in a new interpreter (``ranks`` = 0), or under ``mpiexec -n ranks``."""
     if ranks == 0:
-        return run_module(argv[0], argv[1:], cwd=ROOT)
+        return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, cwd=ROOT, timeout=10)
     return run_mpi(ranks, ["-m", *argv], timeout=10)
 
 
-#: the first row of each command started directly runs a new interpreter, the others a fork of
-#: this process (tests/forked.py): the same ``__main__``, without 0.15 s of start-up each
+#: the first row of each command started directly runs a new interpreter, the others ask
+#: ``check`` in this process (the module docstring): without 0.15 s of start-up, or 0.05 s of
+#: a fork, each
 FRESH = first_of_each([tuple(c[1][:2]) if c[0] == 0 else None for c in CASES])
 
 
 @pytest.mark.parametrize("ranks, argv, message, fresh", [   # the rows under mpiexec are marked mpi
     pytest.param(*c, i in FRESH, id=" ".join(c[1][:3]) + f"-n{c[0]}", marks=pytest.mark.mpi if c[0] else ())
     for i, c in enumerate(CASES)])
-def test_bad_input_is_one_line_and_exit_2(ranks, argv, message, fresh):
+def test_bad_input_is_one_line_and_exit_2(ranks, argv, message, fresh, capsys):
     start = time.monotonic()
-    res = _run(ranks, argv, fresh)
+    if ranks == 0 and not fresh:
+        from mpi_exercises.__main__ import check
+
+        had_mpi = "mpi4py.MPI" in sys.modules
+        _, problem = check(argv[1:])
+        assert problem is not None and "\n" not in problem and message in problem, problem
+        assert capsys.readouterr() == ("", "")                # check prints nothing: main prints the line
+        assert had_mpi or "mpi4py.MPI" not in sys.modules     # nor starts MPI
+        assert time.monotonic() - start < 10
+        return
+    res = _run(ranks, argv)
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert res.returncode == 2, res.stderr
-    assert len(lines) == 1 and message in lines[0], res.stderr
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in res.stderr, res.stderr
     assert time.monotonic() - start < 10
     assert res.stdout == ""
 

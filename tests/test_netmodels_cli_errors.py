@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from tests.forked import first_of_each, run_module
+from tests.forked import first_of_each, run_module, run_script
 from tests.mpirun import ROOT
 
 MISSING = "/nonexistent-folder/out.json"
@@ -141,13 +141,14 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def places(tmp_path):
-    """``{DIR, FILE, RO, ROFILE}`` -> paths, and why read-only places could not be made (or None)."""
-    ro, rofile, file = tmp_path / "ro", tmp_path / "ro.json", tmp_path / "file"
+@pytest.fixture(scope="module")
+def read_only(tmp_path_factory):
+    """``{RO, ROFILE}`` -> paths, made read-only once for the table (no row can write them:
+    each row checks that ROFILE is whole), and why they could not be made (or None)."""
+    base = tmp_path_factory.mktemp("read-only")
+    ro, rofile = base / "ro", base / "ro.json"
     ro.mkdir()
     rofile.write_text('{"a": "good result"}')
-    file.write_text("x")
     locked, why = [], None
     if os.geteuid() == 0:
         for p in (ro, rofile):
@@ -159,23 +160,33 @@ def places(tmp_path):
     else:
         ro.chmod(0o555)
         rofile.chmod(0o444)
-    yield {"DIR": str(tmp_path), "FILE": str(file), "RO": str(ro), "ROFILE": str(rofile)}, why
+    yield {"RO": str(ro), "ROFILE": str(rofile)}, why
     for p in locked:
         subprocess.run(["chattr", "-i", str(p)], check=True)
     ro.chmod(0o755)
+
+
+@pytest.fixture
+def places(tmp_path, read_only):
+    """``{DIR, FILE, RO, ROFILE}`` -> paths (a new writable folder and file for each row), and
+    why read-only places could not be made (or None)."""
+    file = tmp_path / "file"
+    file.write_text("x")
+    where, why = read_only
+    return {"DIR": str(tmp_path), "FILE": str(file), **where}, why
 
 
 def _limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
 
 
-#: the first row of ``python -m netmodels`` and of each of its commands runs a new interpreter,
-#: the others a fork of this process (tests/forked.py): the same ``__main__``, without 0.15 s
-#: of start-up each.  The scripts, and the rows under a file size limit (which would apply to
-#: the files the fork's output goes to, where a new interpreter writes to pipes), always run in
-#: a new interpreter
-FRESH = first_of_each([tuple(c[0][:2]) if c[0][0] == "netmodels" else None for c in CASES]) | \
-    {i for i, c in enumerate(CASES) if c[0][0] != "netmodels" or "FSIZE" in c[0]}
+#: the first row of ``python -m netmodels``, of each of its commands and of each script runs a
+#: new interpreter, the others a fork of this process (tests/forked.py): the same ``__main__``
+#: or script, without 0.15 s of start-up each.  The rows under a file size limit (which would
+#: apply to the files the fork's output goes to, where a new interpreter writes to pipes)
+#: always run in a new interpreter
+FRESH = first_of_each([tuple(c[0][:2]) if c[0][0] == "netmodels" else c[0][0] for c in CASES]) | \
+    {i for i, c in enumerate(CASES) if "FSIZE" in c[0]}
 
 
 @pytest.mark.parametrize("argv, fragment, status, fresh", [(*c, i in FRESH) for i, c in enumerate(CASES)],
@@ -193,7 +204,8 @@ def test_bad_input_is_one_line_and_its_status(argv, fragment, status, fresh, pla
         res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=10, env=env,
                              preexec_fn=_limit_file_size if fsize else None)
     else:
-        res = run_module(argv[0], argv[1:], cwd=ROOT, env=env)
+        run = run_module if argv[0] == "netmodels" else run_script
+        res = run(argv[0], argv[1:], cwd=ROOT, env=env)
     assert time.monotonic() - start < 10
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert res.returncode == status, res.stderr
