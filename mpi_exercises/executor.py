@@ -38,7 +38,8 @@ travels with the first sends; a call given up after ``start`` is cleared by
 Recording (:class:`Recorder`, :meth:`Executor.run_recorded`): each rank's clock (:data:`CLOCK`,
 s) at the start of a call and, per step, when its messages are posted (``Startall`` returned),
 completed (``Waitall`` returned) and its blocks applied.  :meth:`Executor.run` never records:
-a recorded call runs its own copy of the step loop, so a call not recorded costs what it did.
+a recorded call runs its own copy of the step loop (:func:`~mpi_exercises.recording.record`), so a
+call not recorded costs what it did.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from netmodels.algorithms.schedule import Schedule
 
 from . import pages
 from .plan import Incoming, Mode, Send, StepPlan, plan, rbuf_size  # noqa: F401  (the executor's plan, re-exported)
-from .recording import CLOCK, Recorder  # noqa: F401  (re-exported)
+from .recording import CLOCK, Recorder, record  # noqa: F401  (re-exported)
 
 MAX_TAG = 32768
 #: at P = 2, a first step whose messages carry at most this many bytes each way may travel inside
@@ -149,14 +150,18 @@ class Executor(Resource):
         self._scalar_op = ({np.add: operator.add, np.multiply: operator.mul}.get(self.ufunc)
                            if self.dtype.kind in "fc" else None)
         self._plan = plan(schedule, rank)
+        first = next((st for st in self._plan if st.sends or any(not b.mode.local for b in st.incoming)), None)
         #: this rank's first step with messages only sends: then :meth:`start` sends them early.
         #: A rank that receives first has nothing to send early; one whose first step is an
         #: exchange would post its sends and receives in two Startall calls instead of one,
         #: which cost more than the latency saved on one node (barrier.dissemination at P = 2:
         #: 7 % slower through the front door, in the same interleaved run as before the split)
-        self.sends_first = next((bool(st.sends) and not any(not b.mode.local for b in st.incoming)
-                                 for st in self._plan
-                                 if st.sends or any(not b.mode.local for b in st.incoming)), False)
+        self.sends_first = first is not None and bool(first.sends) and all(b.mode.local for b in first.incoming)
+        #: at P = 2, this rank's first step with messages carries at most :data:`INLINE_BYTES` each
+        #: way: it can travel inside a front door's agreement message (:meth:`start`'s ``inline``)
+        self.inlines = size == 2 and first is not None and self.dtype.itemsize * max(
+            sum(s.stop - s.start for s in first.sends),
+            sum(b.count for b in first.incoming if not b.mode.local)) <= INLINE_BYTES
         self._delay = [0.0] * len(self._plan)
         if send_delay is not None:
             send_delay = np.asarray(send_delay, dtype=float)
@@ -173,6 +178,7 @@ class Executor(Resource):
         self._sent = False      # start() started the first sends
         self._inlined = False   # start() packed the first sends into an agreement message (inline)
         self._inline, self._packing = None, (None, (), ())   # see _bind_views and _pack_into
+        self._recorder = None   # the last recorder run_recorded accepted
         #: a call begun by :meth:`start` awaits :meth:`finish`
         self.started = False
         self._step_index = []   # per entry of _steps: the schedule's step
@@ -241,11 +247,7 @@ class Executor(Resource):
             self._first_pre, self._first_reqs, post = steps[first]
             self._first_recvs, self._first_sends = self._first_reqs[:k], self._first_reqs[k:]
             self._tail = [((), (), post)] + steps[first + 1:]
-        self._inline, self._packing = None, (None, (), ())
-        if first is not None and self.schedule.nprocs == 2:
-            out, into = targets[first]
-            if max(sum(a.nbytes for a in out), sum(a.nbytes for a in into)) <= INLINE_BYTES:
-                self._inline = (out, into)
+        self._inline, self._packing = (targets[first] if self.inlines else None), (None, (), ())
 
     def _applier(self, combine: bool, dst, src):
         """The call that applies block ``src`` to ``dst``: a copy, or a combine with the op."""
@@ -385,7 +387,7 @@ class Executor(Resource):
             self._execute(self._head)
         for f in self._first_pre:
             f()
-        if inline is not None and self._inline is not None:
+        if inline is not None and self.inlines:
             if self._packing[0] is not inline:
                 self._pack_into(inline)
             for d, s in self._packing[1]:
@@ -460,36 +462,14 @@ class Executor(Resource):
     # ---------------------------------------------------------------- recording
     def run_recorded(self, buf, recorder: "Recorder"):
         """:meth:`run`, recording this rank's times into ``recorder`` (a :class:`Recorder` of
-        this executor; it keeps the last call's); returns ``buf``."""
-        if not isinstance(recorder, Recorder) or recorder.executor is not self:
-            raise ValueError("recorder must be a Recorder of this executor (Recorder(executor))")
+        this executor; it keeps the last call's; :func:`~mpi_exercises.recording.record`); returns ``buf``."""
+        if recorder is not self._recorder:
+            if not isinstance(recorder, Recorder) or recorder.executor is not self:
+                raise ValueError("recorder must be a Recorder of this executor (Recorder(executor))")
+            self._recorder = recorder
         if buf is not self._bound and buf is not self._given:
             self._rebind(buf)
-        # _execute's loop with the clock read after Startall, Waitall and the blocks applied
-        # (the times appended to a list; a step with no block to apply was combined when it
-        # completed: one read fewer)
-        startall, waitall, clock = self._startall, self._waitall, CLOCK
-        times = []
-        mark = times.append
-        mark(clock())
-        for pre, reqs, post in self._steps:
-            for f in pre:
-                f()
-            if reqs:
-                startall(reqs)
-                mark(clock())
-                waitall(reqs)
-                t = clock()
-            else:
-                t = clock()
-                mark(t)
-            mark(t)
-            if post:
-                for f in post:
-                    f()
-                t = clock()
-            mark(t)
-        recorder._times, recorder._index = times, self._step_index
+        record(self, recorder)
         return buf
 
     def free(self):

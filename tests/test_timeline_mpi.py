@@ -80,11 +80,30 @@ SCRIPT = textwrap.dedent("""
     assert np.array_equal(x, want), (x, want)
     kept = rec.as_dict()
     assert len(kept["step"]) == len(ex.schedule.steps) and kept["entered"] <= kept["posted"][0]
+    # blocks of at most QUICK_BYTES are combined when they completed (no clock read for them);
+    # larger ones read the clock after they are applied
+    import mpi_exercises.recording as recording
+    assert 3 * 8 <= recording.QUICK_BYTES < 64 * 8
+    assert kept["combined"] == kept["completed"], kept
+    big = executor.Executor(comm, registry.build("allreduce.recursive_doubling", comm.size, 64), np.float64,
+                            MPI.SUM)
+    rec_big = executor.Recorder(big)
+    z = np.arange(64.0) + comm.rank
+    big.run_recorded(z, rec_big)
+    assert np.array_equal(z, comm.allreduce(np.arange(64.0) + comm.rank))
+    b = rec_big.as_dict()
+    assert all(p <= c < d for p, c, d in zip(b["posted"], b["completed"], b["combined"])), b
+    try:
+        big.run_recorded(z, rec)
+        raise AssertionError("another executor's recorder accepted")
+    except ValueError:
+        pass
+    big.free()
 
     def touched(*args, **kw):
         raise AssertionError("the recorder was touched by run")
 
-    executor.CLOCK = touched
+    executor.CLOCK = recording.CLOCK = touched
     executor.time.perf_counter = touched
     for _ in range(5):
         y = np.arange(3.0) + comm.rank

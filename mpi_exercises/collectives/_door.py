@@ -270,31 +270,33 @@ class FrontDoor:
             state = state_of(comm)
         if check and state.alone:
             check = False
-        req = state.start if check else None
-        if check and req is None:               # the first checked call on comm: create the requests
-            self._agree(comm, state, plan)
-        elif check:                             # P > 2: started now, waited for after the local work below
-            buf, w = state.buf, plan.word
-            buf[0] = w
-            buf[1] = -w
-            if state.inline is None:
-                req()
-        elif not state.unchecked and not state.alone:   # the first unchecked call on comm: agreed, marked
-            state.unchecked = True
-            self._agree(comm, state, plan, checked=False)
         ex = None
         if plan.build is not None:
             hit = state.cache.get(plan.word)
             if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
                 state.cache.move_to_end(plan.word)
                 ex = hit[1]
+        req, inline = (state.start if check else None), None
+        if check and req is None:               # the first checked call on comm: create the requests
+            self._agree(comm, state, plan)
+        elif check:                             # started now, waited for after the local work below
+            buf, w = state.buf, plan.word
+            buf[0] = w
+            buf[1] = -w
+            if state.inline is not None and ex is not None and prime is not None and ex.inlines:
+                inline = state.inline           # P = 2: started after prime packed the first step in
+            else:
+                req()
+        elif not state.unchecked and not state.alone:   # the first unchecked call on comm: agreed, marked
+            state.unchecked = True
+            self._agree(comm, state, plan, checked=False)
         if out is None and out_shape is not None:
             out = np.empty(out_shape, dtype=x.dtype)
         if req is not None:
             if prime is not None and ex is not None:
                 state.primed = ex
-                prime(plan, ex, x, out, state.inline)
-            if state.inline is not None:        # P = 2: started now, with the first step packed in
+                prime(plan, ex, x, out, inline)
+            if inline is not None:
                 req()
             state.wait()
             got = state.got

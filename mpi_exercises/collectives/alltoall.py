@@ -174,6 +174,10 @@ class Exchange:
         return self.executor is not None and self.executor.started
 
     @property
+    def inlines(self) -> bool:
+        return self.executor is not None and self.executor.inlines
+
+    @property
     def sent_step(self):
         return None if self.executor is None else self.executor.sent_step
 
