@@ -397,3 +397,21 @@ def test_a_logp_file_to_16_KiB_still_calibrates_loggp_as_before_and_loggops():
                                                      rel=1e-12)
     gops = cal.models["loggops"]
     assert 0 <= gops["O"] <= gops["G"] and gops["S"] >= 0 and "loggops" in predict.MODELS
+
+
+@pytest.mark.mpi
+def test_predicts_prtt_reaches_2_MiB_with_its_large_sizes_capped_by_the_byte_budget():
+    """One calibration round's PRTT (2 ranks): the ping-pong's sizes, every case ``reps`` samples
+    where the budget allows it, fewer (but at least its share of PRTT_LONG_SAMPLES) at 2 MiB."""
+    code = ("import json\nfrom mpi4py import MPI\nfrom mpi_exercises.bench.predict import measurement as m\n"
+            "out = m.calibration_round(MPI.COMM_WORLD, 30, 4, software=False)\n"
+            "if MPI.COMM_WORLD.Get_rank() == 0:\n"
+            "    print(json.dumps({r['bytes']: [r[k]['samples'] for k in ('prtt_1_0', 'prtt_n_0', 'prtt_n_d', 'o_r')]"
+            " for r in out['logp']}))\n")
+    res = run_mpi_ok(2, ["-c", code], timeout=180)
+    samples = {int(k): v for k, v in json.loads(res.stdout.strip().splitlines()[-1]).items()}
+    assert list(samples) == predict.CALIBRATION_SIZES == predict.PRTT_SIZES
+    budget, n, least = 2 * 64 * 2**20 // 4, predict.LOGP_N, -(-2 * predict.measurement.PRTT_LONG_SAMPLES // 4)
+    for s, counts in samples.items():       # the ping-pong's rule, written out: budget / (n s), within [least, 30]
+        assert set(counts) == {max(least, min(30, budget // max(n * s, 1)))}, (s, counts)
+    assert samples[2097152][0] == least < samples[0][0] == 30
