@@ -123,10 +123,10 @@ def calibration_round(comm, reps: int, rounds: int, *, network: bool = True, sof
 #: PRTT(n, d, s)'s n, messages per parametrised round trip
 LOGP_N = 10
 #: samples of the PRTT at a size whose byte budget allows fewer, per calibration (shared by
-#: ``rounds / 2`` rounds as the warm-ups are): at 2 MiB a PRTT(10, d, s) takes 5 to 30 ms, and
-#: the PRTT to 2 MiB took 2.8 to 3.4 times the PRTT to 16 KiB with 10 of them (load 6; the ping-pong
-#: keeps 20 per round: its sample is one round trip)
-PRTT_LONG_SAMPLES = 6
+#: ``rounds / 2`` rounds as the warm-ups are: 5 a round, 20 a run by default): at 2 MiB a
+#: PRTT(10, d, s) takes 5 to 30 ms (the ping-pong keeps 20 a round: its sample is one round trip);
+#: ``benchmarks/prtt_calibration_time.py`` times the PRTT to 2 MiB against the one to 16 KiB
+PRTT_LONG_SAMPLES = 10
 
 
 def interleaved(comm, rounds: int, reps: int, collectives, sizes, iterations: int, warmup: int, *,
