@@ -114,7 +114,8 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
     replaces an earlier one's): a calibration block or a whole ``predict --json`` report, a
     ``pingpong --json`` file (α-β, its segments and NBL), an ``exchange --json`` file (the
     exchange terms, with a ping-pong file) or a ``logp --json`` file (LogGP; LogGOPS with a
-    ping-pong file), each fitted as predict fits its own (:func:`fits`).  ValueError naming the
+    ping-pong file), each fitted as predict fits its own (:func:`fits`; a logp file adds to
+    ``warnings`` the line of :func:`G_line`: from which sizes G comes).  ValueError naming the
     file and the problem; an unphysical fit of a plain model is refused (:func:`unphysical`),
     and so is a file that is a link, not a regular file, or too large
     (:func:`netmodels.outputs.read_input`: a named pipe is never opened, so no rank waits on
@@ -130,6 +131,8 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
                 part = {m: p for m, p in parameters_of(measured, nprocs).items() if kind in measured_by(m)}
                 if kind != "logp":
                     noisy += [(r["ci_relative_halfwidth"] or 0.0, f"{path}: {kind} {r['bytes']} B") for r in results]
+                elif warnings is not None and G_line(results, data["parameters"]["n"], path):
+                    warnings.append(G_line(results, data["parameters"]["n"], path))
             else:
                 c = Calibration.from_dict(data, source=str(path))
                 part, software = c.models, c.software or software
@@ -157,6 +160,15 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
                            reliability(noisy) if noisy else None, tuple(measured))
     except ValueError as exc:
         raise ValueError(f"--calibration: {exc}") from None
+
+
+def G_line(results: list, n: int, where: str = "the PRTT") -> str | None:
+    """One line saying from which sizes of a PRTT (its per-size ``results``, ``n`` messages)
+    LogGP's g and G come (:func:`logp_bench.G_source`), or None if they are not identified."""
+    from .. import logp_bench, pingpong
+
+    fitted = logp_bench.fit(results, n, pingpong.FIT_STATISTIC)
+    return f"predict: LogGP from {where}: {logp_bench.G_source(fitted)}" if fitted["g_identified"] else None
 
 
 def missing_line(cal: Calibration) -> str | None:

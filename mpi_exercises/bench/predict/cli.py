@@ -8,7 +8,7 @@ from netmodels.outputs import write_json
 
 from .. import arguments, placement
 from ..launch_mode import combined
-from .calibration import Calibration, calibration_from, drift, load_calibration, missing_line
+from .calibration import Calibration, G_line, calibration_from, drift, load_calibration, missing_line
 from .comparison import best_models, compare, summarize_errors
 from .measurement import COLLECTIVES, ELEM_BYTES, LOGP_N, ROUNDS, interleaved, pool
 from .text import drift_line, last_line, reliability_line, report
@@ -139,6 +139,8 @@ def publish(comm, args, oversubscribed: bool, taken: dict, cal: Calibration, hal
     for line in (cal.reliability or {}).get("left_out", []):
         print(f"warning: {line}")
     print(rounds_line(taken["rounds"], given))
+    if (cal.measurements or {}).get("logp"):
+        print(G_line(cal.measurements["logp"], cal.measurements["logp_n"]) or "predict: LogGP's g and G not identified")
     print(drift_line(moved), flush=True)
     if args.json:
         write_json(args.json, {
