@@ -145,33 +145,41 @@ def _sync_finish(a: ArraySchedule, entry, ends) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- traces
-def _record_messages(out: "tr.Collector", t, step, model):
-    """The ``record`` callback of a clocked rule (:meth:`netmodels.models.logp.LogPClock.advance`)
-    for the messages of ``step`` (step index ``t``): their operations into ``out``."""
-    def record(send_ready, send_start, arrival, recv_ready, recv_start):
-        send_busy, _, _, recv_wire, recv_busy, _ = model.message_terms(step)
-        src, dst = step.src, step.dst
-        sent = send_start + send_busy
-        first = recv_start - recv_wire                   # the receiver takes the first byte
-        comb = getattr(model, "combine", 0.0) * np.where(step.combine, step.count, 0)
-        out.add(tr.GAP, src, dst, t, send_ready, send_start)
-        out.add(tr.SEND, src, dst, t, send_start, sent, keep_empty=True)
-        out.add(tr.WIRE, src, dst, t, sent, first, keep_empty=True)
-        out.add(tr.GAP, dst, src, t, np.maximum(recv_ready, arrival - recv_wire), first)
-        out.add(tr.BYTES, dst, src, t, first, recv_start)
-        out.add(tr.RECV, dst, src, t, recv_start, recv_start + recv_busy - comb, keep_empty=True)
-        out.add(tr.COMBINE, dst, src, t, recv_start + recv_busy - comb, recv_start + recv_busy)
-    return record
+class _StepTrace:
+    """What a trace (``out``, a :class:`~netmodels.simulate.trace.Collector`) records of step
+    ``t``: a clocked rule's messages, or a step-synchronous rule's time per rank."""
 
+    def __init__(self, out: "tr.Collector", t: int, step, model):
+        self.out, self.t, self.step, self.model = out, t, step, model
 
-def _record_ranks(out: "tr.Collector", t, comm, comm_start, comp, comp_start):
-    """Per rank of a step-synchronous step (index ``t``): ``comm`` as ``wire`` from
-    ``comm_start``, ``comp`` (None: none) as ``combine`` from ``comp_start`` (s, per rank or scalar)."""
-    ranks = np.flatnonzero(comm > 0)
-    out.add(tr.WIRE, ranks, -1, t, _at(comm_start, ranks), _at(comm_start, ranks) + comm[ranks])
-    if comp is not None:
-        ranks = np.flatnonzero(comp > 0)
-        out.add(tr.COMBINE, ranks, -1, t, _at(comp_start, ranks), _at(comp_start, ranks) + comp[ranks])
+    def messages(self):
+        """The ``record`` callback of a clocked rule (:meth:`netmodels.models.logp.LogPClock.advance`)
+        for the step's messages: their operations into the trace."""
+        out, t, step, model = self.out, self.t, self.step, self.model
+
+        def record(send_ready, send_start, arrival, recv_ready, recv_start):
+            send_busy, _, _, recv_wire, recv_busy, _ = model.message_terms(step)
+            src, dst = step.src, step.dst
+            sent = send_start + send_busy
+            first = recv_start - recv_wire                   # the receiver takes the first byte
+            comb = getattr(model, "combine", 0.0) * np.where(step.combine, step.count, 0)
+            out.add(tr.GAP, src, dst, t, send_ready, send_start)
+            out.add(tr.SEND, src, dst, t, send_start, sent, keep_empty=True)
+            out.add(tr.WIRE, src, dst, t, sent, first, keep_empty=True)
+            out.add(tr.GAP, dst, src, t, np.maximum(recv_ready, arrival - recv_wire), first)
+            out.add(tr.BYTES, dst, src, t, first, recv_start)
+            out.add(tr.RECV, dst, src, t, recv_start, recv_start + recv_busy - comb, keep_empty=True)
+            out.add(tr.COMBINE, dst, src, t, recv_start + recv_busy - comb, recv_start + recv_busy)
+        return record
+
+    def ranks(self, comm, comm_start, comp, comp_start) -> None:
+        """Per rank: ``comm`` as ``wire`` from ``comm_start``, ``comp`` (None: none) as
+        ``combine`` from ``comp_start`` (s, per rank or scalar)."""
+        ranks = np.flatnonzero(comm > 0)
+        self.out.add(tr.WIRE, ranks, -1, self.t, _at(comm_start, ranks), _at(comm_start, ranks) + comm[ranks])
+        if comp is not None:
+            ranks = np.flatnonzero(comp > 0)
+            self.out.add(tr.COMBINE, ranks, -1, self.t, _at(comp_start, ranks), _at(comp_start, ranks) + comp[ranks])
 
 
 def _at(x, idx):
@@ -186,64 +194,90 @@ def walk_steps(a: ArraySchedule, model, rule, sync: bool, entry: np.ndarray, rng
     :class:`~netmodels.simulate.software.Software`; see the module docstring).  Returns
     ``(finish, step_times, messages, bytes)``: per-rank finish times (s), the steps' durations
     under *sync* (s; None under *stepwise*), the messages and bytes sent."""
-    clock = entry.copy()                    # stepwise: per-rank clock
-    now = float(entry.max(initial=0.0))     # sync: the end of the previous step
-    step_times = np.zeros(a.nsteps) if sync else None
-    step_ends = np.full(a.nsteps, now)
+    clock = entry.copy()                                    # stepwise: each rank's own time
+    ends = np.full(a.nsteps + 1, float(entry.max(initial=0.0)))    # sync: ends[t + 1], when step t ends
     messages = nbytes_total = 0
     for t, step in enumerate(steps(a, elem_bytes, topology)):
         if progress is not None:
             progress(1)
         own = None if software is None else software.at(t, a.nprocs)    # per rank (s)
-        n = 0 if step is None else step.src.size        # messages; a step of local copies only has none
-        if step is not None:
-            messages += n
+        extra = None
+        if step is not None:                                # None: local copies only, no message
+            messages += step.src.size
             nbytes_total += int(step.count.sum()) * elem_bytes
-        extra = rng.exponential(noise, n) if rng is not None and noise > 0 and n else None
-        start = now
-        if step is None or (rule.clocked and n == 0):   # no message: only the ranks' own time
-            if own is not None:
-                if sync:
-                    now += float(own.max(initial=0.0))
-                else:
-                    clock = clock + own
-        elif rule.clocked:
-            cpu = np.full(a.nprocs, now) if sync else clock
-            rule.advance(cpu, step, extra, None if out is None else _record_messages(out, t, step, model))
-            if own is not None:
-                cpu += own
-            if sync:        # ranks outside the step are still at `now`
-                now = max(now, float(cpu.max() if own is not None else
-                                     max(cpu[step.src].max(), cpu[step.dst].max())))
-            else:
-                clock = cpu
-        else:
-            comm, comp = rule.costs(step)
-            if own is not None:
-                comp = own if comp is None else comp + own
-            if extra is not None:
-                late = np.zeros(a.nprocs)
-                np.maximum.at(late, step.dst, extra)
-                comm = comm + late
-            if sync:
-                longest = float(comm.max(initial=0.0))
-                if out is not None:
-                    _record_ranks(out, t, comm, now, comp, now + longest)
-                now += longest + (float(comp.max()) if comp is not None else 0.0)
-            else:
-                b = clock
-                end = b + comm
-                src, dst = step.src, step.dst
-                msg_end = np.maximum(b[src], b[dst]) + np.maximum(comm[src], comm[dst])
-                np.maximum.at(end, src, msg_end)
-                np.maximum.at(end, dst, msg_end)
-                if out is not None:
-                    _record_ranks(out, t, comm, end - comm, comp, end)
-                clock = end if comp is None else end + comp
+            extra = _noise(rng, noise, step.src.size)
+        trace = None if out is None else _StepTrace(out, t, step, model)
         if sync:
-            step_times[t], step_ends[t] = now - start, now
-    finish = _sync_finish(a, entry, step_ends) if sync else clock
-    return finish, step_times, messages, nbytes_total
+            ends[t + 1] = sync_step(rule, step, ends[t], own, extra, trace)
+        else:
+            clock = stepwise_step(rule, step, clock, own, extra, trace)
+    if not sync:
+        return clock, None, messages, nbytes_total
+    return _sync_finish(a, entry, ends[1:]), np.diff(ends), messages, nbytes_total
+
+
+def sync_step(rule, step, now, own, extra, trace):
+    """*sync*: every rank begins ``step`` at ``now`` (s, when the previous step ended); returns
+    when the step ends (s): after its busiest rank's ``comm``, then its busiest rank's ``comp``
+    and own time, or when the last CPU clock of a clocked rule stops."""
+    if step is None or (rule.clocked and step.src.size == 0):     # no message: the ranks' own time
+        return now if own is None else now + float(own.max(initial=0.0))
+    if rule.clocked:
+        cpu = np.full(step.nprocs, now)
+        clocked_step(rule, step, cpu, own, extra, trace)
+        return float(cpu.max())
+    comm, comp = step_costs(rule, step, own, extra)
+    longest = float(comm.max(initial=0.0))
+    if trace is not None:
+        trace.ranks(comm, now, comp, now + longest)
+    return now + (longest + (float(comp.max()) if comp is not None else 0.0))
+
+
+def stepwise_step(rule, step, clock, own, extra, trace):
+    """*stepwise*: each rank begins ``step`` at its own ``clock`` (s per rank); returns the
+    clocks at the end of its part.  A message from s to d starts when both have begun and
+    lasts the longer of their ``comm``; a rank's communication ends with its last message,
+    then it combines (``comp``) and spends its own time."""
+    if step is None or (rule.clocked and step.src.size == 0):     # no message: the ranks' own time
+        return clock if own is None else clock + own
+    if rule.clocked:
+        clocked_step(rule, step, clock, own, extra, trace)
+        return clock
+    comm, comp = step_costs(rule, step, own, extra)
+    src, dst = step.src, step.dst
+    end = clock + comm
+    msg_end = np.maximum(clock[src], clock[dst]) + np.maximum(comm[src], comm[dst])
+    np.maximum.at(end, src, msg_end)
+    np.maximum.at(end, dst, msg_end)
+    if trace is not None:
+        trace.ranks(comm, end - comm, comp, end)
+    return end if comp is None else end + comp
+
+
+def clocked_step(rule, step, cpu, own, extra, trace) -> None:
+    """A clocked rule (the LogP family): its CPU and NIC clocks move ``cpu`` (s per rank, in
+    place) through the step's sends and receives; then each rank spends its own time."""
+    rule.advance(cpu, step, extra, None if trace is None else trace.messages())
+    if own is not None:
+        cpu += own
+
+
+def step_costs(rule, step, own, extra):
+    """A step-synchronous rule's ``(comm, comp)`` per rank (s): its own time added to ``comp``,
+    and a receiver's communication lengthened by the largest noise of its incoming messages."""
+    comm, comp = rule.costs(step)
+    if own is not None:
+        comp = own if comp is None else comp + own
+    if extra is not None:
+        late = np.zeros(step.nprocs)
+        np.maximum.at(late, step.dst, extra)
+        comm = comm + late
+    return comm, comp
+
+
+def _noise(rng, noise, n: int):
+    """The extra latency of ``n`` messages (s, exponential of mean ``noise``), or None."""
+    return rng.exponential(noise, n) if rng is not None and noise > 0 and n else None
 
 
 # ----------------------------------------------------------------------------- LogGOPSim's rules
@@ -317,6 +351,49 @@ def _record_loggopsim(out: "tr.Collector", held, rec, wire_t, comb_t) -> None:
 
 
 # ----------------------------------------------------------------------------- entry point
+def _checked_run(schedule, model, semantics, elem_bytes, topology):
+    """``(a, semantics, elem_bytes)``: the schedule as arrays, the semantics (None: the model's
+    own) and the element size, each checked (ValueError naming the argument)."""
+    if not callable(getattr(model, "step_rule", None)):
+        raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
+                         f"NBLModel, LogP, LogGP, PLogP, BSP, TwoLevel or LoP; got {type(model).__name__}")
+    a = as_arrays(schedule)
+    if semantics is None:
+        semantics = getattr(model, "semantics", "sync")
+    if semantics not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {semantics!r}")
+    elem_bytes = positive_int("elem_bytes", elem_bytes)
+    if a.nelems * elem_bytes > 2**63 - 1:
+        raise ValueError(f"N = {a.nelems} elements of {elem_bytes} B is {a.nelems * elem_bytes} bytes, "
+                         "more than a signed 64-bit integer holds")
+    if topology is not None and getattr(topology, "nprocs", None) != a.nprocs:
+        raise ValueError(f"topology has {getattr(topology, 'nprocs', None)} nodes, "
+                         f"the schedule {a.nprocs} ranks")
+    return a, semantics, elem_bytes
+
+
+def _checked_software(software, a: ArraySchedule, semantics: str, trace: bool) -> Software:
+    """``software`` checked against the schedule ``a`` and refused under *loggopsim* and with a trace."""
+    if not isinstance(software, Software):
+        raise ValueError(f"software must be a netmodels.simulate.software.Software or None, got {software!r}")
+    if semantics == "loggopsim" or trace:
+        raise ValueError("software is combined under the sync and stepwise semantics without a trace; "
+                         f"got semantics {semantics!r}{' with trace' if trace else ''}")
+    return software.checked(a.nsteps, a.nprocs)
+
+
+def _collector(a: ArraySchedule, rule, memory) -> "tr.Collector":
+    """An empty trace of ``a``'s ranks, refused (ValueError, one line) when its rows would not fit
+    in ``memory`` (bytes; None: what the system says is available)."""
+    if memory is None:
+        from ..commandline import available_memory
+        memory = available_memory()
+    refused = tr.refusal(tr.estimate_rows(a, rule.clocked), a.nprocs, memory)
+    if refused:
+        raise ValueError(refused)
+    return tr.Collector(a.nprocs)
+
+
 def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=None, seed=None,
              topology=None, elem_bytes: int = ELEM_BYTES, progress=None,
              receives: str = "after-sends", trace: bool = False, memory: float | None = None,
@@ -342,23 +419,8 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     *sync* and *stepwise* as :mod:`netmodels.simulate.software` says; refused under *loggopsim* and
     with ``trace``.  None (default): the network alone.
     """
-    if not callable(getattr(model, "step_rule", None)):
-        raise ValueError("model must be a model with a step rule (model.step_rule(schedule)): an AlphaBeta, "
-                         f"NBLModel, LogP, LogGP, PLogP, BSP, TwoLevel or LoP; got {type(model).__name__}")
-    a = as_arrays(schedule)
-    if semantics is None:
-        semantics = getattr(model, "semantics", "sync")
-    if semantics not in SEMANTICS:
-        raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}; got {semantics!r}")
-    elem_bytes = positive_int("elem_bytes", elem_bytes)
-    if a.nelems * elem_bytes > 2**63 - 1:
-        raise ValueError(f"N = {a.nelems} elements of {elem_bytes} B is {a.nelems * elem_bytes} bytes, "
-                         "more than a signed 64-bit integer holds")
-    p = a.nprocs
-    if topology is not None and getattr(topology, "nprocs", None) != p:
-        raise ValueError(f"topology has {getattr(topology, 'nprocs', None)} nodes, "
-                         f"the schedule {p} ranks")
-    entry = np.zeros(p) if skew is None else _check_times("skew", skew, p)
+    a, semantics, elem_bytes = _checked_run(schedule, model, semantics, elem_bytes, topology)
+    entry = np.zeros(a.nprocs) if skew is None else _check_times("skew", skew, a.nprocs)
     rng = None
     if noise is not None:
         noise = positive("noise", noise, allow_zero=True)
@@ -366,23 +428,10 @@ def simulate(schedule, model, *, semantics: str | None = None, skew=None, noise=
     if not isinstance(trace, bool):
         raise ValueError(f"trace must be True or False, got {trace!r}")
     if software is not None:
-        if not isinstance(software, Software):
-            raise ValueError(f"software must be a netmodels.simulate.software.Software or None, got {software!r}")
-        if semantics == "loggopsim" or trace:
-            raise ValueError("software is combined under the sync and stepwise semantics without a trace; "
-                             f"got semantics {semantics!r}{' with trace' if trace else ''}")
-        software = software.checked(a.nsteps, p)
+        software = _checked_software(software, a, semantics, trace)
         entry = entry + software.start
     rule = model.step_rule(a)
-    out = None
-    if trace:
-        if memory is None:
-            from ..commandline import available_memory
-            memory = available_memory()
-        refused = tr.refusal(tr.estimate_rows(a, rule.clocked), p, memory)
-        if refused:
-            raise ValueError(refused)
-        out = tr.Collector(p)
+    out = _collector(a, rule, memory) if trace else None
     if semantics == "loggopsim":
         return _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress, receives, out)
     if receives != "after-sends":
