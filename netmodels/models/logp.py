@@ -384,59 +384,79 @@ class LogPClock:
 
     def advance(self, cpu: np.ndarray, step: Step, extra=None, record=None) -> None:
         """Run one step from per-rank CPU times ``cpu`` (s, updated in place); ``extra``
-        (s per message) delays arrivals.  Where a gap cannot bind (it is no longer than the
-        CPU's busy time) its clock is not kept; the times are the same.  ``record``, if given,
-        is called once with, per message (s): its sender's CPU time before the send, the
-        send's start, the arrival of its last byte, its receiver's CPU time before the
-        receive and the start of the receive overhead (a trace, :mod:`netmodels.simulate.trace`)."""
-        src, dst, n = step.src, step.dst, step.src.size
-        send_busy, send_gap, transit, recv_wire, recv_busy, recv_gap = self.model.message_terms(step)
-        wired = np.ndim(recv_wire) > 0 or recv_wire > 0
-        send_binds = np.ndim(send_gap) > 0 or np.ndim(send_busy) > 0 or send_gap > send_busy
-        recv_binds = wired or np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
-        arrival = np.empty(n)
-        rec = None if record is None else np.empty((4, n))
-        rdv = self.model.rendezvous(step) if hasattr(self.model, "rendezvous") else None
-        if rdv is not None:
-            rdv = np.broadcast_to(rdv, (n,))
-            taken = np.empty(n)
-        index, unique = self._ranks(src)
-        sends = [(slice(None), index)] if unique else [(i, src[i]) for i in _positions(src, self.p)]
-        for idx, s in sends:
-            start = np.maximum(cpu[s], self.next_send[s]) if send_binds else cpu[s]
-            if rec is not None:
-                rec[0, idx], rec[1, idx] = cpu[s], start
+        (s per message) delays arrivals.  ``record``, if given, is called once with, per
+        message (s): its sender's CPU time before the send, the send's start, the arrival of
+        its last byte, its receiver's CPU time before the receive and the start of the receive
+        overhead (a trace, :mod:`netmodels.simulate.trace`)."""
+        terms = self.model.message_terms(step)
+        before = None if record is None else np.empty((3, step.src.size))
+        arrival = self.send(cpu, step, terms, extra, before)
+        received = self.receive(cpu, step, terms, arrival, before)
+        self.hold_rendezvous(cpu, step, terms, received)
+        if record is not None:
+            record(before[0], before[1], arrival, before[2], received)
+
+    def send(self, cpu, step: Step, terms, extra, before) -> np.ndarray:
+        """Every rank sends its messages of ``step`` in column order: a send starts when the CPU
+        is free and the NIC's gap has passed, keeps the CPU busy ``o_s``; returns each message's
+        arrival (s).  A gap no longer than the CPU's busy time cannot bind: it is not kept."""
+        send_busy, send_gap, transit, *_ = terms
+        gap_binds = np.ndim(send_gap) > 0 or np.ndim(send_busy) > 0 or send_gap > send_busy
+        arrival = np.empty(step.src.size)
+        for idx, s in self._turns(step.src):
+            start = np.maximum(cpu[s], self.next_send[s]) if gap_binds else cpu[s]
+            if before is not None:
+                before[0, idx], before[1, idx] = cpu[s], start
             busy = start + _at(send_busy, idx)
             cpu[s] = busy
-            if send_binds:
+            if gap_binds:
                 self.next_send[s] = start + _at(send_gap, idx)
             a = busy + _at(transit, idx)
             arrival[idx] = a if extra is None else a + extra[idx]
-        index, unique = self._ranks(dst)
-        recvs = ([(slice(None), index)] if unique else
-                 [(i, dst[i]) for i in _positions(dst, self.p, np.argsort(arrival, kind="stable"))])
-        for idx, d in recvs:
-            if rec is not None:
-                rec[2, idx] = cpu[d]
-            if wired:       # the first byte waits for the CPU and the gap, the rest follows
-                w = _at(recv_wire, idx)
-                start = np.maximum(np.maximum(cpu[d], self.next_recv[d]) + w, arrival[idx])
+        return arrival
+
+    def receive(self, cpu, step: Step, terms, arrival, before) -> np.ndarray:
+        """Every rank receives its messages of ``step`` in order of arrival: the first byte waits
+        for the CPU and the receive gap, the rest ``(m - 1) G`` follows, and the receive keeps the
+        CPU busy ``o_r``; returns each receive overhead's start (s)."""
+        *_, recv_wire, recv_busy, recv_gap = terms
+        wired = np.ndim(recv_wire) > 0 or recv_wire > 0
+        gap_binds = wired or np.ndim(recv_gap) > 0 or np.ndim(recv_busy) > 0 or recv_gap > recv_busy
+        started = np.empty(step.dst.size)
+        for idx, d in self._turns(step.dst, arrival):
+            if before is not None:
+                before[2, idx] = cpu[d]
+            if wired:
+                start = np.maximum(np.maximum(cpu[d], self.next_recv[d]) + _at(recv_wire, idx), arrival[idx])
             else:
                 start = np.maximum(cpu[d], arrival[idx])
-                if recv_binds:
+                if gap_binds:
                     np.maximum(start, self.next_recv[d], out=start)
-            if recv_binds:
+            if gap_binds:
                 self.next_recv[d] = start + _at(recv_gap, idx)
             cpu[d] = start + _at(recv_busy, idx)
-            if rec is not None:
-                rec[3, idx] = start
-            if rdv is not None:
-                taken[idx] = start - _at(recv_wire, idx) if wired else start
-        if rdv is not None and rdv.any():   # a rendezvous send ends when its message is taken
-            for i in np.flatnonzero(rdv):
-                s = src[i]
-                cpu[s] = max(cpu[s], taken[i])
-                self.next_send[s] = max(self.next_send[s], taken[i])
-        if record is not None:
-            record(rec[0], rec[1], arrival, rec[2], rec[3])
+            started[idx] = start
+        return started
 
+    def hold_rendezvous(self, cpu, step: Step, terms, received) -> None:
+        """A rendezvous send (:class:`LogGOPS`, more than ``S`` bytes) ends when its receiver takes
+        its first byte, ``(m - 1) G`` before its receive overhead starts (``received``, s per
+        message): its sender's CPU and NIC wait until then."""
+        rdv = self.model.rendezvous(step) if hasattr(self.model, "rendezvous") else None
+        if rdv is None:
+            return
+        taken = received - terms[3]         # recv_wire
+        for i in np.flatnonzero(np.broadcast_to(rdv, (step.src.size,))):
+            s = step.src[i]
+            cpu[s] = max(cpu[s], taken[i])
+            self.next_send[s] = max(self.next_send[s], taken[i])
+
+    def _turns(self, ranks: np.ndarray, arrival=None):
+        """``(messages, ranks)`` pairs in the order they are handled: one pair when no rank repeats
+        in the column ``ranks``, else a rank's first message, then its second, ... (its sends in
+        column order, its receives in order of ``arrival``, ties in column order)."""
+        index, unique = self._ranks(ranks)
+        if unique:
+            return [(slice(None), index)]
+        order = None if arrival is None else np.argsort(arrival, kind="stable")
+        return [(i, ranks[i]) for i in _positions(ranks, self.p, order)]
