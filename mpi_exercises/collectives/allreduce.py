@@ -6,7 +6,8 @@
 
 The algorithms are the registry's allreduces (:func:`choices`: every
 ``allreduce.*`` of :mod:`netmodels.algorithms.registry`) and ``"mpi"``.  By default
-every call first runs one small collective (an ``Allreduce`` of two int64 words) that
+every call first runs one small collective (an ``Allreduce`` of two int64 words; at P = 2
+one exchange of them, which carries a small first step too) that
 checks that all ranks passed valid and identical arguments: a bad argument on any rank
 becomes a ``ValueError`` on every rank, never a rank left waiting.  ``check=False``
 skips it (arguments are then the caller's responsibility).  Executors (schedule,
