@@ -1,39 +1,27 @@
-"""The broadcasts of netmodels.models.bsp run by the MPI executor, against MPI's own Bcast."""
+"""The broadcasts of netmodels.models.bsp run by the MPI executor, against MPI's own Bcast:
+one mpiexec job for P = 1..5 (tests/by_size.py runs tests/bsp_broadcast_sweep.py on each P in
+turn), a test for each P."""
 
 import pytest
 
-from tests.mpirun import run_mpi_ok
+from tests.mpirun import run_mpi, sections_by_size
 
-SCRIPT = """
-import numpy as np
-from mpi4py import MPI
-from mpi_exercises.executor import Executor
-from netmodels.algorithms import broadcast
+SIZES = [1, 2, 3, 4, 5]
 
-comm = MPI.COMM_WORLD
-rank, size = comm.Get_rank(), comm.Get_size()
-checked = 0
-for build in (broadcast.binomial, broadcast.flat, broadcast.two_phase):
-    for n in sorted({0, 1, max(size - 1, 1), size + 1, 1000}):
-        schedule = build(size, n)
-        buf = np.random.default_rng(rank).random(n) + rank        # different on every rank
-        want = buf.copy()
-        comm.Bcast([want, MPI.DOUBLE], root=0)
-        ex = Executor(comm, schedule, np.float64, MPI.SUM)
-        for _ in range(2):                                         # persistent requests reused
-            got = buf.copy()
-            ex.run(got)
-            assert np.array_equal(got, want), (schedule.name, size, n, rank)
-        ex.free()
-        checked += 1
-if rank == 0:
-    print("checked", checked)
-"""
+
+@pytest.fixture(scope="module")
+def runs():
+    """Each P's output, ending with its driver's ``exit N``, and the job."""
+    res = run_mpi(max(SIZES), ["-m", "tests.by_size", ",".join(map(str, SIZES)), "-m", "tests.bsp_broadcast_sweep"],
+                  timeout=240, sleep_while_waiting=True)
+    return sections_by_size(res.stdout), res
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("P", [1, 2, 3, 4, 5])
-def test_broadcasts_equal_mpi_bcast(P):
-    res = run_mpi_ok(P, ["-c", SCRIPT], timeout=120, sleep_while_waiting=True)
+@pytest.mark.parametrize("P", SIZES)
+def test_broadcasts_equal_mpi_bcast(runs, P):
+    sections, res = runs
+    out = sections.get(P, "")
     sizes = {0, 1, max(P - 1, 1), P + 1, 1000}
-    assert f"checked {3 * len(sizes)}" in res.stdout
+    assert out.endswith("exit 0\n") and f"checked {3 * len(sizes)}\n" in out, (
+        f"{' '.join(res.args)} exited {res.returncode}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr[-3000:]}")
