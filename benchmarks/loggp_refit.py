@@ -22,9 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpi_exercises.bench import logp_bench, pingpong, predict  # noqa: E402
-from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import write_json  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
+from netmodels.outputs import output_problem, read_input, write_json  # noqa: E402
 
+#: the stored launches (benchmarks/predict_launches.py), from the repository's root
+LAUNCHES = ["book/data/predict_launch_1.json", "book/data/predict_launch_2.json"]
 MODELS = ("alpha-beta", "alpha-beta-segmented", "loggp", "loggp-segmented", "loggops", "nbl")
 
 
@@ -50,17 +52,20 @@ def errors(report: dict, cal: predict.Calibration) -> dict:
 
 
 def main(argv=None) -> int:
-    p = OneLineParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("reports", nargs="+", help="predict --json files with calibration_measurements")
+    p = OneLineParser(prog="loggp_refit.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("reports", nargs="*", default=LAUNCHES,
+                   help="predict --json files with calibration_measurements (default: " + " ".join(LAUNCHES) + ")")
     p.add_argument("--json", metavar="FILE", help="write the numbers to FILE")
     args = p.parse_args(argv)
+    if args.json and output_problem(args.json):
+        p.error(f"--json: {output_problem(args.json)}")
     out = {"benchmark": "loggp-refit", "command": " ".join(["python", "benchmarks/loggp_refit.py", *sys.argv[1:]]),
            "load_average_1min": os.getloadavg()[0], "reports": {}}
     for path in args.reports:
         try:
-            report = json.loads(Path(path).read_text())
+            report = json.loads(read_input(path).decode("utf-8"))
             stored, new, lg = refit(report)
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             p.error(f"{path}: cannot refit ({exc})")
         before, after = errors(report, stored), errors(report, new)
         print(f"{path} (launch at load {report.get('load_average_1min', float('nan')):.1f}):")
@@ -92,4 +97,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main, "loggp_refit.py"))

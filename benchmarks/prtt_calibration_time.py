@@ -22,8 +22,8 @@ import numpy as np  # noqa: E402
 
 from mpi_exercises.bench import logp_bench, placement  # noqa: E402
 from mpi_exercises.bench.predict import measurement  # noqa: E402
-from netmodels.commandline import OneLineParser  # noqa: E402
-from netmodels.outputs import write_json  # noqa: E402
+from netmodels.commandline import OneLineParser, run_script  # noqa: E402
+from netmodels.outputs import output_problem, write_json  # noqa: E402
 
 OLD_SIZES = [0, 1, 8, 64, 1024, 4096, 16384]          # predict's PRTT before it measured long messages
 
@@ -31,12 +31,14 @@ OLD_SIZES = [0, 1, 8, 64, 1024, 4096, 16384]          # predict's PRTT before it
 def main(argv=None) -> int:
     from mpi4py import MPI
 
-    p = OneLineParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="prtt_calibration_time.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", type=int, default=3, help="old/new pairs timed alternately (default 3)")
     p.add_argument("--rounds", type=int, default=measurement.ROUNDS, help="predict's --rounds (default 4)")
     p.add_argument("--repetitions", type=int, default=200, help="predict's --calibration-repetitions (default 200)")
     p.add_argument("--json", metavar="FILE", help="write the times to FILE")
     args = p.parse_args(argv)
+    if args.json and output_problem(args.json):
+        p.error(f"--json: {output_problem(args.json)}")
     if args.pairs < 1 or args.rounds < 2 or args.rounds % 2 or args.repetitions < 1:
         p.error("--pairs >= 1, --rounds an even number >= 2, --repetitions >= 1")
     comm = MPI.COMM_WORLD
@@ -81,4 +83,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main, "prtt_calibration_time.py"))

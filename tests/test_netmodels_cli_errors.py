@@ -36,7 +36,7 @@ FSIZE = 64
 #: the benchmarks scripts with a --json option (run_pingpong_c.py creates missing folders)
 SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
            "validate_loggopsim.py", "collectives_vs_mpi.py", "launch_modes.py", "budget_accuracy.py",
-           "exchange_after_work.py", "cache_state.py"]
+           "exchange_after_work.py", "cache_state.py", "loggp_refit.py", "prtt_calibration_time.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [
@@ -126,6 +126,8 @@ CASES = [
     (["benchmarks/predict_launches.py", "--launches", "0"], "--launches must be >= 1", 2),
     (["benchmarks/predict_launches.py", "--out", MISSING], "cannot write", 2),
     (["benchmarks/predict_launches.py", "--summarize", "{FILE}"], "not a predict report", 2),
+    (["benchmarks/loggp_refit.py", "{FILE}"], "cannot refit", 2),
+    (["benchmarks/prtt_calibration_time.py", "--pairs", "0"], "--pairs >= 1", 2),
     (["benchmarks/predict_sensitivity.py"], "required: report", 2),
     (["benchmarks/predict_sensitivity.py", "{FILE}"], "not a predict report", 2),
     (["benchmarks/predict_sensitivity.py", "book/data/predict_reference.json", "--scale", "alpha-beta.gamma=2"],
