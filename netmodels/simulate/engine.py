@@ -197,6 +197,8 @@ def walk_steps(a: ArraySchedule, model, rule, sync: bool, entry: np.ndarray, rng
     clock = entry.copy()                                    # stepwise: each rank's own time
     ends = np.full(a.nsteps + 1, float(entry.max(initial=0.0)))    # sync: ends[t + 1], when step t ends
     messages = nbytes_total = 0
+    kept = None     # the last step's arrays, freed once the next step has made its own: freed before, malloc
+    #                 gives the heap's top back and faults it in again every step (4 times slower at 2^18 ranks)
     for t, step in enumerate(steps(a, elem_bytes, topology)):
         if progress is not None:
             progress(1)
@@ -208,9 +210,9 @@ def walk_steps(a: ArraySchedule, model, rule, sync: bool, entry: np.ndarray, rng
             extra = _noise(rng, noise, step.src.size)
         trace = None if out is None else _StepTrace(out, t, step, model)
         if sync:
-            ends[t + 1] = sync_step(rule, step, ends[t], own, extra, trace)
+            ends[t + 1], kept = sync_step(rule, step, ends[t], own, extra, trace)
         else:
-            clock = stepwise_step(rule, step, clock, own, extra, trace)
+            clock, kept = stepwise_step(rule, step, clock, own, extra, trace)
     if not sync:
         return clock, None, messages, nbytes_total
     return _sync_finish(a, entry, ends[1:]), np.diff(ends), messages, nbytes_total
@@ -219,30 +221,30 @@ def walk_steps(a: ArraySchedule, model, rule, sync: bool, entry: np.ndarray, rng
 def sync_step(rule, step, now, own, extra, trace):
     """*sync*: every rank begins ``step`` at ``now`` (s, when the previous step ended); returns
     when the step ends (s): after its busiest rank's ``comm``, then its busiest rank's ``comp``
-    and own time, or when the last CPU clock of a clocked rule stops."""
+    and own time, or when the last CPU clock of a clocked rule stops; and the step's arrays."""
     if step is None or (rule.clocked and step.src.size == 0):     # no message: the ranks' own time
-        return now if own is None else now + float(own.max(initial=0.0))
+        return (now if own is None else now + float(own.max(initial=0.0))), own
     if rule.clocked:
         cpu = np.full(step.nprocs, now)
         clocked_step(rule, step, cpu, own, extra, trace)
-        return float(cpu.max())
+        return float(cpu.max()), cpu
     comm, comp = step_costs(rule, step, own, extra)
     longest = float(comm.max(initial=0.0))
     if trace is not None:
         trace.ranks(comm, now, comp, now + longest)
-    return now + (longest + (float(comp.max()) if comp is not None else 0.0))
+    return now + (longest + (float(comp.max()) if comp is not None else 0.0)), (comm, comp)
 
 
 def stepwise_step(rule, step, clock, own, extra, trace):
     """*stepwise*: each rank begins ``step`` at its own ``clock`` (s per rank); returns the
     clocks at the end of its part.  A message from s to d starts when both have begun and
     lasts the longer of their ``comm``; a rank's communication ends with its last message,
-    then it combines (``comp``) and spends its own time."""
+    then it combines (``comp``) and spends its own time.  And the step's arrays."""
     if step is None or (rule.clocked and step.src.size == 0):     # no message: the ranks' own time
-        return clock if own is None else clock + own
+        return (clock if own is None else clock + own), clock
     if rule.clocked:
         clocked_step(rule, step, clock, own, extra, trace)
-        return clock
+        return clock, clock
     comm, comp = step_costs(rule, step, own, extra)
     src, dst = step.src, step.dst
     end = clock + comm
@@ -251,7 +253,7 @@ def stepwise_step(rule, step, clock, own, extra, trace):
     np.maximum.at(end, dst, msg_end)
     if trace is not None:
         trace.ranks(comm, end - comm, comp, end)
-    return end if comp is None else end + comp
+    return (end if comp is None else end + comp), (comm, comp, end, msg_end)
 
 
 def clocked_step(rule, step, cpu, own, extra, trace) -> None:
