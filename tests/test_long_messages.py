@@ -418,3 +418,13 @@ def test_predicts_prtt_reaches_2_MiB_with_its_large_sizes_capped_by_the_byte_bud
     for s, counts in samples.items():       # the ping-pong's rule, written out: budget / (n s), within [least, 30]
         assert set(counts) == {max(least, min(30, budget // max(n * s, 1)))}, (s, counts)
     assert samples[2097152][0] == least < samples[0][0] == 30
+
+
+@pytest.mark.parametrize("bad,match", [({"budget_bytes": 0}, "budget_bytes must be an integer >= 1"),
+                                       ({"budget_bytes": 1.5}, "budget_bytes must be an integer >= 1"),
+                                       ({"at_least": 0}, "at_least must be an integer >= 1")])
+def test_the_prtt_sweep_refuses_a_bad_budget_before_any_message(bad, match):
+    from mpi_exercises.bench import logp_bench
+
+    with pytest.raises(ValueError, match=match):
+        logp_bench.sweep(None, [0, 8], 10, 5, 1, False, **bad)      # no communicator is ever touched

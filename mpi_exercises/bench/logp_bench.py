@@ -132,6 +132,11 @@ def sweep(comm, sizes, n, reps, warmup, progress=True, *, d: dict | None = None,
     from . import timing
     from .pingpong import buffers, warm_up
 
+    if budget_bytes is not None and not (isinstance(budget_bytes, int) and budget_bytes >= 1):
+        raise ValueError(f"budget_bytes must be an integer >= 1 (None: no budget), got {budget_bytes!r}")
+    if not (isinstance(at_least, int) and at_least >= 1):
+        raise ValueError(f"at_least must be an integer >= 1, got {at_least!r}")
+
     def capped(s, k, least):
         return k if budget_bytes is None else timing.capped_iterations(n * s, k, budget_bytes, at_least=least)
 
