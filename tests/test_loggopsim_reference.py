@@ -196,6 +196,9 @@ def test_the_chapter_shows_the_rules_and_the_walk_as_the_modules_have_them():
     assert show_source(reference.Message, reference.Rank, reference.run).data in shown
     walks = [s for s in shown if "rule.advance(" in s and "rule.costs(" in s]
     assert len(walks) == 1
-    assert walks[0] == show_source(engine.walk_steps).data      # the function whole, as it is today
+    parts = (engine.walk_steps, engine.sync_step, engine.stepwise_step, engine.clocked_step, engine.step_costs)
+    assert walks[0] == show_source(*parts).data                # the walk and its step rules, as they are today
     assert "for t, step in enumerate(steps(" in walks[0]
     assert "walk_steps(" in inspect.getsource(engine.simulate)     # and simulate walks with it
+    walk = inspect.getsource(engine.walk_steps)                  # which hands every step to the rules shown
+    assert "sync_step(" in walk and "stepwise_step(" in walk

@@ -22,7 +22,8 @@ MAX_PLUMBING = 0.15     #: the share of them that prints, formats or glues
 STEP_RULES = {
     "alpha_beta": [("netmodels.models.alphabeta", "AlphaBetaRule.costs")],
     "nbl": [("netmodels.models.nbl", "NBLModel.step_time"), ("netmodels.models.nbl", "NBLRule.costs")],
-    "logp": [("netmodels.models.logp", "LogP.message_terms"), ("netmodels.models.logp", "LogPClock.advance")],
+    "logp": [("netmodels.models.logp", q) for q in ("LogP.message_terms", "LogPClock.advance", "LogPClock.send",
+                                                    "LogPClock.receive", "LogPClock.hold_rendezvous")],
     "lop": [("netmodels.models.lop", "LoPRule.costs"), ("netmodels.models.lop", "t_one_to_n")],
     "topology": [("netmodels.models.alphabeta", "AlphaBetaRule.costs")],
     "multilevel": [("netmodels.models.twolevel", "TwoLevelRule.costs")],
