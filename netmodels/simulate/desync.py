@@ -59,90 +59,106 @@ def simulate_fluid(schedule, machine: nbl.NBLModel, f_true=None, noise: float = 
     sched = as_transfers(schedule)
     noise = positive("noise", noise, allow_zero=True)
     rng = np.random.default_rng(seed)
-    model = replace(machine, f=float if f_true is None else f_true)
-    alpha, beta = model.alpha, model.beta * model.elem_bytes      # beta per element
-    p = sched.nprocs
-    # per rank: its steps in order; per (rank, step): transfers and combine time
-    steps_of = defaultdict(list)
-    members = defaultdict(list)
-    combine_time = defaultdict(float)
-    src, dst, cnt, stp = [], [], [], []
-    for t, step in enumerate(sched.steps):
-        blocks = defaultdict(int)
-        for tr in step:
-            i = len(src)
-            src.append(tr.src), dst.append(tr.dst), cnt.append(tr.count), stp.append(t)
-            for r in (tr.src, tr.dst):
-                if not steps_of[r] or steps_of[r][-1] != t:
-                    steps_of[r].append(t)
-                members[r, t].append(i)
-            if tr.combine:
-                blocks[tr.dst, tr.start, tr.count] += 1
-        for (r, _, c), k in blocks.items():
-            combine_time[r, t] += model.combine_cost(k + 1) * c * model.elem_bytes
-    n = len(src)
-    src, dst, cnt = np.array(src), np.array(dst), np.array(cnt, dtype=float)
-    delay = rng.exponential(noise, n) if noise > 0 else np.zeros(n)
-    begin = {}
-    pending = {key: len(v) for key, v in members.items()}
-    position = defaultdict(int)          # index into steps_of[r] of the rank's current step
-    finish = np.zeros(p)
-    heap = []
+    fluid = _Fluid(sched, replace(machine, f=float if f_true is None else f_true), rng, noise)
+    fluid.run()
+    return float(fluid.finish.max(initial=0.0)), fluid.finish
 
-    def start_step(r, t, when):
-        begin[r, t] = when
+
+class _Fluid:
+    """One self-timed run of :func:`simulate_fluid`: the schedule's transfers as columns, per
+    (rank, step) its transfers and combining time, each transfer's random delay (exponential,
+    mean ``noise`` s, drawn with ``rng``), and the transfers waiting to move (a heap of
+    ``(start, transfer)``)."""
+
+    def __init__(self, sched, model: nbl.NBLModel, rng, noise: float):
+        self.model, self.alpha = model, model.alpha
+        self.beta = model.beta * model.elem_bytes           # beta per element
+        # per rank: its steps in order; per (rank, step): transfers and combine time
+        self.steps_of, self.members = defaultdict(list), defaultdict(list)
+        self.combine_time = defaultdict(float)
+        src, dst, cnt, stp = [], [], [], []
+        for t, step in enumerate(sched.steps):
+            blocks = defaultdict(int)
+            for tr in step:
+                i = len(src)
+                src.append(tr.src), dst.append(tr.dst), cnt.append(tr.count), stp.append(t)
+                for r in (tr.src, tr.dst):
+                    if not self.steps_of[r] or self.steps_of[r][-1] != t:
+                        self.steps_of[r].append(t)
+                    self.members[r, t].append(i)
+                if tr.combine:
+                    blocks[tr.dst, tr.start, tr.count] += 1
+            for (r, _, c), k in blocks.items():
+                self.combine_time[r, t] += model.combine_cost(k + 1) * c * model.elem_bytes
+        self.src, self.dst, self.cnt, self.stp = np.array(src), np.array(dst), np.array(cnt, dtype=float), stp
+        self.nprocs = sched.nprocs
+        self.delay = rng.exponential(noise, len(src)) if noise > 0 else np.zeros(len(src))
+        self.begin = {}
+        self.pending = {key: len(v) for key, v in self.members.items()}
+        self.position = defaultdict(int)          # index into steps_of[r] of the rank's current step
+        self.finish = np.zeros(sched.nprocs)
+        self.heap = []
+
+    def start_step(self, r, t, when):
+        """Rank r begins step t at ``when``: each transfer whose other end has begun it too
+        starts after both ends' start-ups (plus its delay)."""
+        src, dst, members = self.src, self.dst, self.members
+        self.begin[r, t] = when
         for i in members[r, t]:
             other = dst[i] if src[i] == r else src[i]
-            if (other, t) in begin:
+            if (other, t) in self.begin:
                 s, d = src[i], dst[i]
-                go = max(begin[s, t] + alpha * len(members[s, t]), begin[d, t] + alpha * len(members[d, t]))
-                heapq.heappush(heap, (go + delay[i], i))
+                go = max(self.begin[s, t] + self.alpha * len(members[s, t]),
+                         self.begin[d, t] + self.alpha * len(members[d, t]))
+                heapq.heappush(self.heap, (go + self.delay[i], i))
 
-    for r in range(p):
-        if steps_of[r]:
-            start_step(r, steps_of[r][0], 0.0)
-    active = np.zeros(0, dtype=np.int64)
-    rem = np.zeros(0)
-    busy = np.zeros(p, dtype=np.int64)
-    now = 0.0
-    slow = np.array([0.0] + [model.f_of(k) for k in range(1, 64)])
-    while heap or active.size:
-        if active.size:
-            rate = 1.0 / slow[np.maximum(busy[src[active]], busy[dst[active]])]
-            dt = rem / rate
-            t_fin = now + dt.min()
-        else:
-            t_fin = math.inf
-        t_next = min(t_fin, heap[0][0] if heap else math.inf)
-        if active.size:
-            rem = rem - rate * (t_next - now)
-        now = t_next
-        if active.size:
-            done = rem <= 1e-12 * beta * max(cnt.max(), 1.0)
-            if done.any():
+    def transfer_done(self, i, now):
+        """Transfer i has moved its data at ``now``: an end whose step it completes combines,
+        then begins its next step."""
+        t = self.stp[i]
+        for r in (self.src[i], self.dst[i]):
+            self.pending[r, t] -= 1
+            if self.pending[r, t] == 0:
+                ready = now + self.combine_time[r, t]
+                self.finish[r] = ready
+                self.position[r] += 1
+                if self.position[r] < len(self.steps_of[r]):
+                    self.start_step(r, self.steps_of[r][self.position[r]], ready)
+
+    def run(self):
+        """Every rank's steps, self-timed, until no transfer waits or moves (fills ``finish``);
+        ``active``: the transfers moving, ``rem``: the data each has left (s, alone)."""
+        src, dst, cnt, heap = self.src, self.dst, self.cnt, self.heap
+        for r in range(self.nprocs):
+            if self.steps_of[r]:
+                self.start_step(r, self.steps_of[r][0], 0.0)
+        active = np.zeros(0, dtype=np.int64)
+        rem = np.zeros(0)
+        busy = np.zeros(self.nprocs, dtype=np.int64)
+        now = 0.0
+        slow = np.array([0.0] + [self.model.f_of(k) for k in range(1, 64)])
+        while heap or active.size:
+            t_next = heap[0][0] if heap else math.inf
+            if active.size:
+                rate = 1.0 / slow[np.maximum(busy[src[active]], busy[dst[active]])]
+                t_next = min(now + (rem / rate).min(), t_next)
+                rem = rem - rate * (t_next - now)
+                done = rem <= 1e-12 * self.beta * max(cnt.max(), 1.0)
                 for i in active[done]:
                     busy[src[i]] -= 1
                     busy[dst[i]] -= 1
-                    t = stp[i]
-                    for r in (src[i], dst[i]):
-                        pending[r, t] -= 1
-                        if pending[r, t] == 0:
-                            ready = now + combine_time[r, t]
-                            finish[r] = ready
-                            position[r] += 1
-                            if position[r] < len(steps_of[r]):
-                                start_step(r, steps_of[r][position[r]], ready)
+                    self.transfer_done(i, t_next)
                 active, rem = active[~done], rem[~done]
-        new = []
-        while heap and heap[0][0] <= now:
-            new.append(heapq.heappop(heap)[1])
-        if new:
-            new = np.array(new, dtype=np.int64)
-            np.add.at(busy, src[new], 1)
-            np.add.at(busy, dst[new], 1)
-            active = np.concatenate([active, new])
-            rem = np.concatenate([rem, beta * cnt[new]])
-    return float(finish.max(initial=0.0)), finish
+            now = t_next
+            new = []
+            while heap and heap[0][0] <= now:
+                new.append(heapq.heappop(heap)[1])
+            if new:
+                new = np.array(new, dtype=np.int64)
+                np.add.at(busy, src[new], 1)
+                np.add.at(busy, dst[new], 1)
+                active = np.concatenate([active, new])
+                rem = np.concatenate([rem, self.beta * cnt[new]])
 
 
 def model_time(algorithm: str, W: int, H: int, N: int, S: int, machine: nbl.NBLModel, f) -> float:

@@ -203,32 +203,37 @@ def to_goal(schedule, elem_bytes: int = ELEM_BYTES, receives: str = "after-sends
             sends[tr.src].append((tr.dst, nbytes))
             recvs[tr.dst].append((tr.src, nbytes))
         for r in range(p):
-            if not sends[r] and not recvs[r]:
-                continue
-            out = lines[r]
-            last = None
-            for j, (dst, nbytes) in enumerate(sends[r]):
-                label = f"s{t}_{j}"
-                out.append(f"{label}: send {nbytes}b to {dst} tag {t}")
-                for dep in ([last] if last else before[r]):
-                    out.append(f"{label} requires {dep}")
-                last = label
-            labels = []
-            posted_after = [last] if last and receives == "after-sends" else before[r]
-            for j, (src, nbytes) in enumerate(recvs[r]):
-                label = f"r{t}_{j}"
-                out.append(f"{label}: recv {nbytes}b from {src} tag {t}")
-                for dep in posted_after:
-                    out.append(f"{label} requires {dep}")
-                labels.append(label)
-            # the next step waits for every receive and (pre-posted receives) the last send
-            before[r] = (labels or [last]) if receives == "after-sends" else labels + ([last] if last else [])
+            if sends[r] or recvs[r]:
+                before[r] = _goal_step(lines[r], t, sends[r], recvs[r], before[r], receives)
     parts = [f"num_ranks {p}\n"]
     for r in range(p):
         parts.append(f"\nrank {r} {{\n")
         parts.append("".join(line + "\n" for line in lines[r]))
         parts.append("}\n")
     return "".join(parts)
+
+
+def _goal_step(out: list, t: int, sends: list, recvs: list, before: list, receives: str) -> list:
+    """A rank's step ``t`` as GOAL lines appended to ``out``: its ``sends`` (peer, bytes) in
+    order, each after the one before (the first after ``before``), then its ``recvs``, posted
+    after the last send or with the first (``receives``).  Returns the labels the rank's next
+    step waits for: every receive and (pre-posted receives) the last send."""
+    last = None
+    for j, (dst, nbytes) in enumerate(sends):
+        label = f"s{t}_{j}"
+        out.append(f"{label}: send {nbytes}b to {dst} tag {t}")
+        for dep in ([last] if last else before):
+            out.append(f"{label} requires {dep}")
+        last = label
+    labels = []
+    posted_after = [last] if last and receives == "after-sends" else before
+    for j, (src, nbytes) in enumerate(recvs):
+        label = f"r{t}_{j}"
+        out.append(f"{label}: recv {nbytes}b from {src} tag {t}")
+        for dep in posted_after:
+            out.append(f"{label} requires {dep}")
+        labels.append(label)
+    return (labels or [last]) if receives == "after-sends" else labels + ([last] if last else [])
 
 
 def loggopsim_viz(schedule, q: dict, unit: float = 1e-12, receives: str = "after-sends",
