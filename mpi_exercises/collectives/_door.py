@@ -171,6 +171,9 @@ class FrontDoor:
         self.name = name
         self._valid: dict = {}
         self._last = (None, None)               # the raw arguments of enter's last call, their plan
+        #: the last call enter accepted with ``args`` (:meth:`repeats`): its comm, x, out, args,
+        #: the facts checked (:func:`_facts`) and its plan
+        self._seen = (None,) * 6
 
     # ------------------------------------------------------------ 1. validation
     def plan(self, key, validate) -> Plan:
@@ -229,7 +232,28 @@ class FrontDoor:
             x = self.array(comm, x, check)
         return size, x
 
-    def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None, prime=None):
+    def repeats(self, comm, x, out, args) -> bool:
+        """True if this call repeats the last one :meth:`enter` accepted with ``args`` (the
+        caller's arguments other than comm, x and out, compared by value): the same comm (still
+        the last one used, so not freed since), the same ``x`` and ``out`` objects, and the facts
+        that were checked unchanged (x's shape, strides and dtype; out's shape, strides, dtype and
+        writeable flag: each can be changed in place).  Their memory cannot move: ``_seen`` holds
+        a reference, so numpy refuses to resize them.  Then :meth:`enter` with ``key=None`` skips
+        the prologue (:meth:`arguments`, the key, the plan, :func:`check_out`)."""
+        s = self._seen
+        if x is not s[1] or out is not s[2] or comm is not s[0] or comm is not _LAST[0]:
+            return False
+        try:
+            if args != s[3]:
+                return False
+        except (TypeError, ValueError):         # e.g. an array among them: not compared, not repeated
+            return False
+        if out is None:
+            return (x.dtype, x.shape, x.strides) == s[4]
+        return (x.dtype, x.shape, x.strides, out.dtype, out.shape, out.strides, out.flags.writeable) == s[4]
+
+    def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None, prime=None,
+              args=None):
         """A front door's prologue (collective): the plan of ``key`` (:meth:`plan`), ``out``
         checked against ``out_shape`` and ``x``'s dtype, the agreement (if ``check``) and the
         cached executor (:meth:`admit`).  Returns ``(plan, executor or None, out)``, ``out``
@@ -250,21 +274,15 @@ class FrontDoor:
         then ends the call with ``finish`` (``executor.started``; a cached object other than an
         Executor has ``started``, ``sent_step`` and ``abandon`` too).  If the agreement fails,
         every rank gives up the started calls (:func:`_gathered`: every message sent is
-        received) before raising."""
-        try:
-            last = self._last
-            try:                                # a time loop: the last call's arguments (compared, not hashed)
-                if key == last[0]:
-                    plan = last[1]
-                else:
-                    plan = self._valid.get(key) or self.plan(key, validate)
-                    self._last = (key, plan)
-            except (TypeError, ValueError):     # an unhashable or incomparable argument: validate every time
-                plan = validate(*key)
-            if out is not None:
-                check_out(out, out_shape, x.dtype, x)
-        except ValueError as exc:
-            self.fail(comm, exc, check)
+        received) before raising.
+
+        ``key`` None: the call repeats the last one accepted (:meth:`repeats` said so), whose plan
+        is taken and whose ``out`` was checked.  ``args`` (optional): the caller's arguments that
+        :meth:`repeats` compares; given, the call's facts are kept for it once ``out`` passed."""
+        if key is None:
+            plan = self._seen[5]
+        else:
+            plan = self._prologue(comm, key, validate, check, x, out, out_shape, args)
         last, state = _LAST
         if comm is not last:
             state = state_of(comm)
@@ -307,6 +325,27 @@ class FrontDoor:
             ex = state.executor(comm, plan)
         return plan, ex, out
 
+    def _prologue(self, comm, key, validate, check, x, out, out_shape, args) -> Plan:
+        """:meth:`enter`'s first part: the plan of ``key``, ``out`` checked (ValueError on every
+        rank if ``check``), the facts kept for :meth:`repeats` if ``args`` is given."""
+        try:
+            last = self._last
+            try:                                # a time loop: the last call's arguments (compared, not hashed)
+                if key == last[0]:
+                    plan = last[1]
+                else:
+                    plan = self._valid.get(key) or self.plan(key, validate)
+                    self._last = (key, plan)
+            except (TypeError, ValueError):     # an unhashable or incomparable argument: validate every time
+                plan, args = validate(*key), None       # (and not repeated: it may change in place)
+            if out is not None:
+                check_out(out, out_shape, x.dtype, x)
+        except ValueError as exc:
+            self.fail(comm, exc, check)
+        if args is not None:
+            self._seen = (comm, x, out, args, _facts(x, out), plan)
+        return plan
+
     def _agree_failed(self, state, plan: Plan, hi: int, checked: bool = True):
         if hi == _ERROR:
             self._failed_elsewhere(state, checked)
@@ -339,6 +378,13 @@ class FrontDoor:
                 what.append(f"{name} = " + ", ".join(f"{v} on {rank_list(rs)}" for v, rs in values.items()))
         raise ValueError(f"{self.name}: arguments must be the same on every rank; "
                          + ("; ".join(what) or "they differ"))
+
+
+def _facts(x, out) -> tuple:
+    """What :meth:`FrontDoor.repeats` compares of ``x`` and ``out`` (each can change in place)."""
+    if out is None:
+        return x.dtype, x.shape, x.strides
+    return x.dtype, x.shape, x.strides, out.dtype, out.shape, out.strides, out.flags.writeable
 
 
 def _gathered(state, mine) -> list:

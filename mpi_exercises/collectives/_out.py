@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-#: the last (out, x) that :func:`check_out` found sharing no memory
-_APART = (None, None)
+#: the last (out, x, x's shape, strides and dtype) that :func:`check_out` found sharing no memory
+_APART = (None, None, None)
 
 
 def check_out(out, shape, dtype, x=None):
@@ -19,13 +19,15 @@ def check_out(out, shape, dtype, x=None):
         flags = out.flags
         if flags.c_contiguous and flags.writeable:
             # arrays that own their memory overlap only if they are the same array; the last
-            # pair found apart stays apart (an array's memory never moves while it is alive,
-            # and the pair is kept alive here)
+            # pair found apart stays apart while x's extent is the same (an array's memory never
+            # moves while it is alive, the pair is kept alive here, out's extent is checked above;
+            # x's shape, strides and dtype can be changed in place, e.g. strides onto out)
             if x is None or (out is not x and ((out.base is None and x.base is None)
-                                               or (out is _APART[0] and x is _APART[1]))):
+                                               or (out is _APART[0] and x is _APART[1]
+                                                   and (x.shape, x.strides, x.dtype) == _APART[2]))):
                 return
             if out is not x and not np.may_share_memory(out, x):
-                _APART = (out, x)
+                _APART = (out, x, (x.shape, x.strides, x.dtype))
                 return
             raise ValueError("out must not share memory with x (x is never modified)")
     raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {shape} and "

@@ -1,0 +1,101 @@
+"""A front door call that repeats the last one (same comm, x, out and arguments) skips the
+prologue (``FrontDoor.repeats``): a valid call, then the same arrays changed in place on one
+rank (out made read-only, reshaped, another dtype; x reshaped, another dtype, strided onto out)
+must be refused on every rank as the first call would have been, and the next valid call
+still give MPI's result."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.mpirun import run_mpi
+
+pytestmark = pytest.mark.mpi
+
+DRIVER = """
+import warnings
+import numpy as np
+from mpi4py import MPI
+from mpi_exercises import allgather, allreduce
+from tests.mpirun import finish_sweep
+
+warnings.simplefilter("ignore", DeprecationWarning)      # setting strides in place
+comm = MPI.COMM_WORLD
+rank, P = comm.rank, comm.size
+failures = []
+
+
+def out_readonly(x, out):
+    out.flags.writeable = False
+
+
+def out_reshaped(x, out):
+    out.shape = out.shape[:-1] + (2, out.shape[-1] // 2)
+
+
+def out_retyped(x, out):
+    out.dtype = np.int64
+
+
+def x_reshaped(x, out):
+    x.shape = (2, x.shape[0] // 2)
+
+
+def x_retyped(x, out):
+    x.dtype = np.int64
+
+
+def x_onto_out(x, out):
+    x.strides = (x.strides[0] * 2,)       # x's base holds out after it: x now overlaps out
+
+
+CHANGES = (out_readonly, out_reshaped, out_retyped, x_reshaped, x_retyped, x_onto_out)
+
+
+def arrays(name, n=4):
+    base = np.arange(2 * n * P, dtype=np.float64) + 10 * rank
+    x = base[:n]
+    out = base[n:2 * n] if name == "allreduce" else base[n:n + n * P].reshape(P, n)
+    return x, out
+
+
+def expected(name, x):
+    if name == "allreduce":
+        want = np.empty_like(x)
+        comm.Allreduce(np.ascontiguousarray(x), want)
+    else:
+        want = np.empty((P,) + x.shape, x.dtype)
+        comm.Allgather(np.ascontiguousarray(x), want)
+    return want
+
+
+DOORS = {"allreduce": lambda x, out, check: allreduce(comm, x, "ring", out=out, check=check),
+         "allgather": lambda x, out, check: allgather(comm, x, "ring", out=out, check=check)}
+for name, call in DOORS.items():
+    for check in (True, False):
+        for change in CHANGES:
+            x, out = arrays(name)
+            for _ in range(2):                # the second call repeats the first
+                got = call(x, out, check)
+                if not np.array_equal(got, expected(name, x)):
+                    failures.append(f"{name} check={check}: a repeated call gave a wrong result")
+            if rank == 0 or not check:        # checked: one rank alone changes; unchecked: both do
+                change(x, out)
+            try:
+                call(x, out, check)
+                if rank == 0 or not check:
+                    failures.append(f"{name} check={check}: {change.__name__} accepted on a repeated call")
+            except ValueError as exc:
+                if "out must" not in str(exc) and "invalid arguments on rank 0" not in str(exc):
+                    failures.append(f"{name} check={check} {change.__name__}: {exc}")
+            x, out = arrays(name)             # fresh arrays: the door still works
+            if not np.array_equal(call(x, out, check), expected(name, x)):
+                failures.append(f"{name} check={check} after {change.__name__}: a wrong result")
+finish_sweep(comm, failures, "repeated calls: arrays changed in place refused on every rank", "FAILED")
+"""
+
+
+def test_arrays_changed_in_place_are_refused_on_a_repeated_call():
+    res = run_mpi(2, ["-c", DRIVER], timeout=60, sleep_while_waiting=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "refused on every rank" in res.stdout
