@@ -193,7 +193,7 @@ def test_the_chapter_shows_the_rules_and_the_walk_as_the_modules_have_them():
     nb = json.loads((DATA.parent / "simulating.ipynb").read_text(encoding="utf-8"))
     shown = ["".join(o["data"]["text/markdown"]) for c in nb["cells"] if c["cell_type"] == "code"
              for o in c.get("outputs", []) if "text/markdown" in o.get("data", {})]
-    assert show_source(reference.Message, reference.Rank, reference.run).data in shown
+    assert show_source(reference.Message, reference.Rank, reference.run, reference.Loop).data in shown
     walks = [s for s in shown if "rule.advance(" in s and "rule.costs(" in s]
     assert len(walks) == 1
     parts = (engine.walk_steps, engine.sync_step, engine.stepwise_step, engine.clocked_step, engine.step_costs)

@@ -68,16 +68,44 @@ def run(nprocs: int, messages: list[Message], entry: list[int],
     ``receives``: a phase's receives posted after its last send or with its first."""
     if receives not in RECEIVES or len(entry) != nprocs:
         raise ValueError(f"receives must be one of {RECEIVES} and entry hold {nprocs} ticks")
-    ranks = [Rank(t, t, t) for t in entry]
+    loop = Loop([Rank(t, t, t) for t in entry], messages, receives)
     for i, m in enumerate(messages):
-        ranks[m.src].sends.append(i)
-        ranks[m.dst].recvs.append(i)
-    heap, ages = [], itertools.count()      # events (time, age, kind, message or rank)
-    balance = Counter()                     # per (step, src, dst): taken - receives posted
+        loop.ranks[m.src].sends.append(i)
+        loop.ranks[m.dst].recvs.append(i)
+    for h in range(nprocs):
+        loop.release(h)
+    while loop.heap:
+        now, age, kind, x = heapq.heappop(loop.heap)
+        if kind == SEND:
+            go = loop.send(now, age, x)
+        elif kind == RECV:
+            go = loop.post(now, x)
+        else:                       # a message arrives, or the token of the oldest waiting one
+            go = loop.take(now, age, kind, x)
+        for h in sorted(set(go)):               # the ranks it lets go on: lower rank first
+            loop.release(h)
+    if any(r.sends or r.recvs for r in loop.ranks):
+        raise ValueError("deadlock: a rendezvous send waits for a receive posted only after "
+                         "a send that cannot complete")
+    return [r.cpu for r in loop.ranks]
 
-    def release(h):
+
+@dataclass
+class Loop:
+    """A run: its ranks, its messages and the heap of events (time, age, kind, message or
+    rank); ``balance``: per (step, src, dst), the messages taken less the receives posted.
+    Each event's method returns the ranks it lets go on."""
+
+    ranks: list[Rank]
+    messages: list[Message]
+    receives: str
+    heap: list = field(default_factory=list)
+    ages: itertools.count = field(default_factory=itertools.count)
+    balance: Counter = field(default_factory=Counter)
+
+    def release(self, h):
         """Rank h goes on as far as it can: its next send, its receives, its next phase."""
-        r = ranks[h]
+        r, messages = self.ranks[h], self.messages
         while True:
             if r.phase is None:
                 steps = [messages[q[0]].step for q in (r.sends, r.recvs) if q]
@@ -87,91 +115,92 @@ def run(nprocs: int, messages: list[Message], entry: list[int],
                 r.nrecv = sum(1 for i in r.recvs if messages[i].step == r.phase)
             sending = bool(r.sends) and messages[r.sends[0]].step == r.phase
             if sending and not r.pending:       # one at a time, when the CPU and NIC allow
-                heapq.heappush(heap, (max(r.cpu, r.nic_send), next(ages), SEND, r.sends[0]))
+                when = max(r.cpu, r.nic_send)
+                heapq.heappush(self.heap, (when, next(self.ages), SEND, r.sends[0]))
                 r.pending = True
-            if not r.posted and r.nrecv and (receives == "with-sends" or not sending):
+            if not r.posted and r.nrecv and (self.receives == "with-sends" or not sending):
                 r.posted = True                 # posting takes no time; the ages order them
                 for i in list(r.recvs)[:r.nrecv]:
-                    heapq.heappush(heap, (r.cpu, next(ages), RECV, i))
+                    heapq.heappush(self.heap, (r.cpu, next(self.ages), RECV, i))
             if sending or r.matched < r.nrecv:
                 return
             for _ in range(r.nrecv):            # the phase is complete
                 r.recvs.popleft()
             r.phase, r.matched, r.posted, r.pending = None, 0, False, False
 
-    def complete(h, now):
+    def complete(self, h, now):
         """Rank h's rendezvous send is matched: it is done, its CPU and NIC free from now."""
-        r = ranks[h]
+        r = self.ranks[h]
         r.cpu, r.nic_send = max(r.cpu, now), max(r.nic_send, now)
         r.sends.popleft()
         r.pending = False
         return h
 
-    for h in range(nprocs):
-        release(h)
-    while heap:
-        now, age, kind, x = heapq.heappop(heap)
-        go = []                                 # ranks the event lets go on
-        if kind == SEND:
-            m = messages[x]
-            r = ranks[m.src]
-            if max(r.cpu, r.nic_send) > now:    # the CPU or the NIC is busy: try again then
-                heapq.heappush(heap, (max(r.cpu, r.nic_send), age, SEND, x))
-                continue
-            m.sent = now
-            r.cpu, r.nic_send = now + m.send_busy, now + m.send_gap
-            heapq.heappush(heap, (now + m.send_busy + m.first_byte, next(ages), MSG, x))
-            if not m.rendezvous:                # eager: complete when it starts
-                r.sends.popleft()
-                r.pending = False
-                go.append(m.src)
-        elif kind == RECV:                      # a receive is posted
-            m = messages[x]
-            key = (m.step, m.src, m.dst)
-            if balance[key] > 0:                # its message was taken already
-                m.late_post = now
-                ranks[m.dst].matched += 1
-                go.append(m.dst)
-                if m.rendezvous:
-                    go.append(complete(m.src, now))
-            balance[key] -= 1
-        else:                       # a message arrives, or the token of the oldest waiting one
-            if kind == WAKE:
-                if ranks[x].token != (now, age):
-                    continue                    # superseded by a later token
-                x = ranks[x].waiting[0][1]
-            m = messages[x]
-            h, r = m.dst, ranks[m.dst]
-            busy = max(r.cpu, r.nic_recv)
-            if busy > now:                      # the message waits, oldest first
-                if kind == MSG:
-                    heapq.heappush(r.waiting, (age, x))
-                    if r.token is not None and r.token[1] < age:
-                        continue                # an older message waits already
-                r.token = (busy, age)
-                heapq.heappush(heap, (busy, age, WAKE, h))
-                continue
-            if kind == WAKE:
-                heapq.heappop(r.waiting)
-                r.token = None
-            m.taken = now
-            r.cpu, r.nic_recv = now + m.recv_busy, now + m.recv_gap
-            if r.waiting:                       # the others wait for the CPU and NIC again
-                r.token = (max(r.cpu, r.nic_recv), r.waiting[0][0])
-                heapq.heappush(heap, (*r.token, WAKE, h))
-            key = (m.step, m.src, m.dst)
-            if balance[key] < 0:                # its receive was posted: matched
-                r.matched += 1
-                go.append(h)
-                if m.rendezvous:
-                    go.append(complete(m.src, now))
-            balance[key] += 1
-        for h in sorted(set(go)):               # lower rank first, as LogGOPSim
-            release(h)
-    if any(r.sends or r.recvs for r in ranks):
-        raise ValueError("deadlock: a rendezvous send waits for a receive posted only after "
-                         "a send that cannot complete")
-    return [r.cpu for r in ranks]
+    def send(self, now, age, x):
+        """Message x's send, when its CPU and NIC are free (else tried again then)."""
+        m = self.messages[x]
+        r = self.ranks[m.src]
+        if max(r.cpu, r.nic_send) > now:        # the CPU or the NIC is busy: try again then
+            heapq.heappush(self.heap, (max(r.cpu, r.nic_send), age, SEND, x))
+            return []
+        m.sent = now
+        r.cpu, r.nic_send = now + m.send_busy, now + m.send_gap
+        heapq.heappush(self.heap, (now + m.send_busy + m.first_byte, next(self.ages), MSG, x))
+        if m.rendezvous:
+            return []
+        r.sends.popleft()                       # eager: complete when it starts
+        r.pending = False
+        return [m.src]
+
+    def post(self, now, x):
+        """Message x's receive is posted: matched if the message was taken already."""
+        m = self.messages[x]
+        key = (m.step, m.src, m.dst)
+        go = []
+        if self.balance[key] > 0:               # its message was taken already
+            m.late_post = now
+            self.ranks[m.dst].matched += 1
+            go.append(m.dst)
+            if m.rendezvous:
+                go.append(self.complete(m.src, now))
+        self.balance[key] -= 1
+        return go
+
+    def take(self, now, age, kind, x):
+        """Message x arrives (MSG), or rank x's oldest waiting message is tried (WAKE):
+        taken if the CPU and the receive NIC are free, else it waits, oldest first."""
+        if kind == WAKE:
+            if self.ranks[x].token != (now, age):
+                return []                       # superseded by a later token
+            x = self.ranks[x].waiting[0][1]
+        m = self.messages[x]
+        h, r = m.dst, self.ranks[m.dst]
+        busy = max(r.cpu, r.nic_recv)
+        if busy > now:                          # the message waits, oldest first
+            if kind == MSG:
+                heapq.heappush(r.waiting, (age, x))
+                if r.token is not None and r.token[1] < age:
+                    return []                   # an older message waits already
+            r.token = (busy, age)
+            heapq.heappush(self.heap, (busy, age, WAKE, h))
+            return []
+        if kind == WAKE:
+            heapq.heappop(r.waiting)
+            r.token = None
+        m.taken = now
+        r.cpu, r.nic_recv = now + m.recv_busy, now + m.recv_gap
+        if r.waiting:                           # the others wait for the CPU and NIC again
+            r.token = (max(r.cpu, r.nic_recv), r.waiting[0][0])
+            heapq.heappush(self.heap, (*r.token, WAKE, h))
+        key = (m.step, m.src, m.dst)
+        go = []
+        if self.balance[key] < 0:               # its receive was posted: matched
+            r.matched += 1
+            go.append(h)
+            if m.rendezvous:
+                go.append(self.complete(m.src, now))
+        self.balance[key] += 1
+        return go
 
 
 def messages_of(src, dst, step, row, table, extra=None) -> list[Message]:
