@@ -8,7 +8,9 @@ an existing build instead (the deployment workflow tests the very site it upload
 
 ``released_labs``: a copy of the course with every lab released by ``make release``, once per
 test run and shared by the workers in the same way; the grading tests copy the labs they need
-from it (``tests.labcourse.released_course``).
+from it (``tests.labcourse.released_course``).  ``kit_wheel_file``: the kit's wheel as the book
+builds it, once per run in the same way (tests/test_student_install.py installs it,
+tests/test_kit_wheel_date.py reads its dates and builds it again to compare).
 
 :func:`pytest_collection_modifyitems` adds the markers that files cannot carry themselves
 (``notebook`` on every nbval cell, ``cli`` on the tests of :data:`CLI_MODULES`, the marker of
@@ -41,7 +43,8 @@ BUILD_TIMEOUT = 300  # seconds; the build takes well under a minute
 #: fixtures that take up to a minute to make: a test that needs one is ``slow``
 SLOW_FIXTURES = {"book_html": "builds the book", "released_labs": "releases the labs with nbgrader",
                  "course": "makes a course (tests/test_class_report.py: a class of hand-ins and reports)",
-                 "browser": "starts a headless Chromium (tests/test_browser.py)"}
+                 "browser": "starts a headless Chromium (tests/test_browser.py)",
+                 "kit_wheel_file": "builds the kit's wheel with pip"}
 #: modules whose tests run command lines, most in a new Python process per case: ``cli``
 CLI_MODULES = {"test_cli_errors.py", "test_netmodels_cli_errors.py", "test_simulate_cli.py"}
 #: tests of other modules that start processes of their own (``module::function``, every
@@ -318,3 +321,28 @@ def released_labs(tmp_path_factory) -> Path:
     from tests.labcourse import release_every_lab
 
     return _once_per_run(tmp_path_factory, "released-labs", release_every_lab)
+
+
+def build_kit_wheel(out: Path) -> subprocess.CompletedProcess:
+    """The kit's wheel built into ``out`` by the book's builder (``book/_ext/kit_wheel.py``),
+    dated by the sources' last commit (``SOURCE_DATE_EPOCH`` unset), as a CompletedProcess
+    whose stdout is the wheel's path."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import kit_wheel
+
+    args = ["kit_wheel.build", str(ROOT), str(out)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("SOURCE_DATE_EPOCH", raising=False)
+        try:
+            return subprocess.CompletedProcess(args, 0, str(kit_wheel.build(ROOT, out)), "")
+        except Exception as exc:  # noqa: BLE001 (the fixture's users fail with its message)
+            return subprocess.CompletedProcess(args, 1, "", f"{exc.__class__.__name__}: {exc}")
+
+
+@pytest.fixture(scope="session")
+def kit_wheel_file(tmp_path_factory) -> Path:
+    """The kit's wheel (see the module docstring), built once per test run."""
+    out = _once_per_run(tmp_path_factory, "kit-wheel", build_kit_wheel)
+    wheels = sorted(out.glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]

@@ -100,8 +100,8 @@ def _check_contents(named: dict[str, bytes], secret: set[str]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_the_wheel_installs_and_runs_a_lab_command_without_the_repository(tmp_path):
-    wheel = kit_wheel.build(ROOT, tmp_path / "dist")
+def test_the_wheel_installs_and_runs_a_lab_command_without_the_repository(tmp_path, kit_wheel_file):
+    wheel = kit_wheel_file                    # built once per run (tests/conftest.py)
     assert wheel.name == kit_wheel.wheel_name()
     secret = _source_digests()
     with zipfile.ZipFile(wheel) as zf:
