@@ -345,23 +345,45 @@ def main(argv=None) -> int:
 
 
 def _main(args, before, argv, old) -> int:
-
+    """Time every collective (and REV's doors beside, if ``old``), print, save; 1 on wrong results."""
     from mpi4py import MPI
 
-    from mpi_exercises.bench import measure as sampling
-    from mpi_exercises.bench import placement, records, timing
-    from mpi_exercises.collectives._door import choices
+    from mpi_exercises.bench import placement
 
     comm = MPI.COMM_WORLD
-    rank = comm.Get_rank()
     oversubscribed = placement.warn_if_oversubscribed(comm)
-    options = sampling.options_from(comm, args)
-    plans = _plans(comm)
     tag = None if old is None else "@" + args.rev
-    old_plans = None if old is None else _plans(comm, old.__name__)
-    sizes = [s // 8 for s in args.sizes]
-    everything, record, rows, against, earlier = {}, {}, [], [], {}
+    runs = _Runs(comm, args, old, tag)
     for collective in args.collectives:
+        runs.time(collective, oversubscribed)
+    if comm.Get_rank() == 0:
+        _report(comm, args, before, argv, runs, oversubscribed)
+    ok = all(r["correct"] for rs in (*runs.everything.values(), *runs.earlier.values()) for r in rs)
+    if comm.Get_rank() == 0 and not ok:
+        print("WRONG RESULTS: see the tables above", file=sys.stderr)
+    return 0 if ok else 1
+
+
+class _Runs:
+    """The runs of one launch, collective by collective: this tree's results (``everything``), their
+    rounds (``record``), summary ``rows``, and with REV's doors beside (``tag``) the same-run
+    comparison (``against``) and REV's own results (``earlier``)."""
+
+    def __init__(self, comm, args, old, tag):
+        from mpi_exercises.bench import measure as sampling
+
+        self.comm, self.args, self.old, self.tag = comm, args, old, tag
+        self.options = sampling.options_from(comm, args)
+        self.plans = _plans(comm)
+        self.old_plans = None if old is None else _plans(comm, old.__name__)
+        self.sizes = [s // 8 for s in args.sizes]
+        self.everything, self.record, self.rows, self.against, self.earlier = {}, {}, [], [], {}
+
+    def _variants(self, collective):
+        """``(prepare, nbytes, sizes, made, algorithms)`` of ``collective`` (REV's joined in)."""
+        from mpi_exercises.collectives._door import choices
+
+        comm, old, tag = self.comm, self.old, self.tag
         algorithms = [a for a in choices(collective) if a != "mpi"]
         if collective == "barrier":
             prepare, made = _barrier_prepare(comm)
@@ -370,67 +392,77 @@ def _main(args, before, argv, old) -> int:
                 old_prepare, old_made = _barrier_prepare(comm, old.__name__)
                 prepare, made = joined(prepare, old_prepare, tag), {**made, **{tag: old_made}}
         else:
-            (prepare, nbytes), todo, made = plans[collective], sizes, {}
+            (prepare, nbytes), todo, made = self.plans[collective], self.sizes, {}
             if old is not None:
-                prepare = joined(prepare, old_plans[collective][0], tag)
+                prepare = joined(prepare, self.old_plans[collective][0], tag)
             if collective == "alltoall":
                 algorithms.append(SENDRECV)
         if old is not None:
             algorithms += [a + tag for a in algorithms if a != SENDRECV]
+        return prepare, nbytes, todo, made, algorithms
+
+    def time(self, collective, oversubscribed):
+        """Time ``collective``'s variants in interleaved rounds, keep and print the results."""
+        from mpi_exercises.bench import measure as sampling
+        from mpi_exercises.bench import placement, records
+
+        args, tag = self.args, self.tag
+        prepare, nbytes, todo, made, algorithms = self._variants(collective)
         load0 = placement.load_average()
         results, rounds = sampling.compare(
-            comm, todo, algorithms, args.modes, prepare, nbytes, iterations=args.iterations, warmup=args.warmup,
-            budget_bytes=args.budget_bytes, desc=collective, progress=not args.no_progress, inner=args.inner,
-            **options)
+            self.comm, todo, algorithms, args.modes, prepare, nbytes, iterations=args.iterations,
+            warmup=args.warmup, budget_bytes=args.budget_bytes, desc=collective, progress=not args.no_progress,
+            inner=args.inner, **self.options)
         for made_one in made.values():
             for b in (made_one.values() if isinstance(made_one, dict) else [made_one]):
                 b.free()
         load = (load0, placement.load_average())
         # the bare exchange is one call, whatever the mode
         results = [r for r in results if r["algorithm"] != SENDRECV or r["mode"] == "default"]
-        if old is not None:
-            against += same_run(results, collective, tag)
-            earlier[collective] = [r for r in results if r["algorithm"].endswith(tag)]
+        if self.old is not None:
+            self.against += same_run(results, collective, tag)
+            self.earlier[collective] = [r for r in results if r["algorithm"].endswith(tag)]
             results = [r for r in results if not r["algorithm"].endswith(tag)]
-        everything[collective], record[collective] = results, rounds
-        rows += summary(collective, results, load)
-        if rank == 0:
+        self.everything[collective], self.record[collective] = results, rounds
+        self.rows += summary(collective, results, load)
+        if self.comm.Get_rank() == 0:
             mpi_name = {"barrier": "MPI.Barrier", "broadcast": "MPI.Bcast"}.get(
                 collective, "MPI." + collective.capitalize())
-            print(f"\n{collective}, float64, {comm.Get_size()} ranks, load {load[0]:.2f}-{load[1]:.2f}"
+            print(f"\n{collective}, float64, {self.comm.Get_size()} ranks, load {load[0]:.2f}-{load[1]:.2f}"
                   + (" (OVERSUBSCRIBED: ranks share cores)" if oversubscribed else ""))
             print(records.compare_report([r for r in results if r["algorithm"] != SENDRECV], mpi_name,
                                          unit="elements"), flush=True)
-    if rank == 0:
+
+
+def _report(comm, args, before, argv, runs: _Runs, oversubscribed) -> None:
+    """Rank 0: the summary, before/after and same-run lines, and the JSON."""
+    from mpi_exercises.bench import placement, records, timing
+
+    print()
+    print(f"timing: {timing.loop_method(args.inner)}; {comm.Get_size()} ranks, "
+          f"{placement.usable_cores()} usable cores" + (", OVERSUBSCRIBED" if oversubscribed else ""))
+    for line in summary_lines(runs.rows, args.modes):
+        print(line)
+    compared = [] if before is None else before_after(before, runs.everything)
+    if before is not None:
         print()
-        print(f"timing: {timing.loop_method(args.inner)}; {comm.Get_size()} ranks, "
-              f"{placement.usable_cores()} usable cores" + (", OVERSUBSCRIBED" if oversubscribed else ""))
-        for line in summary_lines(rows, args.modes):
+        for line in before_after_lines(compared, args.before):
             print(line)
-        compared = [] if before is None else before_after(before, everything)
-        if before is not None:
-            print()
-            for line in before_after_lines(compared, args.before):
-                print(line)
-        if old is not None:
-            print()
-            for line in same_run_lines(against, args.rev):
-                print(line)
-        records.save(comm, args.json, "collectives_vs_mpi", oversubscribed,
-                     {"sizes_bytes": args.sizes, "modes": args.modes, "collectives": args.collectives,
-                      "iterations": args.iterations, "warmup": args.warmup, "budget_bytes": args.budget_bytes,
-                      "inner": args.inner, **options},
-                     glibc_tunables=os.environ.get("GLIBC_TUNABLES"),
-                     generated_by="mpiexec -n %d python benchmarks/collectives_vs_mpi.py %s"
-                                  % (comm.Get_size(), " ".join(sys.argv[1:] if argv is None else argv)),
-                     timing_method=timing.loop_method(args.inner), summary=rows,
-                     before=None if before is None else args.before, before_after=compared,
-                     rev=args.rev, same_run=against, results_rev=earlier, rounds=record,
-                     results=everything)
-    ok = all(r["correct"] for rs in (*everything.values(), *earlier.values()) for r in rs)
-    if rank == 0 and not ok:
-        print("WRONG RESULTS: see the tables above", file=sys.stderr)
-    return 0 if ok else 1
+    if runs.old is not None:
+        print()
+        for line in same_run_lines(runs.against, args.rev):
+            print(line)
+    records.save(comm, args.json, "collectives_vs_mpi", oversubscribed,
+                 {"sizes_bytes": args.sizes, "modes": args.modes, "collectives": args.collectives,
+                  "iterations": args.iterations, "warmup": args.warmup, "budget_bytes": args.budget_bytes,
+                  "inner": args.inner, **runs.options},
+                 glibc_tunables=os.environ.get("GLIBC_TUNABLES"),
+                 generated_by="mpiexec -n %d python benchmarks/collectives_vs_mpi.py %s"
+                              % (comm.Get_size(), " ".join(sys.argv[1:] if argv is None else argv)),
+                 timing_method=timing.loop_method(args.inner), summary=runs.rows,
+                 before=None if before is None else args.before, before_after=compared,
+                 rev=args.rev, same_run=runs.against, results_rev=runs.earlier, rounds=runs.record,
+                 results=runs.everything)
 
 
 if __name__ == "__main__":
