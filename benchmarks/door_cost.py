@@ -1,8 +1,9 @@
 """What a front door call costs beyond its executor: allreduce through the door (default and
-``check=False``), the executor alone (x copied into out, then ``run``) and MPI's ``Allreduce``, in
-loops of ``--calls`` back-to-back calls timed with ``perf_counter_ns`` (x and out page-aligned,
-:mod:`mpi_exercises.pages`), in interleaved rounds of a seeded random order; with ``--rev`` the same door of that git revision too (imported beside this
-tree's, :func:`recording_cost.package_at`), so before and after are measured in one run.
+``check=False``), the executor alone (x copied into out, then ``run``; and each of the two alone)
+and MPI's ``Allreduce``, in loops of ``--calls`` back-to-back calls timed with ``perf_counter_ns``
+(x and out page-aligned, :mod:`mpi_exercises.pages`), in interleaved rounds of a seeded random
+order; with ``--rev`` the same door of that git revision too (imported beside this tree's,
+:func:`recording_cost.package_at`), so before and after are measured in one run.
 
     mpiexec -n 2 .venv/bin/python benchmarks/door_cost.py --elements 1 --rev b7672f3 --json /tmp/door_cost.json
 
@@ -51,9 +52,12 @@ def variants(comm, pkg, tag: str, algorithm: str, x, y) -> dict:
     def executor():
         y[...] = x
         ex.run(y)
-    return {f"default{tag}": lambda: ar.allreduce(comm, x, algorithm, out=y),
-            f"check=False{tag}": lambda: ar.allreduce(comm, x, algorithm, out=y, check=False),
-            f"executor{tag}": executor}
+    calls = {f"default{tag}": lambda: ar.allreduce(comm, x, algorithm, out=y),
+             f"check=False{tag}": lambda: ar.allreduce(comm, x, algorithm, out=y, check=False),
+             f"executor{tag}": executor}
+    if not tag:                                         # the executor's two pieces, once
+        calls.update({"copy": lambda: y.__setitem__(Ellipsis, x), "run": lambda: ex.run(y)})
+    return calls
 
 
 def main(argv=None) -> int:
