@@ -8,7 +8,11 @@ A front door call has three parts, each done here once for all of them:
 
 1. **validation**, cached: ``door.plan(key, validate)`` returns the :class:`Plan`
    that ``validate(*key)`` made the first time this process saw ``key`` (the raw,
-   hashable arguments); ``validate`` raises ValueError naming the bad argument.
+   hashable arguments); ``validate`` raises ValueError naming the bad argument.  A call
+   that repeats the last one accepted (the same comm, ``x`` and ``out`` objects, equal
+   arguments, and x's and out's shape, strides, dtype and out's writeable flag unchanged:
+   :meth:`FrontDoor.repeats`) takes its plan without building the key or checking ``out``
+   again (at P = 1, 1 double: about 0.1 µs of the door's 2.3; loops of 10^4 calls, load 4-5).
 2. **agreement** (``check=True``, the default), in ``door.admit(comm, plan, check)``:
    one ``Allreduce(MAX)`` of two int64 words, ``[w, -w]``, where ``w`` is a 62-bit
    hash of the plan's normalised arguments (data size included).  The maxima are
