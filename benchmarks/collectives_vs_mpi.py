@@ -463,6 +463,10 @@ def _report(comm, args, before, argv, runs: _Runs, oversubscribed) -> None:
                  before=None if before is None else args.before, before_after=compared,
                  rev=args.rev, same_run=runs.against, results_rev=runs.earlier, rounds=runs.record,
                  results=runs.everything)
+    loads = [v for row in runs.rows for v in row["load_average_1min"]]
+    if loads:                                   # the last line: the load the whole run saw
+        print(f"load average (1 min) {min(loads):.2f}-{max(loads):.2f} over the run, {comm.Get_size()} ranks, "
+              f"{placement.usable_cores()} usable cores" + (", OVERSUBSCRIBED" if oversubscribed else ""))
 
 
 if __name__ == "__main__":
