@@ -91,6 +91,18 @@ for name, call in DOORS.items():
             x, out = arrays(name)             # fresh arrays: the door still works
             if not np.array_equal(call(x, out, check), expected(name, x)):
                 failures.append(f"{name} check={check} after {change.__name__}: a wrong result")
+        door = allreduce if name == "allreduce" else allgather
+        c = comm.Dup()                        # the same call again once its communicator is freed
+        x, out = arrays(name)
+        door(c, x, "ring", out=out, check=check)
+        door(c, x, "ring", out=out, check=check)
+        c.Free()
+        try:
+            door(c, x, "ring", out=out, check=check)
+            failures.append(f"{name} check={check}: a repeated call on a freed communicator accepted")
+        except ValueError as exc:
+            if "comm" not in str(exc):
+                failures.append(f"{name} check={check} freed: {exc}")
 finish_sweep(comm, failures, "repeated calls: arrays changed in place refused on every rank", "FAILED")
 """
 
