@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 
 from netmodels.commandline import OneLineParser  # noqa: E402
+from netmodels.outputs import output_problem, write_json  # noqa: E402
 from recording_cost import package_at  # noqa: E402
 
 
@@ -65,6 +66,8 @@ def main(argv=None) -> int:
     for name in ("elements", "calls", "rounds"):
         if getattr(args, name) < 1:
             build_parser().error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.json and output_problem(args.json):
+        build_parser().error(f"--json: {output_problem(args.json)}")
     from mpi4py import MPI
 
     import mpi_exercises
@@ -104,10 +107,9 @@ def main(argv=None) -> int:
     print(f"P = {comm.size}, {args.elements} float64, load {load[0]:.1f}-{load[1]:.1f}"
           + (", oversubscribed" if over else ""))
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(P=comm.size, elements=args.elements, calls=args.calls,
-                                                   rounds=args.rounds, seed=args.seed, rev=args.rev,
-                                                   load=load, oversubscribed=over, us=times, median_us=med),
-                                              indent=1))
+        write_json(args.json, dict(P=comm.size, elements=args.elements, calls=args.calls, rounds=args.rounds,
+                                   seed=args.seed, rev=args.rev, load=load, oversubscribed=over, us=times,
+                                   median_us=med))
     return 0
 
 

@@ -36,7 +36,8 @@ FSIZE = 64
 #: the benchmarks scripts with a --json option (run_pingpong_c.py creates missing folders)
 SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
            "validate_loggopsim.py", "collectives_vs_mpi.py", "launch_modes.py", "budget_accuracy.py",
-           "exchange_after_work.py", "cache_state.py", "loggp_refit.py", "prtt_calibration_time.py"]
+           "exchange_after_work.py", "cache_state.py", "loggp_refit.py", "prtt_calibration_time.py",
+           "door_cost.py", "walk_speed.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [
@@ -117,6 +118,8 @@ CASES = [
     (["benchmarks/recording_cost.py", "--rounds", "0"], "expected an integer >= 1, got '0'", 2),
     (["benchmarks/recording_cost.py", "--seed", "-1"], "expected an integer >= 0, got '-1'", 2),
     (["benchmarks/recording_cost.py", "--rev", "nonesuch"], "git has no mpi_exercises/executor.py at 'nonesuch'", 2),
+    (["benchmarks/door_cost.py", "--elements", "0"], "--elements must be >= 1, got 0", 2),
+    (["benchmarks/door_cost.py", "--rev", "nonesuch"], "--rev nonesuch has no mpi_exercises", 2),
     (["benchmarks/loggopsim_speed.py", "--loggopsim", "{DIR}"], "LogGOPSim and txt2bin not found in", 2),
     (["benchmarks/loggopsim_speed.py", "--only"], "expected at least one argument", 2),
     (["benchmarks/loggopsim_speed.py", "--bogus"], "unrecognized arguments: --bogus", 2),
