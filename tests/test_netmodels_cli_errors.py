@@ -37,7 +37,7 @@ FSIZE = 64
 SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
            "validate_loggopsim.py", "collectives_vs_mpi.py", "launch_modes.py", "budget_accuracy.py",
            "exchange_after_work.py", "cache_state.py", "loggp_refit.py", "prtt_calibration_time.py",
-           "door_cost.py", "walk_speed.py"]
+           "door_cost.py", "walk_speed.py", "fresh_data.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [
@@ -119,6 +119,8 @@ CASES = [
     (["benchmarks/recording_cost.py", "--seed", "-1"], "expected an integer >= 0, got '-1'", 2),
     (["benchmarks/recording_cost.py", "--rev", "nonesuch"], "git has no mpi_exercises/executor.py at 'nonesuch'", 2),
     (["benchmarks/door_cost.py", "--elements", "0"], "--elements must be >= 1, got 0", 2),
+    (["benchmarks/fresh_data.py", "--lengths", "12"], "--lengths must be multiples of 8 bytes", 2),
+    (["benchmarks/fresh_data.py", "--apart", "-1"], "--apart must be >= 0 seconds", 2),
     (["benchmarks/door_cost.py", "--rev", "nonesuch"], "--rev nonesuch has no mpi_exercises", 2),
     (["benchmarks/loggopsim_speed.py", "--loggopsim", "{DIR}"], "LogGOPSim and txt2bin not found in", 2),
     (["benchmarks/loggopsim_speed.py", "--only"], "expected at least one argument", 2),
