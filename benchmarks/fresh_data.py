@@ -17,7 +17,7 @@ rank's), on page-aligned buffers:
 - ``kit allreduce``: the kit's recursive doubling (``check=False``), and ``MPI Allreduce``.
 
 ``fresh`` = (write, exchange it) / (write, exchange clean): 1 if sending data just written costs
-what sending data written long ago does.  A launch is slow when MPI's Allreduce takes more than :data:`SLOW_ABOVE` times the exchange at the
+what sending data written long ago does.  A launch is slow when MPI's Allreduce takes more than :data:`~mpi_exercises.bench.launch_mode.MODE_RATIO` times the exchange at the
 longest length in that same loop (the mode as :func:`mpi_exercises.bench.launch_mode.detect_mode`
 reads it; its own reading, taken after the loop, is stored too: the mode can change within a
 launch).  Prints one line per launch and a last line comparing ``fresh`` in the slow and normal launches;
@@ -40,15 +40,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 
 from launch_modes import SETTINGS, setting_env  # noqa: E402
+from mpi_exercises.bench.launch_mode import MODE_RATIO  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem, write_json  # noqa: E402
 
 CALLS = ("exchange", "write", "write, exchange clean", "write, exchange it", "kit allreduce", "MPI Allreduce")
 LENGTHS = (256 * 1024, 1024 * 1024)
 MARK = "FRESH_DATA_RESULT "                   #: the worker's result line starts with this
-#: a launch is slow when its Allreduce / exchange ratio exceeds this (the two groups the at-rest
-#: launches of this machine form: 1.6-1.9 and 2.6-2.9)
-SLOW_ABOVE = 2.3
 
 
 def worker(args) -> int:
@@ -123,12 +121,12 @@ def mode_ratio(row: dict) -> float:
 
 def summary(launches: list[dict]) -> dict:
     """Per setting and kind of launch (slow: :func:`mode_ratio` at the longest length above
-    :data:`SLOW_ABOVE`), the launches and the median ``fresh`` ratio at the longest length."""
+    :data:`~mpi_exercises.bench.launch_mode.MODE_RATIO`), the launches and the median ``fresh`` ratio at the longest length."""
     out = {}
     for r in launches:
         if "rows" not in r:
             continue
-        kind = "slow" if mode_ratio(r["rows"][-1]) > SLOW_ABOVE else "normal"
+        kind = "slow" if mode_ratio(r["rows"][-1]) > MODE_RATIO else "normal"
         out.setdefault(r["setting"], {}).setdefault(kind, []).append(fresh_ratio(r["rows"][-1]))
     return {s: {k: {"launches": len(v), "fresh_median": float(np.median(v)), "fresh_range": [min(v), max(v)]}
                 for k, v in kinds.items()} for s, kinds in out.items()}
@@ -188,7 +186,7 @@ def main(argv=None) -> int:
                 sys.argv[1:] if argv is None else argv),
             "parameters": {k: getattr(args, k) for k in ("launches", "settings", "lengths", "iterations", "warmup",
                                                          "apart")},
-            "settings": {k: SETTINGS[k] for k in args.settings}, "slow_above": SLOW_ABOVE, "calls": list(CALLS),
+            "settings": {k: SETTINGS[k] for k in args.settings}, "slow_above": MODE_RATIO, "calls": list(CALLS),
             "timing_method": "one call per sample after an untimed call of itself and one barrier, slowest rank, "
                              "interleaved (mpi_exercises.bench.timing.time_interleaved, warm=True)",
             "launches": launches, "summary": s, "last_line": last})

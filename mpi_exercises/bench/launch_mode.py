@@ -16,10 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 #: a launch whose MPI Allreduce takes more than this times a Sendrecv of the same bytes (page-aligned,
-#: timed interleaved in one loop) is in the slow mode: on the kit's 2-core machine the default launches
-#: gave 1.5 to 3.5 at 1 MiB, those with MPICH's temporaries forced 16 bytes past a page (tmp-mmap) up
-#: to 7, the earlier version of this script 5 to 10 (book/data/launch_modes*.json)
-MODE_RATIO = 4.0
+#: timed interleaved in one loop) is in the slow mode.  At rest on the kit's 2-core machine the
+#: launches fall in two groups, 1.6 to 2.0 and 2.6 to 3.4 at 1 MiB (book/data/fresh_data.json,
+#: 16 launches): in the second, a message whose send buffer was just written costs about twice what
+#: it costs from a buffer not written since (benchmarks/fresh_data.py).  Under load a reading
+#: ranges from 2 to 8.5 within one launch (module docstring).
+MODE_RATIO = 2.3
 #: the length (bytes) at which :func:`detect_mode` compares them
 MODE_BYTES = 1 << 20
 
