@@ -282,11 +282,12 @@ def run(args) -> int:
 
 
 def run_sweep(args, name: str, method: str, sweep_fn, *, what: str | None = None, before=lambda: [],
-              after=None) -> int:
+              after=None, fields: dict | None = None) -> int:
     """The command of a sweep over message sizes (``pingpong``, ``exchange``): ``sweep_fn`` (as
     :func:`sweep`) in interleaved rounds, then on rank 0 the header, the lines ``before()``, the
     table with THE fit (:func:`fit_file`, ``what`` naming the times fitted), the noise line if
-    a size missed, the line ``after(fitted, oversubscribed)`` and the JSON (``--json``)."""
+    a size missed, the line ``after(fitted, oversubscribed)`` and the JSON (``--json``; ``fields``:
+    more of its top-level fields, e.g. the exchange's ``fresh``)."""
     comm, oversubscribed = placement.start(name)
     if oversubscribed is None:
         return 2
@@ -310,7 +311,7 @@ def run_sweep(args, name: str, method: str, sweep_fn, *, what: str | None = None
                      {"sizes": args.sizes, "iterations": args.iterations, "warmup": args.warmup,
                       "budget_bytes": args.budget_bytes, "pages": args.pages, **options},
                      timing_method=method, rounds=rounds, reliable=noise["reliable"], reliability=noise,
-                     results=results, fit=fitted)
+                     results=results, fit=fitted, **(fields or {}))
     return 0
 
 
