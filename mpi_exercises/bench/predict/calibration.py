@@ -42,8 +42,19 @@ def measured_by(name: str) -> tuple:
 
 #: :func:`calibrated` and :func:`plain` as the table declares them when this module is imported
 MODELS, PLAIN = calibrated(), plain()
-#: the benchmark kinds a --calibration file may hold, by its "benchmark" field
+#: the benchmark kinds a --calibration file may hold, by its "benchmark" field (an exchange file
+#: with ``"fresh": true`` is of kind ``exchange-fresh``: :func:`file_kind`)
 FILE_KINDS = {"pingpong": "pingpong", "logp-prtt": "logp", "exchange": "exchange"}
+#: the measured kinds in the order a missing line names them, each with its command's arguments
+COMMANDS = {"pingpong": "pingpong --json pingpong.json", "exchange": "exchange --json exchange.json",
+            "exchange-fresh": "exchange --fresh --json exchange-fresh.json", "logp": "logp --json logp.json"}
+
+
+def file_kind(data) -> str | None:
+    """The measured kind of a --calibration file (:data:`FILE_KINDS`; an exchange of fresh data,
+    ``"fresh": true``, is ``exchange-fresh``), or None for a calibration block or report."""
+    kind = FILE_KINDS.get(data.get("benchmark") if isinstance(data, dict) else None)
+    return "exchange-fresh" if kind == "exchange" and data.get("fresh") is True else kind
 #: a calibration is unreliable if a median's 95 % interval is wider than this fraction of it on
 #: either side (the measurement core's rule: five times its default target)
 NOISY = sampling.NOISY
@@ -124,7 +135,7 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
     for path in [paths] if isinstance(paths, str) else paths:
         try:
             data = json.loads(read_input(path).decode("utf-8"))
-            kind = FILE_KINDS.get(data.get("benchmark") if isinstance(data, dict) else None)
+            kind = file_kind(data)
             if kind is not None:
                 results = data["results"]
                 measured[kind] = (results, data["parameters"]["n"] if kind == "logp" else None)
@@ -148,7 +159,7 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
             what = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
             what = exc.why if isinstance(exc, Refused) else what
             raise ValueError(f"--calibration {path}: {what}") from None
-    if "exchange" in measured and "pingpong" not in measured:
+    if {"exchange", "exchange-fresh"} & set(measured) and "pingpong" not in measured:
         why = ("the exchange terms are fitted beside the ping-pong's α and β and at its switch: give its "
                "pingpong --json file too (mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json)")
         if not models:
@@ -173,14 +184,14 @@ def G_line(results: list, n: int, where: str = "the PRTT") -> str | None:
 
 def missing_line(cal: Calibration) -> str | None:
     """One line naming the models of :func:`calibrated` a calibration lacks and what to measure
-    for them (a file written before the exchange benchmark, LogGOPS or the segments), or None."""
+    for them (a file written before the exchange benchmark, its fresh exchange, LogGOPS or the
+    segments), or None."""
     missing = [m for m in calibrated() if m not in cal.models]
     if not missing:
         return None
-    needs = sorted({b for m in missing for b in measured_by(m)} - set(cal.measured_from),
-                   key=["pingpong", "exchange", "logp"].index)
+    needs = sorted({b for m in missing for b in measured_by(m)} - set(cal.measured_from), key=list(COMMANDS).index)
     return (f"predict: warning: the calibration has no {', '.join(missing)}: measure "
-            + " and ".join(f"`mpiexec -n 2 python -m mpi_exercises {b} --json {b}.json`" for b in needs)
+            + " and ".join(f"`mpiexec -n 2 python -m mpi_exercises {COMMANDS[b]}`" for b in needs)
             + f" and give {'them' if len(needs) > 1 else 'it'} to --calibration as well (predict without "
             "--calibration measures every one); predicting "
             + ", ".join(cal.models) + " only")
@@ -188,9 +199,10 @@ def missing_line(cal: Calibration) -> str | None:
 
 def fits(measured: dict) -> dict:
     """The one fit of each measured input (no MPI), by kind: ``measured`` maps ``"pingpong"``,
-    ``"exchange"``, ``"logp"`` to ``(results, n)`` (``n``: the PRTT's message count, else None).
-    The ping-pong and the exchange by :func:`pingpong.fit_file` (:data:`pingpong.FIT_STATISTIC`),
-    the exchange's two segments split at the ping-pong's switch (one switch: MPI's); LogGP by
+    ``"exchange"``, ``"exchange-fresh"``, ``"logp"`` to ``(results, n)`` (``n``: the PRTT's
+    message count, else None).  The ping-pong and the exchanges by :func:`pingpong.fit_file`
+    (:data:`pingpong.FIT_STATISTIC`), each exchange's two segments split at the ping-pong's switch
+    (one switch: MPI's; none where it leaves too few of the exchange's sizes on a side); LogGP by
     :func:`logp_bench.fit` on the same statistic (G from the long sizes when the PRTT has them),
     LogGOPS's ``O`` from the PRTT's send overheads over its gap-bound sizes below the ping-pong's
     switch (:func:`netmodels.models.logp_fit.fit_copy_overhead`; None where fewer than two)."""
@@ -201,14 +213,16 @@ def fits(measured: dict) -> dict:
     out = {}
     if "pingpong" in measured:
         out["pingpong"] = pingpong.fit_file({"results": measured["pingpong"][0]})
-    if "exchange" in measured:
+    for kind in ("exchange", "exchange-fresh"):
+        if kind not in measured:
+            continue
         switch = out.get("pingpong", {}).get("piecewise", {}).get("switch_bytes")
-        results = measured["exchange"][0]
+        results = measured[kind][0]
         try:
-            out["exchange"] = pingpong.fit(results, pingpong.FIT_STATISTIC, switch=switch)
+            out[kind] = pingpong.fit(results, pingpong.FIT_STATISTIC, switch=switch)
         except ValueError:          # the ping-pong's switch leaves too few of its sizes on a side
-            out["exchange"] = pingpong.fit(results, pingpong.FIT_STATISTIC)
-            out["exchange"].pop("piecewise", None)
+            out[kind] = pingpong.fit(results, pingpong.FIT_STATISTIC)
+            out[kind].pop("piecewise", None)
     if "logp" in measured:
         results, n = measured["logp"]
         lg = logp_bench.fit(results, n, pingpong.FIT_STATISTIC)
@@ -226,14 +240,15 @@ def parameters_of(measured: dict, nprocs: int) -> dict:
     """Each model's parameters from the measured inputs (:func:`fits`, then
     :func:`network_parameters`)."""
     f = fits(measured)
-    pp, ex = f.get("pingpong", {}), f.get("exchange", {})
+    pp, ex, fx = f.get("pingpong", {}), f.get("exchange", {}), f.get("exchange-fresh", {})
     return network_parameters(pp.get("alpha_beta"), f.get("logp"), None, nprocs, segments=pp.get("piecewise"),
-                              exchange=ex.get("alpha_beta"), exchange_segments=ex.get("piecewise"))
+                              exchange=ex.get("alpha_beta"), exchange_segments=ex.get("piecewise"),
+                              fresh_segments=fx.get("piecewise"))
 
 
 def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | None, nprocs: int, *,
                        segments: dict | None = None, exchange: dict | None = None,
-                       exchange_segments: dict | None = None) -> dict:
+                       exchange_segments: dict | None = None, fresh_segments: dict | None = None) -> dict:
     """Each model of :func:`calibrated`'s parameters (by the table's names, in its order) from
     the fits, as the table's entries declare (``Entry.calibrate``): the ping-pong fit
     ``alpha_beta`` (``alpha_s``, ``beta_s_per_byte``), the PRTT fit ``loggp`` (``L_s``,
@@ -241,8 +256,9 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
     identified: 0), the f(L) table ``f`` (None: f(L) = 1 for every L a schedule on ``nprocs``
     ranks can have), ``segments`` (the ping-pong's two-segment fit: ``switch_bytes``, ``below``
     and ``above`` as ``alpha_beta``), ``exchange`` (the exchange benchmark's fit, as
-    ``alpha_beta``) and ``exchange_segments`` (its two segments, used only if split at the
-    ping-pong's switch).  A fit that is None gives no model that reads it."""
+    ``alpha_beta``), ``exchange_segments`` (its two segments, used only if split at the
+    ping-pong's switch) and ``fresh_segments`` (the two segments of the exchange of fresh data,
+    ``exchange --fresh``, alike).  A fit that is None gives no model that reads it."""
     given = {"pingpong": alpha_beta, "pingpong segments": segments, "exchange": exchange, "logp": loggp,
              "f(L)": f}
     if segments is not None:
@@ -250,6 +266,10 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
     if exchange is not None and segments is not None and exchange_segments is not None \
             and float(exchange_segments["switch_bytes"]) == float(segments["switch_bytes"]):
         given.update({"exchange below": exchange_segments["below"], "exchange above": exchange_segments["above"]})
+    if segments is not None and fresh_segments is not None \
+            and float(fresh_segments["switch_bytes"]) == float(segments["switch_bytes"]):
+        given.update({"fresh exchange below": fresh_segments["below"],
+                      "fresh exchange above": fresh_segments["above"]})
     given = {k: v for k, v in given.items() if v is not None}
     out = {}
     for name in calibrated():
@@ -297,8 +317,9 @@ reliability = sampling.reliability
 
 def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None, jig=None):
     """The calibration of what a run measured (no MPI): ``taken`` holds, by benchmark, the
-    per-size summaries with their samples (``pingpong``, ``exchange``, ``logp`` and
-    ``software``, each optional: a round of ``measurement.calibration_round`` or several pooled);
+    per-size summaries with their samples (``pingpong``, ``exchange``, ``exchange-fresh``,
+    ``logp`` and ``software``, each optional: a round of ``measurement.calibration_round`` or
+    several pooled; without ``exchange-fresh`` its model is not calibrated);
     ``given`` supplies what was not measured; ``jig`` (the f(L) test jig's rows) gives NBL's f(L).
     ``(Calibration, None)``, or ``(None, why)`` if a fit of a plain model is unphysical (a model
     with an added term whose fit is unphysical is left out, the reason in
@@ -312,9 +333,9 @@ def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None,
     noisy, left_out = [], []
     cal = given
     if "pingpong" in taken:
-        pp, ex, lp = taken["pingpong"], taken["exchange"], taken["logp"]
-        models = parameters_of({"pingpong": (pp, None), "exchange": (ex, None), "logp": (lp, taken["logp_n"])},
-                               nprocs)
+        pp, ex, lp, fx = taken["pingpong"], taken["exchange"], taken["logp"], taken.get("exchange-fresh")
+        kinds = {"pingpong": pp, "exchange": ex, **({} if fx is None else {"exchange-fresh": fx})}
+        models = parameters_of({**{k: (v, None) for k, v in kinds.items()}, "logp": (lp, taken["logp_n"])}, nprocs)
         if jig:
             tab = nbl_testjig.table(jig, "min_s")
             fitted, _, _ = fit_f(tab["S"], {int(L): np.array(v) for L, v in tab["T_s"].items()})
@@ -323,8 +344,9 @@ def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None,
         if why:
             return None, why
         models, left_out = keep_physical(models)
-        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"ping-pong {r['bytes']} B") for r in pp]
-        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"exchange {r['bytes']} B") for r in ex]
+        noisy += [(r["ci_relative_halfwidth"] or 0.0, f"{what} {r['bytes']} B")
+                  for k, what in (("pingpong", "ping-pong"), ("exchange", "exchange"),
+                                  ("exchange-fresh", "fresh exchange")) for r in kinds.get(k, [])]
         noisy += [(r[k]["ci_relative_halfwidth"] or 0.0, f"PRTT {k} {r['bytes']} B")
                   for r in lp for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")]
 
@@ -332,8 +354,8 @@ def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None,
             if isinstance(v, dict):
                 return {k: without_samples(x) for k, x in v.items() if k != "times_s"}
             return [without_samples(x) for x in v] if isinstance(v, list) else v
-        cal = Calibration(models, source="measured", measured_from=("pingpong", "exchange", "logp"),
-                          measurements={"pingpong": without_samples(pp), "exchange": without_samples(ex),
+        cal = Calibration(models, source="measured", measured_from=(*kinds, "logp"),
+                          measurements={**{k: without_samples(v) for k, v in kinds.items()},
                                         "logp": without_samples(lp), "logp_n": taken["logp_n"]})
     if "software" in taken:
         noisy.append(software_cost.worst_interval(taken["software"]))
