@@ -182,7 +182,8 @@ def main(argv=None) -> int:
     print(last)
     if args.json:
         write_json(args.json, {
-            "benchmark": "fresh_data", "command": "python benchmarks/fresh_data.py " + " ".join(
+            "benchmark": "fresh_data", "ranks": 2, "cores": len(os.sched_getaffinity(0)),
+            "oversubscribed": 2 > len(os.sched_getaffinity(0)), "command": "python benchmarks/fresh_data.py " + " ".join(
                 sys.argv[1:] if argv is None else argv),
             "parameters": {k: getattr(args, k) for k in ("launches", "settings", "lengths", "iterations", "warmup",
                                                          "apart")},
