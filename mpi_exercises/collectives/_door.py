@@ -99,7 +99,8 @@ import numpy as np
 
 from ..executor import INLINE_BYTES
 from ._algorithms import algorithm_of, choices, resolve, schedule_of  # noqa: F401  (re-exported)
-from ._out import check_out
+from ._out import check_out, facts
+from ._refusal import gathered, marked
 
 #: executors cached per communicator (all front doors together); more are freed, least recently used first
 CACHE_SIZE = 16
@@ -176,7 +177,7 @@ class FrontDoor:
         self._valid: dict = {}
         self._last = (None, None)               # the raw arguments of enter's last call, their plan
         #: the last call enter accepted with ``args`` (:meth:`repeats`): its comm, x, out, args,
-        #: the facts checked (:func:`_facts`) and its plan
+        #: the facts checked (:func:`~._out.facts`) and its plan
         self._seen = (None,) * 6
 
     # ------------------------------------------------------------ 1. validation
@@ -252,9 +253,7 @@ class FrontDoor:
                 return False
         except (TypeError, ValueError):         # e.g. an array among them: not compared, not repeated
             return False
-        if out is None:
-            return (x.dtype, x.shape, x.strides) == s[4]
-        return (x.dtype, x.shape, x.strides, out.dtype, out.shape, out.strides, out.flags.writeable) == s[4]
+        return facts(x, out) == s[4]
 
     def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None, prime=None,
               args=None):
@@ -277,7 +276,7 @@ class FrontDoor:
         and those if they are sends only, so that they travel with the agreement's); the caller
         then ends the call with ``finish`` (``executor.started``; a cached object other than an
         Executor has ``started``, ``sent_step`` and ``abandon`` too).  If the agreement fails,
-        every rank gives up the started calls (:func:`_gathered`: every message sent is
+        every rank gives up the started calls (:func:`~._refusal.gathered`: every message sent is
         received) before raising.
 
         ``key`` None: the call repeats the last one accepted (:meth:`repeats` said so), whose plan
@@ -347,7 +346,7 @@ class FrontDoor:
         except ValueError as exc:
             self.fail(comm, exc, check)
         if args is not None:
-            self._seen = (comm, x, out, args, _facts(x, out), plan)
+            self._seen = (comm, x, out, args, facts(x, out), plan)
         return plan
 
     def _agree_failed(self, state, plan: Plan, hi: int, checked: bool = True):
@@ -361,18 +360,18 @@ class FrontDoor:
         state = state_of(comm)
         if check or (not state.unchecked and not state.alone):
             state.allreduce_max(comm, _ERROR, _ERROR)
-            _marked(state, _gathered(state, (str(error), check)))
+            marked(state, gathered(state, (str(error), check)))
         raise error
 
     def _failed_elsewhere(self, state, checked: bool):
-        everyone = _marked(state, _gathered(state, (None, checked)))
+        everyone = marked(state, gathered(state, (None, checked)))
         bad = [r for r, (m, _) in enumerate(everyone) if m is not None]
         raise ValueError(f"{self.name}: invalid arguments on {rank_list(bad)}: {everyone[bad[0]][0]}")
 
     def _differ(self, state, plan: Plan, checked: bool = True):
         mine = {**plan.args, "check": checked}
-        everyone = _gathered(state, mine)
-        _marked(state, [(None, args["check"]) for args in everyone])
+        everyone = gathered(state, mine)
+        marked(state, [(None, args["check"]) for args in everyone])
         what = []
         for name in mine:
             values = {}
@@ -382,46 +381,6 @@ class FrontDoor:
                 what.append(f"{name} = " + ", ".join(f"{v} on {rank_list(rs)}" for v, rs in values.items()))
         raise ValueError(f"{self.name}: arguments must be the same on every rank; "
                          + ("; ".join(what) or "they differ"))
-
-
-def _facts(x, out) -> tuple:
-    """What :meth:`FrontDoor.repeats` compares of ``x`` and ``out`` (each can change in place)."""
-    if out is None:
-        return x.dtype, x.shape, x.strides
-    return x.dtype, x.shape, x.strides, out.dtype, out.shape, out.strides, out.flags.writeable
-
-
-def _gathered(state, mine) -> list:
-    """After an agreement that failed: every rank's ``mine`` (an allgather), and the calls
-    that ranks started before the agreement answered (:meth:`FrontDoor.enter`'s ``prime``)
-    given up on every rank that holds their executor, so that no message of theirs is left
-    for a later call to receive."""
-    ex = state.primed
-    started = None
-    if ex is not None and ex.started and ex.sent_step is not None:   # it sent its first messages
-        started = (next((w for w, (_, e) in state.cache.items() if e is ex), None), ex.sent_step)
-    state.primed = None
-    everyone = state.dup.allgather((mine, started))
-    by_word = {}
-    for rank, (_, s) in enumerate(everyone):
-        if s is not None:
-            by_word.setdefault(s[0], []).append((rank, s[1]))
-    for word, ranks in sorted(by_word.items()):
-        hit = state.cache.get(word)
-        if hit is not None:
-            hit[1].abandon(ranks)
-    if ex is not None and ex.started:           # started with no message of its own: nothing sent
-        ex.abandon([])
-    return [m for m, _ in everyone]
-
-
-def _marked(state, everyone: list) -> list:
-    """After an agreement that failed, ``everyone``'s ``(message, check)``: if any rank made its
-    first unchecked call in it, every rank counts it made (the state stays the same on every
-    rank, whatever the flags were)."""
-    if not all(check for _, check in everyone):
-        state.unchecked = True
-    return everyone
 
 
 class _State:

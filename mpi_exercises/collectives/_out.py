@@ -32,3 +32,10 @@ def check_out(out, shape, dtype, x=None):
             raise ValueError("out must not share memory with x (x is never modified)")
     raise ValueError(f"out must be a writeable C-contiguous numpy array of shape {shape} and "
                      f"dtype {dtype}")
+
+
+def facts(x, out) -> tuple:
+    """What :meth:`FrontDoor.repeats` compares of ``x`` and ``out`` (each can change in place)."""
+    if out is None:
+        return x.dtype, x.shape, x.strides
+    return x.dtype, x.shape, x.strides, out.dtype, out.shape, out.strides, out.flags.writeable
