@@ -450,13 +450,14 @@ def test_prtt_fit_recovers_the_long_G_from_noisy_round_trips_within_5_percent(se
 
 
 def test_a_prtt_to_16_KiB_fits_as_before_even_with_long_gaps():
-    """Sizes to 16 KiB whose last two gaps are long (lab 3's file, predict's before 2 MiB):
-    one line over the gap-bound sizes, as Netgauge fits it, compared with numpy's own line."""
+    """Sizes to 16 KiB whose last two gaps are long (lab 3's file, a stored predict from before
+    the PRTT reached 2 MiB): one line over the gap-bound sizes, as Netgauge fits it, compared
+    with numpy's own line."""
     import json
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    for path, key in (("labs/source/lab3/logp.json", None), ("book/data/predict_launch_2.json", "logp")):
+    for path, key in (("labs/source/lab3/logp.json", None), ("book/data/predict_launch_rest_2.json", "logp")):
         data = json.loads((root / path).read_text())
         results, n = (data["results"], data["parameters"]["n"]) if key is None else \
             (data["calibration_measurements"]["logp"], data["calibration_measurements"]["logp_n"])
