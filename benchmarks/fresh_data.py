@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
-from launch_modes import SETTINGS, setting_env  # noqa: E402
+from launch_modes import SETTINGS, setting_env, worker_result  # noqa: E402
 from mpi_exercises.bench.launch_mode import MODE_RATIO  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem, write_json  # noqa: E402
@@ -102,16 +101,10 @@ def launch(setting: str, args) -> dict:
     cmd = [mpiexec(), "-n", "2", sys.executable, str(Path(__file__).resolve()), "--worker", "--lengths",
            ",".join(map(str, args.lengths)), "--iterations", str(args.iterations), "--warmup", str(args.warmup)]
     t0 = time.time()
-    try:
-        proc = subprocess.run(cmd, env=setting_env(setting), capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        return {"setting": setting, "error": f"timed out after {args.timeout} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
-    if proc.returncode or not lines:
-        return {"setting": setting,
-                "error": f"exit status {proc.returncode}: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}"}
-    return {"setting": setting, "started": time.strftime("%H:%M:%S", time.gmtime(t0)),
-            **json.loads(lines[-1][len(MARK):])}
+    out = worker_result(cmd, setting_env(setting), args.timeout, MARK)
+    if "error" in out:
+        return {"setting": setting, **out}
+    return {"setting": setting, "started": time.strftime("%H:%M:%S", time.gmtime(t0)), **out}
 
 
 def mode_ratio(row: dict) -> float:

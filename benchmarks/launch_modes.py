@@ -258,6 +258,20 @@ def setting_env(setting: str) -> dict:
     return env
 
 
+def worker_result(cmd: list, env: dict, timeout: float, mark: str) -> dict:
+    """Run one launch (``cmd``, under ``env``, at most ``timeout`` s): the JSON of its worker's
+    last line that starts with ``mark``, or ``{"error": why}`` in one line."""
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:g} s"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(mark)]
+    if proc.returncode or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"exit status {proc.returncode}: {tail}"}
+    return json.loads(lines[-1][len(mark):])
+
+
 def launch(setting: str, args) -> dict:
     """One ``mpiexec -n 2`` launch of the worker under ``setting``; its result, or its error."""
     from mpi_exercises.labdata import mpiexec
@@ -267,15 +281,9 @@ def launch(setting: str, args) -> dict:
            "--lengths", ",".join(map(str, args.lengths)), "--iterations", str(args.iterations),
            "--warmup", str(args.warmup), "--inner", str(args.inner)]
     t0 = time.time()
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        return {"setting": setting, "error": f"timed out after {args.timeout:g} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
-    if proc.returncode or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"setting": setting, "error": f"exit status {proc.returncode}: {tail}"}
-    out = json.loads(lines[-1][len(MARK):])
+    out = worker_result(cmd, env, args.timeout, MARK)
+    if "error" in out:
+        return {"setting": setting, **out}
     ratios = op_ratio(out)
     at = max(ratios)
     return {"setting": setting, "environment": {k: v for k, v in SETTINGS[setting].items()},
