@@ -47,6 +47,7 @@ from __future__ import annotations
 import bisect
 import operator
 import time
+import weakref
 from functools import partial
 
 import numpy as np
@@ -80,6 +81,24 @@ def ufunc_of(op):
         if op == mpi_op:
             return ufunc
     raise ValueError(f"op must be one of MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN; got {op!r}")
+
+
+def pins(arrays) -> list:
+    """Weak references to the arrays that own the memory of ``arrays`` (numpy arrays; through
+    views and memoryviews): numpy refuses to resize an array that has one, even with
+    ``refcheck=False``, so memory that persistent requests point into cannot move (or be freed)
+    while they do."""
+    out = []
+    for a in arrays:
+        while True:
+            b = a.base
+            if isinstance(b, memoryview):
+                b = b.obj
+            if not isinstance(b, np.ndarray):
+                break
+            a = b
+        out.append(weakref.ref(a))
+    return out
 
 
 def mpi_datatype(dtype):
@@ -192,7 +211,7 @@ class Executor(Resource):
         for _, reqs, _ in self._steps:
             for r in reqs:
                 r.Free()
-        self._steps, self._bound, self._given, self._pieces = [], None, None, False
+        self._steps, self._bound, self._given, self._pieces, self._pins = [], None, None, False, []
 
     def _bind(self, buf):
         if not isinstance(buf, np.ndarray) or buf.dtype != self.dtype or buf.ndim != 1 \
@@ -201,7 +220,7 @@ class Executor(Resource):
                              f"{self.schedule.nelems} elements, got "
                              f"{getattr(buf, 'dtype', type(buf).__name__)} of shape {getattr(buf, 'shape', '?')}")
         self._bind_views(buf.__getitem__)
-        self._bound = buf
+        self._bound, self._pins = buf, pins([buf])
 
     def _bind_views(self, view):
         """Create the persistent requests on the working vector that ``view(slice(a, b))``
@@ -307,7 +326,7 @@ class Executor(Resource):
             return empty if arr is None else arr[sl.start - at:sl.stop - at]
 
         self._bind_views(view)
-        self._pieces = True
+        self._pieces, self._pins = True, pins(arrays)
 
     def run_bound(self) -> None:
         """Execute the schedule on the pieces of the last :meth:`bind`."""

@@ -111,3 +111,52 @@ def test_arrays_changed_in_place_are_refused_on_a_repeated_call():
     res = run_mpi(2, ["-c", DRIVER], timeout=60, sleep_while_waiting=True)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "refused on every rank" in res.stdout
+
+
+MOVED = """
+import numpy as np
+from mpi4py import MPI
+from mpi_exercises import allgather, allreduce, alltoall, broadcast
+from tests.mpirun import finish_sweep
+
+comm = MPI.COMM_WORLD
+rank, P = comm.rank, comm.size
+failures = []
+n = 4
+DOORS = {   # name: (call, x's shape, out's shape, MPI's result)
+    "allreduce": (lambda x, out, check: allreduce(comm, x, "ring", out=out, check=check), (n,), (n,),
+                  lambda x: comm.allreduce(x)),
+    "allgather": (lambda x, out, check: allgather(comm, x, "ring", out=out, check=check), (n,), (P, n),
+                  lambda x: np.array(comm.allgather(x))),
+    "broadcast": (lambda x, out, check: broadcast(comm, x, "binomial", out=out, check=check), (n,), (n,),
+                  lambda x: comm.bcast(x)),
+    "alltoall": (lambda x, out, check: alltoall(comm, x, "pairwise", out=out, check=check), (P, n), (P, n),
+                 lambda x: np.array(comm.alltoall(list(x)))),
+}
+for name, (call, xshape, oshape, want) in DOORS.items():
+    for check in (True, False):
+        x = np.arange(np.prod(xshape), dtype=np.float64).reshape(xshape) + 100 * rank
+        out = np.zeros(oshape)
+        for _ in range(2):                    # the second call repeats the first (alltoall: bound to x, out)
+            call(x, out, check)
+        for which, a in (("out", out), ("x", x))[:2 if name == "alltoall" else 1]:   # alltoall sends from x
+            shape = a.shape
+            try:                              # the memory the executor points into cannot move
+                a.resize((1 << 16,), refcheck=False)
+                failures.append(f"{name} check={check}: {which} resized (moved) under the executor")
+                a.resize(shape, refcheck=False)
+            except ValueError:
+                pass
+        if not np.array_equal(call(x, out, check), want(x)):
+            failures.append(f"{name} check={check}: a wrong result after the resize was refused")
+finish_sweep(comm, failures, "repeated calls: the memory of x and out cannot move under the executor", "FAILED")
+"""
+
+
+def test_the_arrays_an_executor_points_into_cannot_be_resized_away():
+    """``out.resize(..., refcheck=False)`` would move out's memory while the executor's persistent
+    requests still point into the old one (later calls wrote into freed memory: glibc aborted with
+    "malloc(): unaligned tcache chunk detected"); numpy refuses it while the executor pins it."""
+    res = run_mpi(2, ["-c", MOVED], timeout=60, sleep_while_waiting=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "cannot move under the executor" in res.stdout
