@@ -3,17 +3,17 @@ interleaved run under ``mpiexec -n P``.
 
     mpiexec -n 2 python benchmarks/recording_cost.py [--rev REV] [-N 1] [--rounds 200] [--calls 200] [--json F]
 
-Five variants of one allreduce (the front door's default algorithm, snake, at ``-N`` float64
+Five or six variants of one allreduce (the front door's default algorithm, snake, at ``-N`` float64
 elements), each round in a new random order (``--seed``, the same on every rank: a rotated order
 kept each variant after the same neighbour, which biased their ratios by up to 7 % for identical
 code at load 8), each timed over ``--calls``
 calls after a barrier: ``Executor.run`` of ``--rev`` (the package as git holds it there,
-imported whole under another name) and of this tree; this tree's ``Executor.run_recorded``;
-and the allreduce front door (default path, with its argument agreement) of ``--rev`` and of
+imported whole under another name) and of this tree; ``Executor.run_recorded`` of this tree
+and of ``--rev`` (if it records); and the allreduce front door (default path, with its argument agreement) of ``--rev`` and of
 this tree.  Prints per variant the median and the best round's time per call (rank 0's, µs)
 and the ratios that matter, each a median over rounds of the ratio within a round with its
-interquartile range: recording on against off (this tree), this tree's run and front door
-against ``--rev``'s; then the clock alignment of :mod:`mpi_exercises.clocks`, ``--estimates``
+interquartile range: recording on against off (this tree), this tree's run, recorded call and
+front door against ``--rev``'s; then the clock alignment of :mod:`mpi_exercises.clocks`, ``--estimates``
 times: on one node every rank reads one clock, so the true offset is 0 and each estimate's
 offset is its error, measured, beside its bound and Cristian's (half the shortest round trip);
 then the load average before and after (os.getloadavg), ``OVERSUBSCRIBED`` when ranks
@@ -115,9 +115,14 @@ def measure(a, before, argv: list) -> int:
     new = Executor(comm, schedule, np.float64, MPI.SUM)
     rec = Recorder(new)
     buf = np.zeros(a.N)
+    recorded_before = None
+    if hasattr(before.executor, "Recorder"):
+        rec_old = before.executor.Recorder(old)
+        recorded_before = lambda: old.run_recorded(buf, rec_old)     # noqa: E731
     door_before = sys.modules[before.__name__ + ".collectives.allreduce"].allreduce
     variants = {"before: run": lambda: old.run(buf), "now: run": lambda: new.run(buf),
                 "now: run_recorded": lambda: new.run_recorded(buf, rec),
+                **({"before: run_recorded": recorded_before} if recorded_before else {}),
                 "before: front door": lambda: door_before(comm, x, out=out_before),
                 "now: front door": lambda: allreduce(comm, x, out=out)}
     names = list(variants)
@@ -143,6 +148,8 @@ def measure(a, before, argv: list) -> int:
     t = {k: np.array(v) for k, v in times.items()}
     pairs = {"recording on / off (now)": ("now: run_recorded", "now: run"),
              "run: now / before": ("now: run", "before: run"),
+             **({"recording on: now / before": ("now: run_recorded", "before: run_recorded")}
+                if recorded_before else {}),
              "front door: now / before": ("now: front door", "before: front door")}
     print(f"P = {comm.Get_size()}, N = {a.N}, {a.rounds} rounds x {a.calls} calls, before = {a.rev}"
           + (" OVERSUBSCRIBED" if oversubscribed else ""))

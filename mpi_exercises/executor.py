@@ -38,8 +38,8 @@ travels with the first sends; a call given up after ``start`` is cleared by
 Recording (:class:`Recorder`, :meth:`Executor.run_recorded`): each rank's clock (:data:`CLOCK`,
 s) at the start of a call and, per step, when its messages are posted (``Startall`` returned),
 completed (``Waitall`` returned) and its blocks applied.  :meth:`Executor.run` never records:
-a recorded call runs its own copy of the step loop (:func:`~mpi_exercises.recording.record`), so a
-call not recorded costs what it did.
+a recorded call runs the steps written out with their clock reads (:func:`~mpi_exercises.recording.program`,
+generated once per binding), so a call not recorded costs what it did.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from netmodels.algorithms.schedule import Schedule
 
 from . import pages
 from .plan import Incoming, Mode, Send, StepPlan, plan, rbuf_size  # noqa: F401  (the executor's plan, re-exported)
-from .recording import CLOCK, Recorder, record  # noqa: F401  (re-exported)
+from .recording import CLOCK, Recorder, program, slots  # noqa: F401  (re-exported)
 
 MAX_TAG = 32768
 #: at P = 2, a first step whose messages carry at most this many bytes each way may travel inside
@@ -198,9 +198,12 @@ class Executor(Resource):
         self._inlined = False   # start() packed the first sends into an agreement message (inline)
         self._inline, self._packing = None, (None, (), ())   # see _bind_views and _pack_into
         self._recorder = None   # the last recorder run_recorded accepted
+        self._program = None    # the recorded steps of the current binding (recording.program), made when first asked
         #: a call begun by :meth:`start` awaits :meth:`finish`
         self.started = False
-        self._step_index = []   # per entry of _steps: the schedule's step
+        #: per entry of _steps: the schedule's step (those in which this rank sends or receives
+        #: a block, a message or a local copy; the same whatever the binding)
+        self._step_index = [t for t, st in enumerate(self._plan) if st.sends or st.incoming]
         from mpi4py import MPI
 
         self._startall, self._waitall, self._address = MPI.Prequest.Startall, MPI.Request.Waitall, MPI.Get_address
@@ -228,9 +231,10 @@ class Executor(Resource):
         stage local copies (before the step's messages) and apply the blocks (after them)."""
         self._release_requests()
         comm, t_mpi, rbuf = self.comm, self.mpitype, self._rbuf
-        steps, index, targets = [], [], []
+        steps, targets = [], []
         nsteps = len(self._plan)
-        for t, (sends, incoming) in enumerate(self._plan):
+        for t in self._step_index:
+            sends, incoming = self._plan[t]
             reqs, pre, post, into = [], [], [], []
             for b in incoming:
                 dst, tag = view(slice(b.start, b.stop)), (t + b.seq * nsteps) % MAX_TAG
@@ -252,17 +256,15 @@ class Executor(Resource):
                 pre.append(partial(busy_wait, self._delay[t]))
             for s in sends:
                 reqs.append(comm.Send_init([view(slice(s.start, s.stop)), t_mpi], s.peer, (t + s.seq * nsteps) % MAX_TAG))
-            if reqs or post:
-                steps.append((tuple(pre), reqs, tuple(post)))
-                index.append(t)
-                targets.append((tuple(view(slice(s.start, s.stop)) for s in sends), tuple(into)))
-        self._steps, self._step_index = steps, index
+            steps.append((tuple(pre), reqs, tuple(post)))
+            targets.append((tuple(view(slice(s.start, s.stop)) for s in sends), tuple(into)))
+        self._steps, self._program = steps, None
         first = next((i for i, entry in enumerate(steps) if entry[1]), None)
         self._first = first                    # the entry of this rank's first messages (None: it has none)
         self._head = steps[:first] if first is not None else steps
         self._tail = []
         if first is not None:                  # its receives come first in its requests (see above)
-            k = sum(1 for b in self._plan[index[first]].incoming if not b.mode.local)
+            k = sum(1 for b in self._plan[self._step_index[first]].incoming if not b.mode.local)
             self._first_pre, self._first_reqs, post = steps[first]
             self._first_recvs, self._first_sends = self._first_reqs[:k], self._first_reqs[k:]
             self._tail = [((), (), post)] + steps[first + 1:]
@@ -481,14 +483,19 @@ class Executor(Resource):
     # ---------------------------------------------------------------- recording
     def run_recorded(self, buf, recorder: "Recorder"):
         """:meth:`run`, recording this rank's times into ``recorder`` (a :class:`Recorder` of
-        this executor; it keeps the last call's; :func:`~mpi_exercises.recording.record`); returns ``buf``."""
+        this executor; it keeps the last call's); returns ``buf``.  The steps run written out
+        with their clock reads (:func:`~mpi_exercises.recording.program`, made once per binding)."""
         if recorder is not self._recorder:
             if not isinstance(recorder, Recorder) or recorder.executor is not self:
                 raise ValueError("recorder must be a Recorder of this executor (Recorder(executor))")
+            if len(recorder._times) != slots(self):
+                recorder._times = [float("nan")] * slots(self)
             self._recorder = recorder
         if buf is not self._bound and buf is not self._given:
             self._rebind(buf)
-        record(self, recorder)
+        if self._program is None:
+            self._program = program(self)
+        self._program(recorder._times)
         return buf
 
     def free(self):
