@@ -13,6 +13,7 @@ steps (each rank's own Python, MPI calls replaced by no-ops, load 3-4); the writ
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 
 import numpy as np
 
@@ -38,9 +39,10 @@ def program(executor):
     ``k`` the reads after its ``Startall`` (posted), ``Waitall`` (completed) and blocks applied
     (combined) in ``times[1 + 3 k:4 + 3 k]`` (``times``: a list of :func:`slots` items).  A
     step with no message is posted when it completed, one with nothing to apply or little
-    (:data:`QUICK_BYTES`) combined then: one clock read per distinct instant.  Generated once per
-    binding (its source names only the steps' positions; the steps' requests and calls are
-    looked up in its own namespace); its compilation costs tens of µs per step."""
+    (:data:`QUICK_BYTES`) combined then: one clock read per distinct instant.  Made once per
+    binding: its source names only the steps' positions (the same for every binding of an
+    executor: compiled once, :func:`_compiled`), the requests and calls of this binding are
+    looked up in its own namespace."""
     size, plan = executor.dtype.itemsize, executor._plan
     names = {"clock": CLOCK, "startall": executor._startall, "waitall": executor._waitall}
     body = ["t[0] = clock()"]
@@ -59,9 +61,16 @@ def program(executor):
             body.append(f"post{k}_{j}()")
         quick = not post or size * sum(b.count for b in plan[step].incoming) <= QUICK_BYTES
         body.append(f"t[{at + 2}] = c" if quick else f"t[{at + 2}] = clock()")
-    source = "def recorded(t):\n    " + "\n    ".join(body) + "\n"
-    exec(compile(source, "<recorded steps>", "exec"), names)   # noqa: S102  (the source holds integers and fixed names only)
-    return names["recorded"]
+    exec(_compiled("def recorded(t):\n    " + "\n    ".join(body) + "\n"), names)   # noqa: S102
+    return names.pop("recorded")            # not left in its own namespace: no cycle for the collector
+
+
+@lru_cache(maxsize=64)
+def _compiled(source: str):
+    """The code of :func:`program`'s ``source`` (integers and fixed names only): compiling costs
+    tens of µs per step, so an executor bound to one buffer after another (each binding makes its
+    program) compiles it once."""
+    return compile(source, "<recorded steps>", "exec")
 
 
 class Recorder:
