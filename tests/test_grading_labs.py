@@ -2,7 +2,9 @@
 release of every lab, on a temporary copy of the course (lab 1's hostile submissions:
 tests/test_grading.py; a module each, so that the two batches grade on different workers).
 
-Each broken submission must lose exactly the points of the tests it breaks.
+Each broken submission must lose exactly the points of the tests it breaks.  The three labs'
+hand-ins are graded in one ``grade.py`` run (:func:`graded`), as ``make grade`` grades a
+course: one start of the grader and its gradebook instead of one per lab.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 from tests.labcourse import (ALL_LABS, LABS, grade, grade_meta, points, released_course, replace, solved,
                              source_nb)
 
-CELL_TIMEOUT = 8  # seconds per cell while grading lab 6 here (the course default is 60)
+CELL_TIMEOUT = 60  # seconds per cell while grading here (the course default)
 pytestmark = pytest.mark.timeout(900)
 
 
@@ -107,23 +109,22 @@ def lab4_submissions(course: Path) -> dict:
     return subs
 
 
-@pytest.fixture(scope="module")
-def graded_lab4(course):
+def submit_lab4(course: Path) -> dict:
+    """Lab 4's hand-ins written into ``course/submitted``; returns :func:`lab4_submissions`."""
     subs = lab4_submissions(course)
     for student, (files, _) in subs.items():
         folder = course / "submitted" / student / LAB4
         folder.mkdir(parents=True)
         for name, content in files.items():
             (folder / name).write_text(content)
-    rows, log = grade(course, [LAB4], cell_timeout=60)
-    return subs, {s: row for (s, lab), row in rows.items() if lab == LAB4}, log
+    return subs
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("student", ["alice", "fit_raises", "poor_fit", "no_data", "four_ranks"])
-def test_lab4_submission_loses_exactly_what_it_broke(graded_lab4, student):
-    subs, table, log = graded_lab4
+def test_lab4_submission_loses_exactly_what_it_broke(graded, student):
+    subs, table, log = graded[LAB4]
     pts = points(source_nb(LAB4))
     manual = {k for k in pts if k.startswith("lop_answer")}
     _, failing = subs[student]
@@ -178,8 +179,8 @@ def lab5_submissions(course: Path) -> dict:
     return subs
 
 
-@pytest.mark.slow
-def test_lab5_submissions_lose_exactly_what_they_broke(course):
+def submit_lab5(course: Path) -> dict:
+    """Lab 5's hand-ins written into ``course/submitted``; returns :func:`lab5_submissions`."""
     data = {name: (course / "source" / LAB5 / name).read_text() for name in LAB5_DATA}
     subs = lab5_submissions(course)
     for student, (nb, with_data, _) in subs.items():
@@ -189,12 +190,17 @@ def test_lab5_submissions_lose_exactly_what_they_broke(course):
         if with_data:
             for name, text in data.items():
                 (folder / name).write_text(text + "\n")   # the student's own copy
-    rows, log = grade(course, [LAB5], cell_timeout=60)
+    return subs
+
+
+@pytest.mark.slow
+def test_lab5_submissions_lose_exactly_what_they_broke(graded):
+    subs, rows, log = graded[LAB5]
     pts = points(source_nb(LAB5))
     manual = {"p5_answer", "p5_suspects"}
     assert sum(v for k, v in pts.items() if k not in manual) == 10 and pts["p5_answer"] == pts["p5_suspects"] == 2
     for student, (_, with_data, failing) in subs.items():
-        row = rows[student, LAB5]
+        row = rows[student]
         assert row["status"] == "graded", (student, row, log)
         got = {k: float(row[k]) for k in pts if k not in manual}
         assert got == {k: (0.0 if k in failing else v) for k, v in pts.items() if k not in manual}, student
@@ -206,9 +212,9 @@ def test_lab5_submissions_lose_exactly_what_they_broke(course):
 LAB6 = "lab6"
 
 
-@pytest.fixture(scope="module")
-def graded6(course):
-    """lab 6: a solved submission, and two that break one answer each."""
+def submit_lab6(course: Path) -> dict:
+    """lab 6: a solved submission, and two that break one answer each, written into
+    ``course/submitted``; student -> (notebook, grade_ids expected to fail)."""
     subs = {"alice6": (solved(course, LAB6), set())}
     nb = solved(course, LAB6)              # off-by-one turning level
     replace(nb, "lca", "    level = 0\n", "    level = 1\n")
@@ -221,13 +227,21 @@ def graded6(course):
         folder = course / "submitted" / student / LAB6
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{LAB6}.ipynb")
-    rows, log = grade(course, [LAB6], cell_timeout=CELL_TIMEOUT, jobs=1)   # one at a time, as by default
-    return subs, {s: row for (s, lab), row in rows.items() if lab == LAB6}, log
+    return subs
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    """lab -> (hand-ins as its ``submit_*`` returns them, grades.csv's rows by student, log):
+    labs 4, 5 and 6 graded in one run of ``grade.py``, scores only."""
+    subs = {LAB4: submit_lab4(course), LAB5: submit_lab5(course), LAB6: submit_lab6(course)}
+    rows, log = grade(course, list(subs), cell_timeout=CELL_TIMEOUT)
+    return {lab: (subs[lab], {s: row for (s, lb), row in rows.items() if lb == lab}, log) for lab in subs}
 
 
 @pytest.mark.slow
-def test_lab6_submissions_lose_exactly_what_they_broke(graded6):
-    subs, table, log = graded6
+def test_lab6_submissions_lose_exactly_what_they_broke(graded):
+    subs, table, log = graded[LAB6]
     nb = source_nb(LAB6)
     pts = points(nb)
     manual = {grade_meta(c)["grade_id"] for c in nb.cells if grade_meta(c).get("grade") and grade_meta(c).get("solution")}
