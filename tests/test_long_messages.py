@@ -30,6 +30,7 @@ SWITCH = 32768.0
 BELOW, ABOVE = (2e-6, 1e-10), (9e-6, 6e-11)            # (α, β) of each segment: s, s/B
 X_BELOW, X_ABOVE = (2.5e-6, 1.6e-10), (12e-6, 1.4e-10)  # the exchange's
 F_BELOW, F_ABOVE = (3e-6, 2.1e-10), (15e-6, 3.1e-10)    # the exchange of fresh data's
+FP_BELOW, FP_ABOVE = (2.2e-6, 1.2e-10), (11e-6, 2.4e-10)  # the ping-pong of fresh data's
 
 
 def segments(n, below, above, switch=SWITCH):
@@ -187,7 +188,8 @@ def test_a_segmented_model_refuses_what_no_machine_has():
 def calibration_models(fresh=True):
     pp = results(SIZES, segments(SIZES, BELOW, ABOVE))
     ex = results(SIZES, segments(SIZES, X_BELOW, X_ABOVE))
-    fx = {"exchange-fresh": (results(SIZES, segments(SIZES, F_BELOW, F_ABOVE)), None)} if fresh else {}
+    fx = {"pingpong-fresh": (results(SIZES, segments(SIZES, FP_BELOW, FP_ABOVE)), None),
+          "exchange-fresh": (results(SIZES, segments(SIZES, F_BELOW, F_ABOVE)), None)} if fresh else {}
     prtt = json.loads((ROOT / "labs" / "source" / "lab3" / "logp.json").read_text())
     return predict.parameters_of({"pingpong": (pp, None), "exchange": (ex, None), **fx,
                                   "logp": (prtt["results"], prtt["parameters"]["n"])}, 2)
@@ -220,27 +222,30 @@ def test_every_model_is_calibrated_with_its_source_and_the_terms_land_where_they
         assert entry.build(**models[name]) is not None and entry.source()
 
 
-def test_the_fresh_exchange_entry_takes_its_terms_from_the_exchange_of_fresh_data_not_the_clean_one():
+def test_the_fresh_entry_takes_every_term_from_the_messages_of_fresh_data_not_the_clean_ones():
     models = calibration_models()
-    fresh, clean = models["alpha-beta-exchange-fresh"], models["alpha-beta-exchange-segmented"]
-    # the ping-pong's terms and switch are the clean entry's; the exchange terms the fresh exchange's
-    assert {k: fresh[k] for k in ("alpha", "beta", "S", "alpha_r", "beta_r")} == \
-        {k: clean[k] for k in ("alpha", "beta", "S", "alpha_r", "beta_r")}
+    fresh, clean = models["alpha-beta-fresh"], models["alpha-beta-exchange-segmented"]
+    # the one-way terms are the fresh ping-pong's segments, at its switch; the exchange terms the fresh exchange's
+    assert fresh["S"] == SWITCH and (fresh["alpha_r"], fresh["beta_r"]) == pytest.approx(FP_ABOVE, rel=1e-9)
+    lo = SIZES < SWITCH
+    assert (fresh["alpha"], fresh["beta"]) == pytest.approx(
+        relative_line(SIZES[lo], segments(SIZES, FP_BELOW, FP_ABOVE)[lo]), rel=1e-6)
+    assert fresh["beta_r"] > 2 * clean["beta_r"]
     assert (fresh["alpha_xr"], fresh["beta_xr"]) == pytest.approx(F_ABOVE, rel=1e-9)
     lo = SIZES < SWITCH
     assert (fresh["alpha_x"], fresh["beta_x"]) == pytest.approx(
         relative_line(SIZES[lo], segments(SIZES, F_BELOW, F_ABOVE)[lo]), rel=1e-6)
     assert fresh["beta_xr"] > 2 * clean["beta_xr"]
-    # an exchange of 800 KB costs what the fresh exchange's upper segment says; a one-way step the ping-pong's
-    m = table.get("alpha-beta-exchange-fresh").build(**fresh)
+    # an exchange of 800 KB costs what the fresh exchange's upper segment says; a one-way step the fresh ping-pong's
+    m = table.get("alpha-beta-fresh").build(**fresh)
     b = 8.0 * 100_000
     assert simulate(one_step("allreduce.recursive_doubling", 2, 100_000), m).time == pytest.approx(
         F_ABOVE[0] + F_ABOVE[1] * b, rel=1e-9)
     assert simulate(one_step("allreduce.binomial", 2, 100_000), m).time == pytest.approx(
-        2 * (ABOVE[0] + ABOVE[1] * b), rel=1e-9)
-    # without the exchange of fresh data it is not calibrated, and nothing else changes
+        2 * (FP_ABOVE[0] + FP_ABOVE[1] * b), rel=1e-9)
+    # without the messages of fresh data it is not calibrated, and nothing else changes
     without = calibration_models(fresh=False)
-    assert set(without) == set(models) - {"alpha-beta-exchange-fresh"}
+    assert set(without) == set(models) - {"alpha-beta-fresh"}
     assert all(without[k] == models[k] for k in without)
 
 
@@ -294,10 +299,11 @@ def test_an_old_calibration_still_calibrates_what_it_can_and_names_what_to_measu
     lab = ROOT / "labs" / "source"
     c = predict.load_calibration([lab / "lab1" / "pingpong.json", lab / "lab3" / "logp.json"], 2)
     line = predict.missing_line(c)
-    assert ("alpha-beta-exchange, alpha-beta-exchange-segmented, alpha-beta-exchange-fresh, nbl-exchange, "
+    assert ("alpha-beta-exchange, alpha-beta-exchange-segmented, alpha-beta-fresh, nbl-exchange, "
             "nbl-exchange-segmented") in line
-    assert "mpi_exercises exchange --json exchange.json" in line and "mpi_exercises pingpong" not in line
-    assert "mpi_exercises exchange --fresh --json exchange-fresh.json" in line
+    assert "mpi_exercises exchange --json exchange.json" in line and "mpi_exercises pingpong --json" not in line
+    assert ("mpi_exercises pingpong --fresh --json pingpong-fresh.json` and `mpiexec -n 2 python -m mpi_exercises "
+            "exchange --fresh --json exchange-fresh.json") in line
     assert "\n" not in line
     old = tmp_path / "old_report.json"             # a predict --json written before: three models
     data = json.loads((ROOT / "book" / "data" / "predict_reference.json").read_text())
@@ -311,25 +317,32 @@ def test_an_old_calibration_still_calibrates_what_it_can_and_names_what_to_measu
     assert predict.missing_line(predict.Calibration(calibration_models())) is None
 
 
-def test_a_calibration_without_the_fresh_exchange_names_it_alone_and_a_fresh_file_calibrates_it(tmp_path):
-    pp, ex, fx = (tmp_path / f"{k}.json" for k in ("pingpong", "exchange", "exchange-fresh"))
-    pp.write_text(json.dumps({"benchmark": "pingpong", "results": results(SIZES, segments(SIZES, BELOW, ABOVE))}))
-    ex.write_text(json.dumps({"benchmark": "exchange", "results": results(SIZES, segments(SIZES, X_BELOW, X_ABOVE))}))
-    fx.write_text(json.dumps({"benchmark": "exchange", "fresh": True,
-                              "results": results(SIZES, segments(SIZES, F_BELOW, F_ABOVE))}))
-    c = predict.load_calibration([pp, ex], 2)           # written before the fresh exchange
-    assert "alpha-beta-exchange-segmented" in c.models and "alpha-beta-exchange-fresh" not in c.models
+def test_a_calibration_without_fresh_data_names_it_alone_and_fresh_files_calibrate_it(tmp_path):
+    files = {k: tmp_path / f"{k}.json" for k in ("pingpong", "exchange", "pingpong-fresh", "exchange-fresh")}
+    for (kind, path), line in zip(files.items(), ((BELOW, ABOVE), (X_BELOW, X_ABOVE), (FP_BELOW, FP_ABOVE),
+                                                  (F_BELOW, F_ABOVE))):
+        path.write_text(json.dumps({"benchmark": kind.split("-")[0], **({"fresh": True} if "fresh" in kind else {}),
+                                    "results": results(SIZES, segments(SIZES, *line))}))
+    pp, ex, fp, fx = files.values()
+    c = predict.load_calibration([pp, ex], 2)           # written before the messages of fresh data
+    assert "alpha-beta-exchange-segmented" in c.models and "alpha-beta-fresh" not in c.models
     line = predict.missing_line(c)
-    assert line.startswith("predict: warning: the calibration has no alpha-beta-exchange-fresh, loggp")
-    assert "exchange --fresh --json exchange-fresh.json" in line and "exchange --json exchange.json" not in line
-    c = predict.load_calibration([pp, fx], 2)           # the fresh file is not taken for the clean one
-    assert "alpha-beta-exchange-fresh" in c.models and "alpha-beta-exchange" not in c.models
-    assert c.models["alpha-beta-exchange-fresh"]["beta_xr"] == pytest.approx(F_ABOVE[1], rel=1e-9)
+    assert line.startswith("predict: warning: the calibration has no alpha-beta-fresh, loggp")
+    assert "pingpong --fresh --json pingpong-fresh.json" in line and "exchange --fresh --json exchange-fresh.json" in line
+    assert "exchange --json exchange.json" not in line
+    c = predict.load_calibration([pp, fp, fx], 2)       # the fresh files are not taken for the clean ones
+    assert "alpha-beta-fresh" in c.models and "alpha-beta-exchange" not in c.models
+    assert c.models["alpha-beta-fresh"]["beta_xr"] == pytest.approx(F_ABOVE[1], rel=1e-9)
+    assert c.models["alpha-beta-fresh"]["beta_r"] == pytest.approx(FP_ABOVE[1], rel=1e-9)
+    assert c.models["alpha-beta"]["beta"] != c.models["alpha-beta-fresh"]["beta"]
     assert "exchange --json exchange.json" in predict.missing_line(c)
-    fx_alone = tmp_path / "fresh_alone.json"
-    fx_alone.write_text(fx.read_text())
-    with pytest.raises(ValueError, match=r"^--calibration: the exchange terms .* give its pingpong --json file too"):
-        predict.load_calibration([fx_alone], 2)
+    with pytest.raises(ValueError, match=r"^--calibration: the exchange terms .* give its pingpong --fresh --json "
+                                         r"file too \(mpiexec -n 2 python -m mpi_exercises pingpong --fresh"):
+        predict.load_calibration([fx], 2)
+    warnings = []                                        # the clean ones still calibrate their models
+    c = predict.load_calibration([pp, ex, fx], 2, warnings)
+    assert "alpha-beta-exchange" in c.models and "alpha-beta-fresh" not in c.models
+    assert any("pingpong --fresh --json file too" in w for w in warnings)
 
 
 def test_an_exchange_file_alone_names_the_pingpong_file_it_needs(tmp_path):

@@ -28,7 +28,9 @@ SEGMENTS = {"switch_bytes": SWITCH, "below": {"alpha_s": ALPHA, "beta_s_per_byte
 EXCHANGE = {"alpha_s": 1.2 * ALPHA, "beta_s_per_byte": BETA_X}
 EXCHANGE_SEGMENTS = {"switch_bytes": SWITCH, "below": {"alpha_s": 1.2 * ALPHA, "beta_s_per_byte": BETA_X},
                      "above": {"alpha_s": 4 * ALPHA, "beta_s_per_byte": 1.2 * BETA_X}}
-#: the exchange of data just written: twice the exchange's time per byte above the switch
+#: the ping-pong and the exchange of data just written: twice the clean ones' time per byte above the switch
+FRESH_PINGPONG = {"switch_bytes": SWITCH, "below": {"alpha_s": 1.1 * ALPHA, "beta_s_per_byte": 1.1 * BETA},
+                  "above": {"alpha_s": 4 * ALPHA, "beta_s_per_byte": 1.6 * BETA}}
 FRESH_SEGMENTS = {"switch_bytes": SWITCH, "below": {"alpha_s": 1.3 * ALPHA, "beta_s_per_byte": 1.1 * BETA_X},
                   "above": {"alpha_s": 5 * ALPHA, "beta_s_per_byte": 2.4 * BETA_X}}
 
@@ -38,7 +40,7 @@ def models(alpha=ALPHA, nprocs=2):
                                      {"L_s": LOGGP["L"], "o_s_s": LOGGP["o_s"], "o_r_s": LOGGP["o_r"],
                                       "g_s": LOGGP["g"], "G_s_per_byte": LOGGP["G"], "O_s_per_byte": 1e-10},
                                      None, nprocs, segments=SEGMENTS, exchange=EXCHANGE,
-                                     exchange_segments=EXCHANGE_SEGMENTS, fresh_segments=FRESH_SEGMENTS)
+                                     exchange_segments=EXCHANGE_SEGMENTS, fresh=(FRESH_PINGPONG, FRESH_SEGMENTS))
 
 
 def cal(alpha=ALPHA, software=SW):
@@ -368,8 +370,9 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     for kind in ("pingpong", "exchange"):
         for r in data["calibration_measurements"][kind]:
             assert r["samples"] == 4 * 8 == sum(r["samples_per_round"])
-    for r in data["calibration_measurements"]["exchange-fresh"]:     # half the samples: 8 // 2 a round
-        assert r["samples"] == 4 * 4 == sum(r["samples_per_round"])
+    for kind in ("pingpong-fresh", "exchange-fresh"):            # half the samples: 8 // 2 a round
+        for r in data["calibration_measurements"][kind]:
+            assert r["samples"] == 4 * 4 == sum(r["samples_per_round"])
     # the launch's mode: MPI's Allreduce over an exchange of the same bytes, in the JSON and the last line
     from mpi_exercises.bench.launch_mode import MODE_BYTES, launch_mode
 
@@ -383,11 +386,12 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
         f"slow above {mode['threshold']:g}; {mode['slow_readings']} of 4 readings slow)")
     # what the calibration measured is stored, and its fits are those of the block
     meas = data["calibration_measurements"]
-    for kind in ("pingpong", "exchange", "exchange-fresh"):
+    for kind in ("pingpong", "exchange", "pingpong-fresh", "exchange-fresh"):
         assert [r["bytes"] for r in meas[kind]] == predict.CALIBRATION_SIZES
     redone = predict.keep_physical(predict.parameters_of(
         {"pingpong": (meas["pingpong"], None), "exchange": (meas["exchange"], None),
-         "exchange-fresh": (meas["exchange-fresh"], None), "logp": (meas["logp"], meas["logp_n"])}, 2))[0]
+         "pingpong-fresh": (meas["pingpong-fresh"], None), "exchange-fresh": (meas["exchange-fresh"], None),
+         "logp": (meas["logp"], meas["logp_n"])}, 2))[0]
     assert set(redone) == set(c.models)
     for m, params in redone.items():
         assert params == pytest.approx(c.models[m], rel=1e-12), m

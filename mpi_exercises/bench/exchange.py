@@ -9,12 +9,10 @@ rule (:func:`mpi_exercises.bench.pingpong.sweep`).  The fit is the ping-pong's, 
 (:func:`~mpi_exercises.bench.pingpong.fit_file`): α_x and β_x on the minima, and two
 segments, split at the ping-pong's switch when ``predict`` has one.
 
-With ``--fresh`` every rank writes its send buffer (``np.copyto`` from another buffer, untimed)
-before each sample, both ranks meet (a message of 0 bytes), and only then is the one Sendrecv
-timed (:data:`FRESH_METHOD`): a collective sends data it has just written (the copy of its
-input, the partial sums), where the plain exchange sends the same buffer again and again, never
-written in between.  Sending data just written can cost twice as much in a slow launch
-(``benchmarks/fresh_data.py``); the JSON says ``"fresh": true``.
+With ``--fresh`` every rank writes its send buffer inside each timed sample, less the best time
+of the same write into memory of its own (:mod:`mpi_exercises.bench.fresh_data`): a collective
+sends data it has just written, where the plain exchange sends the same buffer again and again;
+the JSON says ``"fresh": true``.
 
     mpiexec -n 2 python -m mpi_exercises exchange --json exchange.json
     mpiexec -n 2 python -m mpi_exercises exchange --fresh --json exchange-fresh.json
@@ -24,69 +22,43 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import pages
-from . import pingpong, placement
+from . import fresh_data, pingpong, placement
 
 #: how an exchange is timed, in words (printed and stored in the JSON)
 METHOD = ("exchange: ranks 0 and 1 each Sendrecv m bytes with the other at once; the time of each "
           "Sendrecv on rank 0, one by one with MPI.Wtime; separate send and receive buffers")
 
-#: how a fresh exchange is timed (``--fresh``)
-FRESH_METHOD = ("exchange of fresh data: before each sample ranks 0 and 1 each write their send buffer "
-                "(np.copyto from another buffer, untimed) and meet (a message of 0 bytes each way); then "
-                "the time of the one Sendrecv of m bytes on rank 0 with MPI.Wtime; separate send and "
-                "receive buffers")
-
 
 def add_arguments(p) -> None:
     pingpong.add_arguments(p)
-    p.add_argument("--fresh", action="store_true",
-                   help="write the send buffer before every exchange (untimed), as a collective sends data it "
-                        "has just written (default: the same buffer again and again)")
 
 
 def exchanges(comm, send, recv, iters: int, warmup: int, write=None) -> np.ndarray:
     """Times (s) of ``iters`` exchanges between ranks 0 and 1, each sending ``send`` and
     receiving ``recv`` (same size) at once, after ``warmup`` untimed ones; meaningful on
-    rank 0.  ``write``: a function of no argument called before every exchange (warm-ups
-    too), untimed, after which the two ranks meet (a message of 0 bytes each way) so that the
-    timed exchange starts with the data just written."""
+    rank 0.  ``write``: a function of no argument each rank calls right before each exchange,
+    inside the timed span (:mod:`mpi_exercises.bench.fresh_data`)."""
     from mpi4py import MPI
 
     peer = 1 - comm.Get_rank()
     samples = np.empty(iters)
     for i in range(-warmup, iters):
+        t0 = MPI.Wtime()
         if write is not None:
             write()
-            comm.Sendrecv([send[:0], MPI.BYTE], dest=peer, sendtag=4, recvbuf=[recv[:0], MPI.BYTE], source=peer,
-                          recvtag=4)
-        t0 = MPI.Wtime()
         comm.Sendrecv([send, MPI.BYTE], dest=peer, sendtag=3, recvbuf=[recv, MPI.BYTE], source=peer, recvtag=3)
         if i >= 0:
             samples[i] = MPI.Wtime() - t0
     return samples
 
 
-def fresh_timer(source: np.ndarray):
-    """The timer of a fresh exchange: :func:`exchanges` with a write of the send buffer, a copy
-    of as many bytes of ``source`` (at least as long as the largest send), before every sample."""
-    def timer(comm, send, recv, iters, warmup):
-        return exchanges(comm, send, recv, iters, warmup, write=lambda: np.copyto(send, source[:send.size]))
-    return timer
-
-
 def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, kind="small", *, fresh: bool = False,
           **options) -> tuple[list[dict], dict]:
     """:func:`pingpong.sweep` with :func:`exchanges` as the timer (collective; ``fresh``: the
-    send buffer written before each sample, :func:`fresh_timer`): ``(per-size summaries, the
-    rounds' record)`` on rank 0, ``([], record)`` elsewhere."""
-    timer = exchanges
-    if fresh:                   # another pattern than the send buffer's, on pages of the same kind
-        source = pages.allocate(max(sizes), np.uint8, kind)
-        source[:] = 0xA5
-        timer = fresh_timer(source)
+    send buffer written inside each sample, :func:`~mpi_exercises.bench.fresh_data.timer`):
+    ``(per-size summaries, the rounds' record)`` on rank 0, ``([], record)`` elsewhere."""
     results, info = pingpong.sweep(comm, sizes, iterations, warmup, budget_bytes, progress, kind,
-                                   timer=timer, desc="exchange, fresh" if fresh else "exchange", **options)
+                                   timer=exchanges, desc="exchange", fresh=fresh, **options)
     for r in results:           # bytes each way over the time of the exchange
         r["bandwidth_Bps"] = r["bytes"] / r["median_s"] if r["bytes"] else None
     return results, info
@@ -110,5 +82,5 @@ def run(args) -> int:
 
     def sweep_fn(*a, **options):
         return sweep(*a, fresh=fresh, **options)
-    return pingpong.run_sweep(args, "exchange", FRESH_METHOD if fresh else METHOD, sweep_fn,
+    return pingpong.run_sweep(args, "exchange", METHOD + ("; " + fresh_data.METHOD if fresh else ""), sweep_fn,
                               what="fresh exchange" if fresh else "exchange", after=last, fields={"fresh": fresh})

@@ -31,7 +31,7 @@ import numpy as np
 from netmodels.models.fit import unphysical
 
 from .. import pages
-from . import arguments, placement, records, statistics, timing
+from . import arguments, fresh_data, placement, records, statistics, timing
 from . import measure as sampling
 
 DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
@@ -61,6 +61,10 @@ def add_arguments(p) -> None:
     p.add_argument("--pages", choices=pages.KINDS, default="small",
                    help="page kind of the buffers: small (4 KiB, what the collectives' buffers get) or "
                         "huge (2 MiB transparent huge pages, where the kernel grants them); default small")
+    p.add_argument("--fresh", action="store_true",
+                   help="write the send buffer inside each sample, as a collective sends data it has just "
+                        "written; the best write into memory no other rank reads is taken off "
+                        "(default: the same buffer again and again)")
     sampling.add_options(p)
 
 
@@ -82,10 +86,12 @@ def buffers(nbytes: int, kind: str = "small") -> tuple[np.ndarray, np.ndarray]:
 PATTERN_BYTES = 251 * 4096
 
 
-def roundtrips(comm, send, recv, iters: int, warmup: int) -> np.ndarray:
+def roundtrips(comm, send, recv, iters: int, warmup: int, write=None) -> np.ndarray:
     """One-way times (seconds) of ``iters`` round trips between ranks 0 and 1, each rank
     sending ``send`` and receiving into ``recv`` (same size), after ``warmup`` untimed
-    ones; meaningful on rank 0 (rank 1 returns its own copy)."""
+    ones; meaningful on rank 0 (rank 1 returns its own copy).  ``write``: a function of no
+    argument each rank calls right before each of its sends, inside the timed round trip
+    (:mod:`mpi_exercises.bench.fresh_data`)."""
     from mpi4py import MPI
 
     rank = comm.Get_rank()
@@ -94,12 +100,16 @@ def roundtrips(comm, send, recv, iters: int, warmup: int) -> np.ndarray:
     for i in range(-warmup, iters):
         if rank == 0:
             t0 = MPI.Wtime()
+            if write is not None:
+                write()
             comm.Send([send, MPI.BYTE], dest=peer, tag=1)
             comm.Recv([recv, MPI.BYTE], source=peer, tag=1)
             if i >= 0:
                 samples[i] = (MPI.Wtime() - t0) / 2
         else:
             comm.Recv([recv, MPI.BYTE], source=peer, tag=1)
+            if write is not None:
+                write()
             comm.Send([send, MPI.BYTE], dest=peer, tag=1)
     return samples
 
@@ -114,18 +124,22 @@ def warm_up(comm, send, recv, warmup: int) -> None:
 
 
 def sweep(comm, sizes, iterations, warmup, budget_bytes, progress=True, kind="small", *, timer=roundtrips,
-          desc="ping-pong", **options) -> tuple[list[dict], dict]:
+          desc="ping-pong", fresh: bool = False, **options) -> tuple[list[dict], dict]:
     """Run the sweep on ranks 0 and 1 of ``comm`` (collective) in interleaved rounds
     (:func:`mpi_exercises.bench.measure.interleaved_rounds`): ``(per-size summaries, the
     rounds' record)`` on rank 0, ``([], record)`` elsewhere.  Without ``target`` every size
     gets exactly its first-pass repetitions (``iterations``, capped by ``budget_bytes``).
     ``timer(comm, send, recv, iters, warmup)``: the samples of one size (default
-    :func:`roundtrips`; the exchange benchmark passes its own).  ``options``: those of
+    :func:`roundtrips`; the exchange benchmark passes its own); ``fresh``: that timer with the send
+    buffer written inside each sample (:func:`mpi_exercises.bench.fresh_data.timer`).  ``options``: those of
     :func:`~mpi_exercises.bench.measure.interleaved_rounds` (``rounds``, ``target``,
     ``time_budget_s``, ``seed``)."""
     rank = comm.Get_rank()
     send, recv = buffers(max(sizes), kind)
     warm_up(comm, send, recv, warmup)
+    if fresh:
+        timer = fresh_data.timer(timer, max(sizes), kind)
+        desc += ", fresh"
 
     def run(size, reps):
         if rank in (0, 1):   # warm-up calls capped like the timed ones (at least one)
@@ -276,9 +290,12 @@ def report(results: list[dict], fitted: dict) -> str:
 
 
 def run(args) -> int:
-    return run_sweep(args, "pingpong", METHOD, sweep, before=lambda: [
-        f"buffers: page-aligned, {args.pages} pages asked for "
-        f"(transparent huge pages: {pages.transparent_huge_pages() or 'not reported'})"])
+    fresh = bool(getattr(args, "fresh", False))
+    return run_sweep(args, "pingpong", METHOD + ("; " + fresh_data.METHOD if fresh else ""),
+                     lambda *a, **options: sweep(*a, fresh=fresh, **options), before=lambda: [
+                         f"buffers: page-aligned, {args.pages} pages asked for "
+                         f"(transparent huge pages: {pages.transparent_huge_pages() or 'not reported'})"],
+                     what="one-way (fresh data)" if fresh else None, fields={"fresh": fresh})
 
 
 def run_sweep(args, name: str, method: str, sweep_fn, *, what: str | None = None, before=lambda: [],

@@ -63,12 +63,13 @@ class Calibrated:
     """How ``predict`` calibrates a model from its microbenchmarks' fits.
 
     measured_by: the benchmarks it needs (``python -m mpi_exercises NAME``: pingpong, exchange,
-    logp; ``exchange-fresh``: ``exchange --fresh``).  take: fit -> the names of the parameters
+    logp; ``pingpong-fresh`` and ``exchange-fresh``: ``pingpong --fresh``, ``exchange --fresh``).  take: fit -> the names of the parameters
     read from it, each under its :attr:`Parameter.fitted` key.  The fits, as ``predict`` names
     them: ``pingpong`` and ``exchange`` (a line α + β m), ``pingpong segments`` (its
     ``switch_bytes``), ``pingpong below`` and ``pingpong above`` (the two segments), ``exchange
-    below`` and ``exchange above`` (split at the ping-pong's switch), ``fresh exchange below``
-    and ``fresh exchange above`` (the exchange of data just written, split alike), ``logp`` (the
+    below`` and ``exchange above`` (split at the ping-pong's switch), ``fresh pingpong segments``,
+    ``fresh pingpong below`` and ``above``, ``fresh exchange below`` and ``above`` (the messages
+    of data just written, split at the fresh ping-pong's switch), ``logp`` (the
     PRTT fit), ``f(L)`` (NBL's table, if given).
     derive: ``(taken, fits, nprocs) -> parameters`` for the others (added, or replacing taken
     ones), or None.  plain: an unphysical fit (:attr:`Parameter.physical`) refuses the whole
@@ -304,16 +305,19 @@ MODELS = {e.name: e for e in (
           calibration=Calibrated(("pingpong", "exchange"),
                                  {**_SEGMENTS_TAKEN, "exchange below": ("alpha_x", "beta_x"),
                                   "exchange above": ("alpha_xr", "beta_xr")})),
-    Entry("alpha-beta-exchange-fresh", "α-β, fresh exchange β, segmented", SegmentedAlphaBeta,
+    Entry("alpha-beta-fresh", "α-β, fresh data, segmented", SegmentedAlphaBeta,
           _AB + _SEGMENT + _EXCHANGE + _EXCHANGE_SEGMENT,
-          _segmented_default, _segmented("α-β, fresh exchange β, segmented"),
+          _segmented_default, _segmented("α-β, fresh data, segmented"),
           _segmented_values(["alpha", "beta", "S", "alpha_r", "beta_r", "alpha_x", "beta_x", "alpha_xr",
                              "beta_xr"]),
-          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source) + "; predict: the exchange terms from "
-               "the exchange of a send buffer written just before each sample (exchange --fresh), as a "
-               "collective sends data it has just written",
-          calibration=Calibrated(("pingpong", "exchange-fresh"),
-                                 {**_SEGMENTS_TAKEN, "fresh exchange below": ("alpha_x", "beta_x"),
+          note=_SEGMENTED_NOTE.format(machines.LSDYNA_100MBIT.source) + "; predict: every term from "
+               "messages whose sender wrote the send buffer inside each sample (pingpong --fresh, exchange "
+               "--fresh), as a collective sends data it has just written: on one node the cache lines then "
+               "move between the cores",
+          calibration=Calibrated(("pingpong-fresh", "exchange-fresh"),
+                                 {"fresh pingpong below": ("alpha", "beta"), "fresh pingpong segments": ("S",),
+                                  "fresh pingpong above": ("alpha_r", "beta_r"),
+                                  "fresh exchange below": ("alpha_x", "beta_x"),
                                   "fresh exchange above": ("alpha_xr", "beta_xr")})),
     Entry("logp", "LogP", LogP, _LOGP,
           lambda: LogP(machines.KIT_VM_LOGGP.L, machines.KIT_VM_LOGGP.o, machines.KIT_VM_LOGGP.g, 2,

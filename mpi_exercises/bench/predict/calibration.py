@@ -42,19 +42,24 @@ def measured_by(name: str) -> tuple:
 
 #: :func:`calibrated` and :func:`plain` as the table declares them when this module is imported
 MODELS, PLAIN = calibrated(), plain()
-#: the benchmark kinds a --calibration file may hold, by its "benchmark" field (an exchange file
-#: with ``"fresh": true`` is of kind ``exchange-fresh``: :func:`file_kind`)
+#: the benchmark kinds a --calibration file may hold, by its "benchmark" field (a ping-pong or an
+#: exchange file with ``"fresh": true`` is of kind ``pingpong-fresh`` or ``exchange-fresh``:
+#: :func:`file_kind`)
 FILE_KINDS = {"pingpong": "pingpong", "logp-prtt": "logp", "exchange": "exchange"}
 #: the measured kinds in the order a missing line names them, each with its command's arguments
 COMMANDS = {"pingpong": "pingpong --json pingpong.json", "exchange": "exchange --json exchange.json",
+            "pingpong-fresh": "pingpong --fresh --json pingpong-fresh.json",
             "exchange-fresh": "exchange --fresh --json exchange-fresh.json", "logp": "logp --json logp.json"}
+#: the measured kinds of fresh data (:mod:`mpi_exercises.bench.fresh_data`), by their clean kind
+FRESH = {"pingpong": "pingpong-fresh", "exchange": "exchange-fresh"}
 
 
 def file_kind(data) -> str | None:
-    """The measured kind of a --calibration file (:data:`FILE_KINDS`; an exchange of fresh data,
-    ``"fresh": true``, is ``exchange-fresh``), or None for a calibration block or report."""
+    """The measured kind of a --calibration file (:data:`FILE_KINDS`; a ping-pong or an exchange
+    of fresh data, ``"fresh": true``, is of its kind in :data:`FRESH`), or None for a calibration
+    block or report."""
     kind = FILE_KINDS.get(data.get("benchmark") if isinstance(data, dict) else None)
-    return "exchange-fresh" if kind == "exchange" and data.get("fresh") is True else kind
+    return FRESH.get(kind, kind) if isinstance(data, dict) and data.get("fresh") is True else kind
 #: a calibration is unreliable if a median's 95 % interval is wider than this fraction of it on
 #: either side (the measurement core's rule: five times its default target)
 NOISY = sampling.NOISY
@@ -159,9 +164,12 @@ def load_calibration(paths, nprocs: int, warnings: list | None = None) -> Calibr
             what = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
             what = exc.why if isinstance(exc, Refused) else what
             raise ValueError(f"--calibration {path}: {what}") from None
-    if {"exchange", "exchange-fresh"} & set(measured) and "pingpong" not in measured:
+    lonely = [ping for ex, ping in (("exchange", "pingpong"), ("exchange-fresh", "pingpong-fresh"))
+              if ex in measured and ping not in measured]
+    if lonely:
         why = ("the exchange terms are fitted beside the ping-pong's α and β and at its switch: give its "
-               "pingpong --json file too (mpiexec -n 2 python -m mpi_exercises pingpong --json pingpong.json)")
+               + " and ".join(f"{COMMANDS[k].split(' --json')[0]} --json file" for k in lonely) + " too ("
+               + "; ".join(f"mpiexec -n 2 python -m mpi_exercises {COMMANDS[k]}" for k in lonely) + ")")
         if not models:
             raise ValueError(f"--calibration: {why}")
         if warnings is not None:
@@ -199,10 +207,11 @@ def missing_line(cal: Calibration) -> str | None:
 
 def fits(measured: dict) -> dict:
     """The one fit of each measured input (no MPI), by kind: ``measured`` maps ``"pingpong"``,
-    ``"exchange"``, ``"exchange-fresh"``, ``"logp"`` to ``(results, n)`` (``n``: the PRTT's
-    message count, else None).  The ping-pong and the exchanges by :func:`pingpong.fit_file`
-    (:data:`pingpong.FIT_STATISTIC`), each exchange's two segments split at the ping-pong's switch
-    (one switch: MPI's; none where it leaves too few of the exchange's sizes on a side); LogGP by
+    ``"exchange"``, ``"pingpong-fresh"``, ``"exchange-fresh"``, ``"logp"`` to ``(results, n)``
+    (``n``: the PRTT's message count, else None).  The ping-pongs and the exchanges by
+    :func:`pingpong.fit_file` (:data:`pingpong.FIT_STATISTIC`), each exchange's two segments split
+    at its ping-pong's switch (the fresh exchange at the fresh ping-pong's; one switch: MPI's; none
+    where it leaves too few of the exchange's sizes on a side); LogGP by
     :func:`logp_bench.fit` on the same statistic (G from the long sizes when the PRTT has them),
     LogGOPS's ``O`` from the PRTT's send overheads over its gap-bound sizes below the ping-pong's
     switch (:func:`netmodels.models.logp_fit.fit_copy_overhead`; None where fewer than two)."""
@@ -211,12 +220,13 @@ def fits(measured: dict) -> dict:
     from .. import logp_bench, pingpong
 
     out = {}
-    if "pingpong" in measured:
-        out["pingpong"] = pingpong.fit_file({"results": measured["pingpong"][0]})
-    for kind in ("exchange", "exchange-fresh"):
+    for kind in ("pingpong", "pingpong-fresh"):
+        if kind in measured:
+            out[kind] = pingpong.fit_file({"results": measured[kind][0]})
+    for kind, by in (("exchange", "pingpong"), ("exchange-fresh", "pingpong-fresh")):
         if kind not in measured:
             continue
-        switch = out.get("pingpong", {}).get("piecewise", {}).get("switch_bytes")
+        switch = out.get(by, {}).get("piecewise", {}).get("switch_bytes")
         results = measured[kind][0]
         try:
             out[kind] = pingpong.fit(results, pingpong.FIT_STATISTIC, switch=switch)
@@ -240,15 +250,16 @@ def parameters_of(measured: dict, nprocs: int) -> dict:
     """Each model's parameters from the measured inputs (:func:`fits`, then
     :func:`network_parameters`)."""
     f = fits(measured)
-    pp, ex, fx = f.get("pingpong", {}), f.get("exchange", {}), f.get("exchange-fresh", {})
+    pp, ex = f.get("pingpong", {}), f.get("exchange", {})
+    fp, fx = f.get("pingpong-fresh", {}), f.get("exchange-fresh", {})
     return network_parameters(pp.get("alpha_beta"), f.get("logp"), None, nprocs, segments=pp.get("piecewise"),
                               exchange=ex.get("alpha_beta"), exchange_segments=ex.get("piecewise"),
-                              fresh_segments=fx.get("piecewise"))
+                              fresh=(fp.get("piecewise"), fx.get("piecewise")))
 
 
 def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | None, nprocs: int, *,
                        segments: dict | None = None, exchange: dict | None = None,
-                       exchange_segments: dict | None = None, fresh_segments: dict | None = None) -> dict:
+                       exchange_segments: dict | None = None, fresh: tuple = (None, None)) -> dict:
     """Each model of :func:`calibrated`'s parameters (by the table's names, in its order) from
     the fits, as the table's entries declare (``Entry.calibrate``): the ping-pong fit
     ``alpha_beta`` (``alpha_s``, ``beta_s_per_byte``), the PRTT fit ``loggp`` (``L_s``,
@@ -257,8 +268,9 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
     ranks can have), ``segments`` (the ping-pong's two-segment fit: ``switch_bytes``, ``below``
     and ``above`` as ``alpha_beta``), ``exchange`` (the exchange benchmark's fit, as
     ``alpha_beta``), ``exchange_segments`` (its two segments, used only if split at the
-    ping-pong's switch) and ``fresh_segments`` (the two segments of the exchange of fresh data,
-    ``exchange --fresh``, alike).  A fit that is None gives no model that reads it."""
+    ping-pong's switch) and ``fresh`` (the two segments of the ping-pong and of the exchange of
+    fresh data, ``pingpong --fresh`` and ``exchange --fresh``, the exchange's used only if split at
+    the fresh ping-pong's switch).  A fit that is None gives no model that reads it."""
     given = {"pingpong": alpha_beta, "pingpong segments": segments, "exchange": exchange, "logp": loggp,
              "f(L)": f}
     if segments is not None:
@@ -266,10 +278,12 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
     if exchange is not None and segments is not None and exchange_segments is not None \
             and float(exchange_segments["switch_bytes"]) == float(segments["switch_bytes"]):
         given.update({"exchange below": exchange_segments["below"], "exchange above": exchange_segments["above"]})
-    if segments is not None and fresh_segments is not None \
-            and float(fresh_segments["switch_bytes"]) == float(segments["switch_bytes"]):
-        given.update({"fresh exchange below": fresh_segments["below"],
-                      "fresh exchange above": fresh_segments["above"]})
+    fresh_pingpong, fresh_exchange = fresh
+    if fresh_pingpong is not None and fresh_exchange is not None \
+            and float(fresh_exchange["switch_bytes"]) == float(fresh_pingpong["switch_bytes"]):
+        given.update({"fresh pingpong segments": fresh_pingpong, "fresh pingpong below": fresh_pingpong["below"],
+                      "fresh pingpong above": fresh_pingpong["above"],
+                      "fresh exchange below": fresh_exchange["below"], "fresh exchange above": fresh_exchange["above"]})
     given = {k: v for k, v in given.items() if v is not None}
     out = {}
     for name in calibrated():
@@ -317,9 +331,10 @@ reliability = sampling.reliability
 
 def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None, jig=None):
     """The calibration of what a run measured (no MPI): ``taken`` holds, by benchmark, the
-    per-size summaries with their samples (``pingpong``, ``exchange``, ``exchange-fresh``,
-    ``logp`` and ``software``, each optional: a round of ``measurement.calibration_round`` or
-    several pooled; without ``exchange-fresh`` its model is not calibrated);
+    per-size summaries with their samples (``pingpong``, ``exchange``, ``pingpong-fresh``,
+    ``exchange-fresh``, ``logp`` and ``software``, each optional: a round of
+    ``measurement.calibration_round`` or several pooled; without both of fresh data their model
+    is not calibrated);
     ``given`` supplies what was not measured; ``jig`` (the f(L) test jig's rows) gives NBL's f(L).
     ``(Calibration, None)``, or ``(None, why)`` if a fit of a plain model is unphysical (a model
     with an added term whose fit is unphysical is left out, the reason in
@@ -333,8 +348,8 @@ def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None,
     noisy, left_out = [], []
     cal = given
     if "pingpong" in taken:
-        pp, ex, lp, fx = taken["pingpong"], taken["exchange"], taken["logp"], taken.get("exchange-fresh")
-        kinds = {"pingpong": pp, "exchange": ex, **({} if fx is None else {"exchange-fresh": fx})}
+        lp = taken["logp"]
+        kinds = {k: taken[k] for k in ("pingpong", "exchange", "pingpong-fresh", "exchange-fresh") if k in taken}
         models = parameters_of({**{k: (v, None) for k, v in kinds.items()}, "logp": (lp, taken["logp_n"])}, nprocs)
         if jig:
             tab = nbl_testjig.table(jig, "min_s")
@@ -346,7 +361,8 @@ def calibration_from(taken: dict, nprocs: int, given: Calibration | None = None,
         models, left_out = keep_physical(models)
         noisy += [(r["ci_relative_halfwidth"] or 0.0, f"{what} {r['bytes']} B")
                   for k, what in (("pingpong", "ping-pong"), ("exchange", "exchange"),
-                                  ("exchange-fresh", "fresh exchange")) for r in kinds.get(k, [])]
+                                  ("pingpong-fresh", "fresh ping-pong"), ("exchange-fresh", "fresh exchange"))
+                  for r in kinds.get(k, [])]
         noisy += [(r[k]["ci_relative_halfwidth"] or 0.0, f"PRTT {k} {r['bytes']} B")
                   for r in lp for k in ("prtt_1_0", "prtt_n_0", "prtt_n_d")]
 

@@ -31,11 +31,11 @@ def add_arguments(p) -> None:
                    help="measured time compared with the predictions (default min: noise only adds time)")
     p.add_argument("--calibration", metavar="FILE", nargs="+",
                    help="take the models' parameters from these JSON files instead of measuring them: a "
-                        "ping-pong (α-β, NBL), an exchange (and exchange --fresh) and a logp (LogGP) --json file, or the 'calibration' block of an "
+                        "ping-pong (α-β, NBL), an exchange, both of fresh data (--fresh) and a logp (LogGP) --json file, or the 'calibration' block of an "
                         "earlier predict --json (with its software term) or one written in its shape")
     p.add_argument("--calibration-repetitions", type=arguments.sample_count, default=200,
                    help="samples per size of the ping-pong, exchange, PRTT and software calibration in each "
-                        "half of the rounds (default 200; the exchange of fresh data takes half as many)")
+                        "half of the rounds (default 200; the ping-pong and the exchange of fresh data take half as many)")
     p.add_argument("--rounds", type=even_rounds, default=ROUNDS,
                    help=f"rounds in which calibration and collectives alternate, an even number >= 2 (default "
                         f"{ROUNDS}); the drift compares the first half of the calibration rounds with the second")
@@ -200,7 +200,7 @@ def rounds_line(rounds: dict, given: Calibration | None) -> str:
         return (f"calibration given ({given.source}), not measured: not interleaved with the collectives "
                 f"({rounds['rounds']} rounds of collectives, {collective_samples(rounds)}); whether the machine "
                 f"moved since is not known; {seconds(rounds)}")
-    what = "the software term" if given is not None else "ping-pong, exchange, fresh exchange, PRTT and software term"
+    what = "the software term" if given is not None else "ping-pong, exchange, both of fresh data, PRTT and software term"
     return (f"calibration ({what}) and collectives measured in {rounds['rounds']} alternate rounds: "
             f"{rounds['calibration_samples_per_round']} calibration samples per size and round, pooled for the "
             f"fit; {collective_samples(rounds)}; {seconds(rounds)}")

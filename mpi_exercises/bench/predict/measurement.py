@@ -91,23 +91,23 @@ COLLECTIVES = {
 ROUNDS = 4
 
 
-#: the fresh exchange takes 1/FRESH_SHARE of the exchange's samples, warm-ups and byte budget (at
-#: least 20 samples a size, one call each): its sample also writes the buffer and meets the peer
+#: the ping-pong and the exchange of fresh data take 1/FRESH_SHARE of the clean ones' samples,
+#: warm-ups and byte budget (at least 20 samples a size): each sample also writes its buffer
 FRESH_SHARE = 2
 
 
 def calibration_round(comm, reps: int, rounds: int, *, network: bool = True, software: bool = True,
                       d: dict | None = None, fresh: bool = True) -> dict:
     """One round of the calibration (collective; no collective is timed): the ping-pong and the
-    exchange over :data:`CALIBRATION_SIZES` (with ``fresh`` the exchange of a send buffer written
-    before each sample too, :data:`FRESH_SHARE` of the samples), the PRTT over
+    exchange over :data:`CALIBRATION_SIZES` (with ``fresh`` both of fresh data too, the send
+    buffer written inside each sample, :data:`FRESH_SHARE` of the samples), the PRTT over
     :data:`PRTT_SIZES` (``d``: its delay per size, s, from the first round; its samples at a size
     s capped as the ping-pong's, by the byte budget over n s bytes, at least
     :data:`PRTT_LONG_SAMPLES` shared alike) when ``network``; the executor without messages when
     ``software``.  ``reps`` samples per size or case; the warm-ups and the byte budgets of large
     sizes are those of one calibration shared by ``rounds / 2`` rounds (each half of the rounds
     takes what one calibration took before calibration and collectives alternated).  On rank 0
-    ``{"pingpong", "exchange", "exchange-fresh", "logp", "software"}`` (each benchmark's per-size
+    ``{"pingpong", "exchange", "pingpong-fresh", "exchange-fresh", "logp", "software"}`` (each benchmark's per-size
     summaries with their samples; what was not measured is absent), elsewhere ``{}``."""
     from .. import exchange, logp_bench, pingpong, software_cost
 
@@ -119,9 +119,9 @@ def calibration_round(comm, reps: int, rounds: int, *, network: bool = True, sof
         out["pingpong"] = pingpong.measure(comm, CALIBRATION_SIZES, reps, share(20), budget, False)
         out["exchange"] = exchange.measure(comm, CALIBRATION_SIZES, reps, share(20), budget, False)
         if fresh:
-            out["exchange-fresh"] = exchange.measure(comm, CALIBRATION_SIZES, max(1, reps // FRESH_SHARE),
-                                                     share(20 // FRESH_SHARE), budget // FRESH_SHARE, False,
-                                                     fresh=True)
+            for kind, bench in (("pingpong-fresh", pingpong), ("exchange-fresh", exchange)):
+                out[kind] = bench.measure(comm, CALIBRATION_SIZES, max(1, reps // FRESH_SHARE),
+                                          share(20 // FRESH_SHARE), budget // FRESH_SHARE, False, fresh=True)
         out["logp"] = logp_bench.measure(comm, PRTT_SIZES, LOGP_N, reps, share(10), False, d=d,
                                          budget_bytes=budget, at_least=share(PRTT_LONG_SAMPLES))
     if software:
