@@ -19,7 +19,7 @@ Round after round (``--apart`` seconds between rounds), the two ranks take two r
 If the mode is the price of coherence, they move together round by round.  Prints one line per
 20 rounds and a last line: Spearman's rank correlation (``scipy.stats.spearmanr``) of the write
 ratio with the fresh ratio and with the mode's ratio over all rounds, and the median ratios in
-the rounds whose write ratio is above and below :data:`SHARED_ABOVE`.  The JSON (written
+the rounds whose write ratio is above and below :data:`mpi_exercises.bench.coherence.APART_ABOVE`.  The JSON (written
 atomically by rank 0) keeps every round.
 """
 
@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from mpi_exercises.bench import arguments  # noqa: E402
+from mpi_exercises.bench.coherence import APART_ABOVE  # noqa: E402
 from mpi_exercises.bench.launch_mode import MODE_RATIO  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem, write_json  # noqa: E402
@@ -43,8 +44,6 @@ from netmodels.outputs import output_problem, write_json  # noqa: E402
 
 #: the calls of one round's loop of messages, in order
 CALLS = ("exchange", "write, exchange clean", "write, exchange it", "MPI Allreduce")
-#: a round whose write ratio is above this is one where the cores' caches are apart
-SHARED_ABOVE = 2.0
 
 
 def messages(comm, samples: int, nbytes: int = 1 << 20):
@@ -81,11 +80,11 @@ def build_parser() -> OneLineParser:
 def summary(rounds: list[dict]) -> dict:
     """Spearman's ρ (and its p-value) of the write ratio with the fresh ratio and with the mode's
     ratio over all rounds; the median of each ratio in the rounds whose write ratio is above
-    :data:`SHARED_ABOVE` (``apart``) and in the others (``shared``)."""
+    :data:`mpi_exercises.bench.coherence.APART_ABOVE` (``apart``) and in the others (``shared``)."""
     from scipy.stats import spearmanr
 
     v = {k: np.array([r[k] for r in rounds]) for k in ("write_ratio", "read_ratio", "fresh_ratio", "mode_ratio")}
-    apart = v["write_ratio"] > SHARED_ABOVE
+    apart = v["write_ratio"] > APART_ABOVE
     out = {"rounds": len(rounds), "apart_rounds": int(apart.sum()), "slow_rounds": int(np.sum(v["mode_ratio"] > MODE_RATIO))}
     for key in ("fresh_ratio", "mode_ratio"):
         rho = spearmanr(v["write_ratio"], v[key]) if len(rounds) > 2 else None
@@ -100,7 +99,7 @@ def last_line(s: dict, load: float) -> str:
     fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
     m = s["medians"]
     return (f"coherence: {s['rounds']} rounds, {s['apart_rounds']} with the caches apart (write after the other core "
-            f"read / write of own lines above {SHARED_ABOVE:g}: median {fmt(m['write_ratio']['apart'])}, else "
+            f"read / write of own lines above {APART_ABOVE:g}: median {fmt(m['write_ratio']['apart'])}, else "
             f"{fmt(m['write_ratio']['shared'])}); fresh data x{fmt(m['fresh_ratio']['apart'])} apart, "
             f"x{fmt(m['fresh_ratio']['shared'])} shared; MPI Allreduce / exchange {fmt(m['mode_ratio']['apart'])} "
             f"apart, {fmt(m['mode_ratio']['shared'])} shared; Spearman's rho of the write ratio with fresh "
@@ -149,7 +148,7 @@ def main(argv=None) -> int:
                 "command": "mpiexec -n 2 python benchmarks/coherence.py " + " ".join(sys.argv[1:] if argv is None else argv),
                 "parameters": {"rounds": args.rounds, "apart_s": args.apart, "samples": args.samples,
                                "bytes": coherence.PROBE_BYTES},
-                "method": coherence.METHOD, "calls": list(CALLS), "shared_above": SHARED_ABOVE, "slow_above": MODE_RATIO,
+                "method": coherence.METHOD, "calls": list(CALLS), "apart_above": APART_ABOVE, "slow_above": MODE_RATIO,
                 "load_average_1min": [load0, os.getloadavg()[0]], "rounds": rounds, "summary": s, "last_line": line})
     return 0
 

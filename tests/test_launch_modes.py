@@ -190,6 +190,7 @@ def test_detect_mode_times_allreduce_against_an_exchange_on_every_rank(tmp_path)
     assert r["bytes"] == 65536 and r["allreduce_s"] > 0 and r["exchange_s"] > 0
     assert r["ratio"] == pytest.approx(r["allreduce_s"] / r["exchange_s"])
     assert r["mode"] == lm.launch_mode(r["ratio"]) and r["threshold"] == lm.MODE_RATIO
+    assert r["coherence_write_ratio"] > 0            # the cores' coherence, read beside the mode
     assert r["refused"] == "nbytes must be a positive multiple of 8, got 12"
 
 

@@ -383,7 +383,11 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     assert len(mode["readings"]) == 4 and mode["slow_readings"] == sum(r["mode"] == "slow" for r in mode["readings"])
     assert res.stdout.strip().splitlines()[-1].endswith(
         f"; launch mode {mode['mode']} (MPI Allreduce / exchange at 1024 KiB {mode['ratio']:.1f}, "
-        f"slow above {mode['threshold']:g}; {mode['slow_readings']} of 4 readings slow)")
+        f"slow above {mode['threshold']:g}; {mode['slow_readings']} of 4 readings slow; a write after the other "
+        f"core read costs x{mode['coherence_write_ratio']:.1f} the write of own lines, caches apart above 2)")
+    # the cores' cache coherence is read with each reading of the mode, the launch's the median
+    ratios = [r["coherence_write_ratio"] for r in mode["readings"]]
+    assert all(r > 0 for r in ratios) and mode["coherence_write_ratio"] == pytest.approx(float(np.median(ratios)))
     # what the calibration measured is stored, and its fits are those of the block
     meas = data["calibration_measurements"]
     for kind in ("pingpong", "exchange", "pingpong-fresh", "exchange-fresh"):

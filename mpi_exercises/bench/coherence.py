@@ -24,6 +24,9 @@ METHOD = ("a window of shared memory (MPI.Win.Allocate_shared) on ranks 0 and 1,
           "a barrier between the two ranks' turns")
 #: the readings of :func:`probe`, each a best time (s)
 KINDS = ("write, peer read", "write, own lines", "read, peer wrote", "read, own copy")
+#: a write ratio above this says the two cores' caches are apart (on the course's VM the ratio is
+#: 1.0 to 1.4 in some minutes and 3 to 5 in others: ``benchmarks/coherence.py``)
+APART_ABOVE = 2.0
 #: the length (bytes) probed by default: as long as the launch mode's messages
 PROBE_BYTES = 1 << 20
 

@@ -39,13 +39,14 @@ def launch_mode(ratio: float, threshold: float = MODE_RATIO) -> str:
 def detect_mode(comm, nbytes: int = MODE_BYTES, samples: int = 20) -> dict:
     """The mode of this launch, measured on ``comm`` (collective; 2 ranks or more; ranks 0 and 1
     time, the others wait): MPI's Allreduce against a Sendrecv of ``nbytes`` (page-aligned
-    buffers), interleaved, ``samples`` medians of 4 calls each.  Returns ``{"bytes",
-    "allreduce_s", "exchange_s", "ratio", "mode", "threshold"}`` (times in seconds) on every rank
-    (the mode is a launch's, not a rank's)."""
+    buffers), interleaved, ``samples`` medians of 4 calls each; then the cores' cache coherence on
+    as many bytes (:func:`mpi_exercises.bench.coherence.probe`: its ``write_ratio``, the suspect the
+    mode follows).  Returns ``{"bytes", "allreduce_s", "exchange_s", "ratio", "mode", "threshold",
+    "coherence_write_ratio"}`` (times in seconds) on every rank (the mode is a launch's, not a rank's)."""
     from mpi4py import MPI
 
     from mpi_exercises import pages
-    from mpi_exercises.bench import timing
+    from mpi_exercises.bench import coherence, timing
 
     if nbytes <= 0 or nbytes % 8:
         raise ValueError(f"nbytes must be a positive multiple of 8, got {nbytes}")
@@ -64,7 +65,8 @@ def detect_mode(comm, nbytes: int = MODE_BYTES, samples: int = 20) -> dict:
         t = np.median(timing.time_interleaved(pair, calls, samples, 2, inner=4), axis=1)
         ratio = float(t[0] / t[1])
         result = {"bytes": int(nbytes), "allreduce_s": float(t[0]), "exchange_s": float(t[1]), "ratio": ratio,
-                  "mode": launch_mode(ratio), "threshold": MODE_RATIO}
+                  "mode": launch_mode(ratio), "threshold": MODE_RATIO,
+                  "coherence_write_ratio": coherence.probe(pair, nbytes, 5)["write_ratio"]}
         pair.Free()
     return comm.bcast(result, root=0)
 
@@ -82,8 +84,10 @@ def combined(readings: list[dict]) -> dict:
     x = float(np.median([r["exchange_s"] for r in readings]))
     return {"bytes": readings[0]["bytes"], "allreduce_s": a, "exchange_s": x, "ratio": a / x,
             "mode": launch_mode(a / x, readings[0]["threshold"]), "threshold": readings[0]["threshold"],
-            "readings": [{"ratio": r["ratio"], "mode": r["mode"]} for r in readings],
-            "slow_readings": sum(r["mode"] == "slow" for r in readings)}
+            "readings": [{k: r[k] for k in ("ratio", "mode", "coherence_write_ratio") if k in r} for r in readings],
+            "slow_readings": sum(r["mode"] == "slow" for r in readings),
+            **({"coherence_write_ratio": float(np.median([r["coherence_write_ratio"] for r in readings]))}
+               if all("coherence_write_ratio" in r for r in readings) else {})}
 
 
 def main(argv=None) -> int:

@@ -4,6 +4,7 @@ and drift, each in lines of text."""
 
 from __future__ import annotations
 
+from ..coherence import APART_ABOVE
 from .calibration import STABLE_TOLERANCE
 from .comparison import SIZE_CLASSES, TOLERANCE, best_models
 
@@ -59,7 +60,9 @@ def last_line(P: int, oversubscribed: bool, load: float | None, summary: dict, c
             + (f"{best} (median |error| {summary[best]['with_software']['median_abs']:.0%})" if best else "none")
             + f"; calibration {'reliable' if (cal.reliability or {}).get('reliable') else 'NOT reliable or not known'}"
             + f"; launch mode {mode['mode']} (MPI Allreduce / exchange at {mode['bytes'] // 1024} KiB "
-              f"{mode['ratio']:.1f}, slow above {mode['threshold']:g}{readings})")
+              f"{mode['ratio']:.1f}, slow above {mode['threshold']:g}{readings}"
+            + (f"; a write after the other core read costs x{mode['coherence_write_ratio']:.1f} the write of "
+               f"own lines, caches apart above {APART_ABOVE:g}" if "coherence_write_ratio" in mode else "") + ")")
 
 
 def reliability_line(r: dict | None) -> str:
