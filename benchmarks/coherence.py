@@ -110,7 +110,7 @@ def last_line(s: dict, load: float) -> str:
 def main(argv=None) -> int:
     from mpi4py import MPI
 
-    from mpi_exercises.bench import coherence, placement
+    from mpi_exercises.bench import coherence, placement, probes
 
     p = build_parser()
     args = p.parse_args(argv)
@@ -148,7 +148,7 @@ def main(argv=None) -> int:
                 "command": "mpiexec -n 2 python benchmarks/coherence.py " + " ".join(sys.argv[1:] if argv is None else argv),
                 "parameters": {"rounds": args.rounds, "apart_s": args.apart, "samples": args.samples,
                                "bytes": coherence.PROBE_BYTES},
-                "method": coherence.METHOD, "calls": list(CALLS), "apart_above": APART_ABOVE, "slow_above": MODE_RATIO,
+                "cpu": probes.cpu_identity(), "method": coherence.METHOD, "calls": list(CALLS), "apart_above": APART_ABOVE, "slow_above": MODE_RATIO,
                 "load_average_1min": [load0, os.getloadavg()[0]], "rounds": rounds, "summary": s, "last_line": line})
     return 0
 

@@ -81,3 +81,15 @@ def test_a_run_stores_every_round_and_its_last_line(tmp_path):
         assert r["fresh_ratio"] == pytest.approx(r["write, exchange it s"] / r["write, exchange clean s"])
         assert r["mode_ratio"] == pytest.approx(r["MPI Allreduce s"] / r["exchange s"])
     assert d["last_line"] == res.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.cli
+def test_the_cpu_is_named_as_lscpu_names_it():
+    from mpi_exercises.bench import probes
+
+    listing = dict(line.split(":", 1) for line in subprocess.run(["lscpu"], capture_output=True, text=True,
+                                                                 env={"LC_ALL": "C"}).stdout.splitlines() if ":" in line)
+    listing = {k.strip(): v.strip() for k, v in listing.items()}
+    cpu = probes.cpu_identity()
+    assert cpu["vendor"] == listing["Vendor ID"] and cpu["model_name"] == listing["Model name"]
+    assert (cpu["family"], cpu["model"]) == (int(listing["CPU family"]), int(listing["Model"]))

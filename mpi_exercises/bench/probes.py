@@ -78,6 +78,23 @@ def cpu_model() -> str | None:
     return None
 
 
+def cpu_identity() -> dict:
+    """The CPU's vendor, family, model and model name from /proc/cpuinfo (the first CPU's; empty
+    where there is none): what a virtual machine says of the processor it runs on."""
+    keys = {"vendor_id": "vendor", "cpu family": "family", "model": "model", "model name": "model_name"}
+    out = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in keys and keys[key.strip()] not in out:
+                out[keys[key.strip()]] = int(value) if key.strip() in ("cpu family", "model") else value.strip()
+            if not line.strip() and out:
+                break
+    except (OSError, ValueError):
+        pass
+    return out
+
+
 #: MPICH's control variables of its intranode large-message path, recorded per launch
 CVAR_PATTERN = re.compile(r"(MPIR_CVAR_CH4_(?:CMA_ENABLE|IPC_CMA_P2P_THRESHOLD|XPMEM_ENABLE|IPC_XPMEM_P2P_\w*|"
                           r"SHM\w*|NETMOD)) *=([^\t]*)")
