@@ -164,32 +164,51 @@ def link_problems(browser: Browser, site: Path, origin: str) -> list[str]:
 
 
 # -- tests -------------------------------------------------------------------------------
-def test_every_page_works_offline(site, server, browser):
-    all_pages = pages(site)
-    assert "index.html" in all_pages and len(all_pages) >= 3, all_pages
-    report, n_figures, n_math = {}, 0, 0
-    for page in all_pages:
-        events = browser.load(f"{server}/{page}")
-        found = network_problems(events)
-        found += [f"image did not load: {src}" for src in browser.evaluate(IMAGES_JS, await_promise=True)]
-        found += link_problems(browser, site, server)
-        math = browser.evaluate(MATH_JS, await_promise=True)
-        if math["math"]:
-            n_math += 1
-            if not math["rendered"] or math["errors"]:
-                found.append(f"math not rendered by MathJax: {math}")
-        if browser.evaluate("document.querySelectorAll('script[type*=\"jupyter.widget\"]').length"):
-            found.append("ipywidgets view or state left in the page (no widget manager is served)")
-        for fig in browser.evaluate(FIGURES_JS):
-            n_figures += 1
-            if not (fig["mounted"] and fig["svg"] and fig["sliders"]):
-                found.append(f"interactive figure not drawn: {fig}")
-        found += network_problems(browser.events[len(events):])   # anything logged meanwhile
-        if found:
-            report[page] = found
+#: the browser's window (tests/cdp.py: --window-size), and a phone's width: the widths at which
+#: nothing may be cut (:func:`test_nothing_is_cut_at_the_box_edge`)
+WINDOW, PHONE = 1280, 400
+
+
+def offline_problems(browser: Browser, site: Path, server: str, page: str) -> tuple[list[str], bool, int]:
+    """Load ``page`` from ``server``: (what is wrong with it offline, whether it has math, its
+    interactive figures)."""
+    events = browser.load(f"{server}/{page}")
+    found = network_problems(events)
+    found += [f"image did not load: {src}" for src in browser.evaluate(IMAGES_JS, await_promise=True)]
+    found += link_problems(browser, site, server)
+    math = browser.evaluate(MATH_JS, await_promise=True)
+    if math["math"] and (not math["rendered"] or math["errors"]):
+        found.append(f"math not rendered by MathJax: {math}")
+    if browser.evaluate("document.querySelectorAll('script[type*=\"jupyter.widget\"]').length"):
+        found.append("ipywidgets view or state left in the page (no widget manager is served)")
+    figures = browser.evaluate(FIGURES_JS)
+    found += [f"interactive figure not drawn: {fig}" for fig in figures
+              if not (fig["mounted"] and fig["svg"] and fig["sliders"])]
+    found += network_problems(browser.events[len(events):])   # anything logged meanwhile
+    return found, bool(math["math"]), len(figures)
+
+
+@pytest.fixture(scope="module")
+def every_page(site, server, browser) -> dict:
+    """Every page loaded once in the browser's window (:data:`WINDOW` wide): page -> (its offline
+    problems, whether it has math, its interactive figures, :data:`CUT_JS`'s answer, asked after
+    the offline checks because it opens folded code).  Two tests read it: the offline checks
+    and the box edges at that width."""
+    browser.call("Emulation.setDeviceMetricsOverride", width=WINDOW, height=900, deviceScaleFactor=1, mobile=False)
+    try:
+        return {page: (*offline_problems(browser, site, server, page), browser.evaluate(CUT_JS))
+                for page in pages(site)}
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride")
+
+
+def test_every_page_works_offline(every_page):
+    assert "index.html" in every_page and len(every_page) >= 3, sorted(every_page)
+    report = {page: found for page, (found, _, _, _) in every_page.items() if found}
     assert not report, "\n".join(f"{page}:\n  " + "\n  ".join(v) for page, v in report.items())
-    assert n_math >= 1, "no page has math: the MathJax check never ran"
-    assert n_figures >= 1, "no page has an interactive figure (netmodels.figures.interactive)"
+    assert sum(math for _, math, _, _ in every_page.values()) >= 1, "no page has math: the MathJax check never ran"
+    assert sum(n for _, _, n, _ in every_page.values()) >= 1, \
+        "no page has an interactive figure (netmodels.figures.interactive)"
 
 
 #: every code block, output, table and formula of the article, folded code opened, and those cut:
@@ -222,22 +241,25 @@ CUT_JS = """(() => {
 })()"""
 
 
-@pytest.mark.parametrize("width", [1280, 400])
-def test_nothing_is_cut_at_the_box_edge(site, server, browser, width):
+@pytest.mark.parametrize("width", [WINDOW, PHONE])
+def test_nothing_is_cut_at_the_box_edge(site, server, browser, width, request):
     """A code block or printed output wraps inside its box, a table or a displayed formula
     scrolls inside its own (book/_ext/static/book.css): on every page, folded code opened, in a
-    desktop window and a phone's width, nothing is cut."""
-    browser.call("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
-    try:
-        report, checked = {}, 0
-        for page in pages(site):
-            browser.load(f"{server}/{page}")
-            found = browser.evaluate(CUT_JS)
-            checked += found["checked"]
-            if found["cut"]:
-                report[page] = found["cut"]
-    finally:
-        browser.call("Emulation.clearDeviceMetricsOverride")
+    desktop window and a phone's width, nothing is cut.  At the window's width the pages are
+    those :func:`every_page` loaded; at a phone's they are loaded here."""
+    if width == WINDOW:
+        found_at = {page: cut for page, (*_, cut) in request.getfixturevalue("every_page").items()}
+    else:
+        browser.call("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
+        try:
+            found_at = {}
+            for page in pages(site):
+                browser.load(f"{server}/{page}")
+                found_at[page] = browser.evaluate(CUT_JS)
+        finally:
+            browser.call("Emulation.clearDeviceMetricsOverride")
+    report = {page: found["cut"] for page, found in found_at.items() if found["cut"]}
+    checked = sum(found["checked"] for found in found_at.values())
     assert not report, f"{sum(map(len, report.values()))} cut at {width} px:\n" + "\n".join(
         f"{page}:\n  " + "\n  ".join(v) for page, v in report.items())
     assert checked >= 100, f"only {checked} code blocks and outputs checked: the check did not run"
