@@ -67,9 +67,9 @@ def program(executor):
 
 @lru_cache(maxsize=64)
 def _compiled(source: str):
-    """The code of :func:`program`'s ``source`` (integers and fixed names only): compiling costs
-    tens of µs per step, so an executor bound to one buffer after another (each binding makes its
-    program) compiles it once."""
+    """The code of :func:`program`'s ``source`` (integers and fixed names only).  Compiling it
+    costs about 0.1 ms per step, in proportion (126 to 4094 steps, load 9), so an executor bound to
+    one buffer after another (each binding makes its program) compiles it once."""
     return compile(source, "<recorded steps>", "exec")
 
 
