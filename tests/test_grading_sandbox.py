@@ -6,7 +6,8 @@ and ``labs/grading_probe.py``), one notebook at a time, each run by a grading pr
   unless the grader's environment sets it;
 - nothing the grader does as the instructor touches a path the kernel can write: a kernel that
   replaces the files of its ``run/`` folder by links to the gradebook and dies leaves it intact;
-- the kernel inherits no descriptor, environment or path of the grader's;
+- the kernel inherits no descriptor, environment or path of the grader's (checked in the kernel
+  restarted after the one that left those links: one grading for both checks);
 - output is bounded while a cell runs: a cell printing hundreds of megabytes leaves the grading
   process small, and the graded notebook says what was cut; a message of many parts stays
   within the grading process's memory limit;
@@ -165,12 +166,22 @@ def scores(nb) -> dict:
             if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.nbgrader.get("solution")}
 
 
-@pytest.mark.slow
-def test_a_dead_kernels_links_make_the_grader_write_nothing(tmp_path):
+@pytest.fixture(scope="module")
+def links_then_recon(tmp_path_factory):
+    """One notebook graded as :func:`grade_notebook` does, read by two tests: its first answer
+    replaces the files of the kernel's ``run/`` folder by links to the gradebook and kills the
+    kernel; the restarted kernel runs the next cells, then :data:`RECON` (what that kernel sees
+    of the grader)."""
+    tmp_path = tmp_path_factory.mktemp("links-then-recon")
     fonts = grading_sandbox.font_list() or "fontlist.json"
     cells = [answer(gradebook_links(repr(str(tmp_path / "course" / "gradebook.db")), [os.path.basename(fonts)])),
-             answer("x = 2"), graded_cell("assert x == 2", "after_restart")]
-    nb, _, log, course, links = grade_notebook(tmp_path, cells)
+             answer("x = 2"), graded_cell("assert x == 2", "after_restart"), answer(RECON)]
+    return grade_notebook(tmp_path, cells)
+
+
+@pytest.mark.slow
+def test_a_dead_kernels_links_make_the_grader_write_nothing(links_then_recon):
+    nb, _, log, course, links = links_then_recon
     assert links >= 2, "the kernel made no link: the attack did not run"
     assert "The kernel died in cell 0" in log, log[-2000:]
     assert (course / "gradebook.db").read_bytes() == GRADEBOOK
@@ -199,9 +210,10 @@ print(json.dumps(seen))
 
 
 @pytest.mark.slow
-def test_the_kernel_sees_no_descriptor_path_or_environment_of_the_grader(tmp_path):
-    nb, _, log, course, _ = grade_notebook(tmp_path, [answer(RECON)])
-    seen = json.loads(nb.cells[0].outputs[0]["text"].splitlines()[-1])
+def test_the_kernel_sees_no_descriptor_path_or_environment_of_the_grader(links_then_recon):
+    nb, _, log, course, _ = links_then_recon
+    printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("name") == "stdout")
+    seen = json.loads(printed.splitlines()[-1])
     fds = seen["fds"]
     assert fds["0"] == "/dev/null" and fds["1"].startswith("pipe:") and fds["2"].startswith("pipe:"), fds
     kinds = ("pipe:", "socket:", "anon_inode:", "/dev/null", "/proc/")
