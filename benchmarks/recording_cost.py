@@ -16,8 +16,11 @@ interquartile range: recording on against off (this tree), this tree's run, reco
 front door against ``--rev``'s; then the clock alignment of :mod:`mpi_exercises.clocks`, ``--estimates``
 times: on one node every rank reads one clock, so the true offset is 0 and each estimate's
 offset is its error, measured, beside its bound and Cristian's (half the shortest round trip);
-then the load average before and after (os.getloadavg), ``OVERSUBSCRIBED`` when ranks
-outnumber cores.  ``--json`` stores all of it.
+then each rank's own Python per call, run and recorded (this tree's and ``--rev``'s), with
+``Startall`` and ``Waitall`` replaced by a no-op on executors of their own (``--local-rounds``
+interleaved rounds of ``--local-calls`` calls: what recording adds on a rank, without the other
+rank's waits, which a loaded machine makes noisy); then the load average before and after
+(os.getloadavg), ``OVERSUBSCRIBED`` when ranks outnumber cores.  ``--json`` stores all of it.
 """
 
 from __future__ import annotations
@@ -80,6 +83,10 @@ def build_parser() -> OneLineParser:
     p.add_argument("--calls", type=arguments.positive_int, default=200, help="calls timed per round (default 200)")
     p.add_argument("--estimates", type=arguments.positive_int, default=20,
                    help="clock alignments estimated after the timing (default 20)")
+    p.add_argument("--local-rounds", type=arguments.positive_int, default=20,
+                   help="rounds of each rank's own Python timed alone (default 20)")
+    p.add_argument("--local-calls", type=arguments.positive_int, default=10000,
+                   help="calls per such round (default 10000)")
     p.add_argument("--seed", type=arguments.nonneg_int, default=0, help="seed of the rounds' random order (default 0)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     return p
@@ -140,6 +147,7 @@ def measure(a, before, argv: list) -> int:
                 f()
             times[k].append((time.perf_counter() - t0) / a.calls)
     old.free(), new.free()
+    local = local_cost(a, before, comm, schedule)
     shared = clocks.one_node(comm)
     estimates = [clocks.estimate(comm) for _ in range(a.estimates)]
     if rank:
@@ -179,10 +187,57 @@ def measure(a, before, argv: list) -> int:
           + (f"; one node, measured error |offset| median {np.median(np.abs(off)) * 1e6:.3f} µs, max "
              f"{np.abs(off).max() * 1e6:.3f} µs, within the bound in {inside.sum()} of {inside.size}"
              if shared else ""))
+    result["local_ns"] = local
+    print(f"  each rank's own Python per call, MPI calls no-ops ({a.local_rounds} rounds x {a.local_calls} calls), "
+          "median ns (rank 0, rank 1, ...):")
+    for k, v in local.items():
+        print(f"    {k:32s} " + ", ".join(f"{x:7.1f}" for x in v))
     if a.json:
         write_json(a.json, result)
     print(f"load {load0[0]:.2f} before, {load1[0]:.2f} after" + (" OVERSUBSCRIBED" if oversubscribed else ""))
     return 0
+
+
+def local_cost(a, before, comm, schedule) -> dict:
+    """Per variant, every rank's median time per call (ns) of its own Python: run and recorded,
+    of this tree and of ``--rev`` (if it records), on executors whose ``Startall`` and
+    ``Waitall`` are a no-op (set before their first call, so a recorded program made at that
+    call uses them); and the medians of recorded minus run within a round.  Collective."""
+    from mpi4py import MPI
+
+    from mpi_exercises.executor import Executor, Recorder
+
+    mods = {"now": sys.modules["mpi_exercises.executor"], "before": before.executor}
+    buf, variants, made = np.zeros(schedule.nelems), {}, []
+    for who, mod in mods.items():
+        ex = (Executor if who == "now" else mod.Executor)(comm, schedule, np.float64, MPI.SUM)
+        made.append(ex)
+        ex._startall = ex._waitall = len       # a builtin that does nothing with the requests
+        variants[f"{who}: run"] = (lambda ex=ex: ex.run(buf))
+        if hasattr(mod, "Recorder"):
+            rec = (Recorder if who == "now" else mod.Recorder)(ex)
+            variants[f"{who}: run_recorded"] = (lambda ex=ex, rec=rec: ex.run_recorded(buf, rec))
+    names, order = list(variants), np.random.default_rng(a.seed + 1)
+    per = {k: [] for k in names}
+    clock = time.perf_counter_ns
+    for f in variants.values():
+        f()
+    for _ in range(a.local_rounds):
+        for k in (names[i] for i in order.permutation(len(names))):
+            f = variants[k]
+            t0 = clock()
+            for _ in range(a.local_calls):
+                f()
+            per[k].append((clock() - t0) / a.local_calls)
+    for ex in made:
+        ex.free()
+    mine = {k: float(np.median(v)) for k, v in per.items()}
+    for who in mods:
+        if f"{who}: run_recorded" in per:
+            extra = np.array(per[f"{who}: run_recorded"]) - np.array(per[f"{who}: run"])
+            mine[f"{who}: recorded minus run"] = float(np.median(extra))
+    everyone = comm.gather(mine, root=0)
+    return {k: [m[k] for m in everyone] for k in mine} if comm.Get_rank() == 0 else {}
 
 
 if __name__ == "__main__":
