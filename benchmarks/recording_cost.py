@@ -6,11 +6,10 @@ interleaved run under ``mpiexec -n P``.
 Five or six variants of one allreduce (the front door's default algorithm, snake, at ``-N`` float64
 elements), each round in a new random order (``--seed``, the same on every rank: a rotated order
 kept each variant after the same neighbour, which biased their ratios by up to 7 % for identical
-code at load 8), each timed over ``--calls``
-calls after a barrier: ``Executor.run`` of ``--rev`` (the package as git holds it there,
-imported whole under another name) and of this tree; ``Executor.run_recorded`` of this tree
-and of ``--rev`` (if it records); and the allreduce front door (default path, with its argument agreement) of ``--rev`` and of
-this tree.  Prints per variant the median and the best round's time per call (rank 0's, µs)
+code at load 8), each timed over ``--calls`` calls after a barrier: ``Executor.run`` of
+``--rev`` (the package as git holds it there, imported whole under another name) and of this
+tree; ``Executor.run_recorded`` of this tree and of ``--rev`` (if it records); and the allreduce
+front door (default path, with its argument agreement) of ``--rev`` and of this tree.  Prints per variant the median and the best round's time per call (rank 0's, µs)
 and the ratios that matter, each a median over rounds of the ratio within a round with its
 interquartile range: recording on against off (this tree), this tree's run, recorded call and
 front door against ``--rev``'s; then the clock alignment of :mod:`mpi_exercises.clocks`, ``--estimates``
