@@ -5,7 +5,8 @@ One temporary course, lab 1, graded by ``grade.py`` as ``tests/test_instructor_w
 ``zero`` an empty file; ``stripped`` the solved notebook with every cell's nbgrader metadata
 removed; ``linked`` a link to alice's notebook (refused: it could make the grader read any
 file).  The Jupyter server of ``tests/formgrader.py`` then serves every page an instructor opens
-to grade by hand: the assignment list, the submission lists, each submission.
+to grade by hand: the assignment list, the submission lists, each submission.  One server, started
+once for the module (:func:`server`), serves both tests, as an instructor's serves a session.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def course(tmp_path_factory, released_labs):
     return course, rows, log
 
 
+@pytest.fixture(scope="module")
+def server(course, tmp_path_factory):
+    """The Formgrader on the graded course (:func:`tests.formgrader.formgrader`)."""
+    with formgrader(course[0], tmp_path_factory.mktemp("formgrader")) as fg:
+        yield fg
+
+
 def server_errors(said: str) -> list[str]:
     """Lines of the server's log that report a server error (HTTP 5xx)."""
     return [line for line in said.splitlines() if re.search(r"\] 5\d\d [A-Z]+ /", line)]
@@ -73,7 +81,7 @@ def test_broken_submissions_are_named_in_grades_csv_and_the_log(course):
     assert [float(rows[s, LAB]["auto_score"]) for s in GOOD] == [13, 13]
 
 
-def test_the_formgrader_lists_every_submission_and_grades_the_good_ones(course, tmp_path):
+def test_the_formgrader_lists_every_submission_and_grades_the_good_ones(course, server):
     """Every page of manual grading loads without a server error; the good submissions are in
     its lists with their autograded scores, and a written answer of each takes a score; the
     broken ones are listed as not autograded, by name."""
@@ -81,48 +89,47 @@ def test_the_formgrader_lists_every_submission_and_grades_the_good_ones(course, 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         ids = {s: gb.find_submission_notebook(LAB, LAB, s).id for s in GOOD}
         assert sorted(s.student.id for s in gb.assignment_submissions(LAB)) == sorted(GOOD)
-    with formgrader(course, tmp_path) as fg:
-        for page in ("/formgrader/", "/formgrader/manage_assignments", f"/formgrader/manage_submissions/{LAB}",
-                     "/formgrader/gradebook", f"/formgrader/gradebook/{LAB}", f"/formgrader/gradebook/{LAB}/{LAB}",
-                     "/formgrader/manage_students", *(f"/formgrader/manage_students/{s}/{LAB}" for s in (*GOOD, *BROKEN)),
-                     *(f"/formgrader/submissions/{i}/" for i in ids.values())):
-            status, body = fg.request(page)
-            assert status == 200, (page, status, body[:300])
-        status, body = fg.request("/formgrader/api/assignments")
-        assert status == 200 and [(a["name"], a["num_submissions"]) for a in json.loads(body)] == [(LAB, 6)]
-        status, body = fg.request(f"/formgrader/api/submissions/{LAB}")
-        listed = {s["student"]: s for s in json.loads(body)}
-        assert sorted(listed) == sorted((*GOOD, *BROKEN))
-        assert [s for s, v in listed.items() if v["autograded"]] == list(GOOD)
-        assert [listed[s]["score"] for s in GOOD] == [float(rows[s, LAB]["score"]) for s in GOOD]
-        status, body = fg.request(f"/formgrader/api/submitted_notebooks/{LAB}/{LAB}")
-        assert status == 200 and sorted(n["student"] for n in json.loads(body)) == sorted(GOOD)
-        for student, i in ids.items():
-            status, body = fg.request(f"/formgrader/api/grades?submission_id={i}")
-            written = [g for g in json.loads(body) if g["needs_manual_grade"]]
-            assert status == 200 and written, (student, body[:300])
-            status, body = fg.request(f"/formgrader/api/grade/{written[0]['id']}", "PUT",
-                                      {"manual_score": 1.5, "extra_credit": 0})
-            assert status == 200 and json.loads(body)["manual_score"] == 1.5, (student, status, body[:300])
-        assert not server_errors(fg.said()), server_errors(fg.said())
+    fg = server
+    for page in ("/formgrader/", "/formgrader/manage_assignments", f"/formgrader/manage_submissions/{LAB}",
+                 "/formgrader/gradebook", f"/formgrader/gradebook/{LAB}", f"/formgrader/gradebook/{LAB}/{LAB}",
+                 "/formgrader/manage_students", *(f"/formgrader/manage_students/{s}/{LAB}" for s in (*GOOD, *BROKEN)),
+                 *(f"/formgrader/submissions/{i}/" for i in ids.values())):
+        status, body = fg.request(page)
+        assert status == 200, (page, status, body[:300])
+    status, body = fg.request("/formgrader/api/assignments")
+    assert status == 200 and [(a["name"], a["num_submissions"]) for a in json.loads(body)] == [(LAB, 6)]
+    status, body = fg.request(f"/formgrader/api/submissions/{LAB}")
+    listed = {s["student"]: s for s in json.loads(body)}
+    assert sorted(listed) == sorted((*GOOD, *BROKEN))
+    assert [s for s, v in listed.items() if v["autograded"]] == list(GOOD)
+    assert [listed[s]["score"] for s in GOOD] == [float(rows[s, LAB]["score"]) for s in GOOD]
+    status, body = fg.request(f"/formgrader/api/submitted_notebooks/{LAB}/{LAB}")
+    assert status == 200 and sorted(n["student"] for n in json.loads(body)) == sorted(GOOD)
+    for student, i in ids.items():
+        status, body = fg.request(f"/formgrader/api/grades?submission_id={i}")
+        written = [g for g in json.loads(body) if g["needs_manual_grade"]]
+        assert status == 200 and written, (student, body[:300])
+        status, body = fg.request(f"/formgrader/api/grade/{written[0]['id']}", "PUT",
+                                  {"manual_score": 1.5, "extra_credit": 0})
+        assert status == 200 and json.loads(body)["manual_score"] == 1.5, (student, status, body[:300])
+    assert not server_errors(fg.said()), server_errors(fg.said())
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student in GOOD:
             assert gb.find_submission(LAB, student).score == float(rows[student, LAB]["score"]) + 1.5
 
 
-def test_the_formgrader_autogrades_no_broken_submission_as_the_instructor(course, tmp_path):
+def test_the_formgrader_autogrades_no_broken_submission_as_the_instructor(course, server):
     """The Formgrader's "autograde" button, on a broken hand-in, runs none of its code outside
     the sandbox and copies no file a link points to; the next grade.py leaves the gradebook as before."""
     course, rows, _ = course
-    said = {}
-    with formgrader(course, tmp_path) as fg:
-        for student in BROKEN:
-            status, body = fg.request(f"/formgrader/api/submission/{LAB}/{student}/autograde", "POST", {})
-            assert status == 200 and json.loads(body)["success"] is False, (student, status, body[:500])
-            said[student] = json.loads(body)["log"]
-        status, body = fg.request(f"/formgrader/api/submissions/{LAB}")
-        assert [s["student"] for s in json.loads(body) if s["autograded"]] == list(GOOD)
-        assert not server_errors(fg.said()), server_errors(fg.said())
+    said, fg = {}, server
+    for student in BROKEN:
+        status, body = fg.request(f"/formgrader/api/submission/{LAB}/{student}/autograde", "POST", {})
+        assert status == 200 and json.loads(body)["success"] is False, (student, status, body[:500])
+        said[student] = json.loads(body)["log"]
+    status, body = fg.request(f"/formgrader/api/submissions/{LAB}")
+    assert [s["student"] for s in json.loads(body) if s["autograded"]] == list(GOOD)
+    assert not server_errors(fg.said()), server_errors(fg.said())
     assert not (course.parent / MARK).exists()
     # alice's notebook, reached through the link, is refused when its kernel would start
     assert "sandboxed kernels are started by labs/grade.py" in said["linked"], said["linked"][-2000:]
