@@ -31,11 +31,11 @@ APART_ABOVE = 2.0
 PROBE_BYTES = 1 << 20
 
 
-def probe(comm, nbytes: int = PROBE_BYTES, samples: int = 5) -> dict:
-    """One reading (collective on ``comm``, 2 ranks of one node or more; ranks 0 and 1 probe, the
-    others wait): the best of ``samples`` times (s) of each of :data:`KINDS` on ``nbytes`` of
-    shared memory, and ``write_ratio`` (write after the peer read over write of own lines) and
-    ``read_ratio`` (read after the peer wrote over read again), on every rank."""
+def on_pair(comm, nbytes: int, samples: int, what: str, measure):
+    """``measure(pair)`` on ranks 0 and 1 of ``comm`` (a communicator of those two; the other ranks
+    wait), its result broadcast to every rank (collective).  ``nbytes`` (a positive multiple of 8)
+    and ``samples`` (>= 1) are checked first, ``what`` naming the caller in the refusal of a
+    communicator of one rank."""
     from mpi4py import MPI
 
     if nbytes <= 0 or nbytes % 8:
@@ -43,13 +43,21 @@ def probe(comm, nbytes: int = PROBE_BYTES, samples: int = 5) -> dict:
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     if comm.Get_size() < 2:
-        raise ValueError("coherence.probe needs a communicator of 2 ranks or more")
+        raise ValueError(f"{what} needs a communicator of 2 ranks or more")
     pair = comm.Split(0 if comm.Get_rank() < 2 else MPI.UNDEFINED, comm.Get_rank())
     result = None
     if pair != MPI.COMM_NULL:
-        result = _probe_pair(pair, nbytes // 8, samples)
+        result = measure(pair)
         pair.Free()
     return comm.bcast(result, root=0)
+
+
+def probe(comm, nbytes: int = PROBE_BYTES, samples: int = 5) -> dict:
+    """One reading (collective on ``comm``, 2 ranks of one node or more; ranks 0 and 1 probe, the
+    others wait): the best of ``samples`` times (s) of each of :data:`KINDS` on ``nbytes`` of
+    shared memory, and ``write_ratio`` (write after the peer read over write of own lines) and
+    ``read_ratio`` (read after the peer wrote over read again), on every rank."""
+    return on_pair(comm, nbytes, samples, "coherence.probe", lambda pair: _probe_pair(pair, nbytes // 8, samples))
 
 
 def _probe_pair(pair, n: int, samples: int) -> dict:

@@ -43,32 +43,28 @@ def detect_mode(comm, nbytes: int = MODE_BYTES, samples: int = 20) -> dict:
     as many bytes (:func:`mpi_exercises.bench.coherence.probe`: its ``write_ratio``, the suspect the
     mode follows).  Returns ``{"bytes", "allreduce_s", "exchange_s", "ratio", "mode", "threshold",
     "coherence_write_ratio"}`` (times in seconds) on every rank (the mode is a launch's, not a rank's)."""
+    from mpi_exercises.bench import coherence
+
+    return coherence.on_pair(comm, nbytes, samples, "detect_mode", lambda pair: _detect_on_pair(pair, nbytes, samples))
+
+
+def _detect_on_pair(pair, nbytes: int, samples: int) -> dict:
+    """:func:`detect_mode` on a communicator of exactly two ranks."""
     from mpi4py import MPI
 
     from mpi_exercises import pages
     from mpi_exercises.bench import coherence, timing
 
-    if nbytes <= 0 or nbytes % 8:
-        raise ValueError(f"nbytes must be a positive multiple of 8, got {nbytes}")
-    if samples < 1:
-        raise ValueError(f"samples must be >= 1, got {samples}")
-    if comm.Get_size() < 2:
-        raise ValueError("detect_mode needs a communicator of 2 ranks or more")
-    pair = comm.Split(0 if comm.Get_rank() < 2 else MPI.UNDEFINED, comm.Get_rank())
-    result = None
-    if pair != MPI.COMM_NULL:
-        send = pages.allocate((nbytes // 8,), np.float64)
-        recv = pages.allocate((nbytes // 8,), np.float64)
-        send[...] = 1.0
-        peer = 1 - pair.Get_rank()
-        calls = [lambda: pair.Allreduce(send, recv, op=MPI.SUM), lambda: pair.Sendrecv(send, peer, 5, recv, peer, 5)]
-        t = np.median(timing.time_interleaved(pair, calls, samples, 2, inner=4), axis=1)
-        ratio = float(t[0] / t[1])
-        result = {"bytes": int(nbytes), "allreduce_s": float(t[0]), "exchange_s": float(t[1]), "ratio": ratio,
-                  "mode": launch_mode(ratio), "threshold": MODE_RATIO,
-                  "coherence_write_ratio": coherence.probe(pair, nbytes, 5)["write_ratio"]}
-        pair.Free()
-    return comm.bcast(result, root=0)
+    send = pages.allocate((nbytes // 8,), np.float64)
+    recv = pages.allocate((nbytes // 8,), np.float64)
+    send[...] = 1.0
+    peer = 1 - pair.Get_rank()
+    calls = [lambda: pair.Allreduce(send, recv, op=MPI.SUM), lambda: pair.Sendrecv(send, peer, 5, recv, peer, 5)]
+    t = np.median(timing.time_interleaved(pair, calls, samples, 2, inner=4), axis=1)
+    ratio = float(t[0] / t[1])
+    return {"bytes": int(nbytes), "allreduce_s": float(t[0]), "exchange_s": float(t[1]), "ratio": ratio,
+            "mode": launch_mode(ratio), "threshold": MODE_RATIO,
+            "coherence_write_ratio": coherence.probe(pair, nbytes, 5)["write_ratio"]}
 
 
 def combined(readings: list[dict]) -> dict:
