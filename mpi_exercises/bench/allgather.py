@@ -36,9 +36,8 @@ def _k_arg(p) -> None:
 def add_once_arguments(p) -> None:
     from ..collectives.allgather import choices
 
-    p.add_argument("--algorithm", choices=choices(), default="ring",
-                   help="the algorithm run, checked and timed (mpi: MPI.Allgather itself; default: ring)")
-    arguments.add_once_options(p, 1000, "elements per rank (default 1000)", all_ranks=True)
+    arguments.add_once_options(p, 1000, "elements per rank (default 1000)", all_ranks=True, algorithms=choices(), default="ring",
+                               mpi_call="Allgather")
     _k_arg(p)
 
 

@@ -49,9 +49,8 @@ def mesh_arg(text: str) -> tuple[int, int]:
 def add_once_arguments(p) -> None:
     from ..collectives.allreduce import choices
 
-    p.add_argument("--algorithm", choices=choices(), default="snake",
-                   help="the algorithm run, checked and timed (mpi: MPI.Allreduce itself; default: snake)")
-    arguments.add_once_options(p, 100_000, "vector length in elements (default 100000)")
+    arguments.add_once_options(p, 100_000, "vector length in elements (default 100000)", algorithms=choices(), default="snake",
+                               mpi_call="Allreduce")
     p.add_argument("--block", type=arguments.positive_int, help="block size in elements (snake, fence)")
     p.add_argument("--mesh", type=mesh_arg, help="logical mesh WxH with W*H = ranks (default: MPI.Compute_dims)")
     p.add_argument("--op", choices=OPS, default="sum",

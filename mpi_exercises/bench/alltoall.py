@@ -66,9 +66,8 @@ def _node_args(p) -> None:
 def add_once_arguments(p) -> None:
     from ..collectives.alltoall import choices
 
-    p.add_argument("--algorithm", choices=choices(), default="multilevel",
-                   help="the algorithm run, checked and timed (mpi: MPI.Alltoall itself; default: multilevel)")
-    arguments.add_once_options(p, 1000, "elements per pair of ranks (default 1000)", all_ranks=True)
+    arguments.add_once_options(p, 1000, "elements per pair of ranks (default 1000)", all_ranks=True, algorithms=choices(), default="multilevel",
+                               mpi_call="Alltoall")
     _node_args(p)
 
 

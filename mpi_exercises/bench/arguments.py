@@ -159,11 +159,16 @@ def add_inner_option(p, default: int = DEFAULT_INNER) -> None:
                         "before every call)")
 
 
-def add_once_options(p, default_n: int, n_help: str, all_ranks: bool = False) -> None:
+def add_once_options(p, default_n: int, n_help: str, all_ranks: bool = False, *, algorithms=None,
+                     default: str | None = None, mpi_call: str = "") -> None:
     """The options of a one-algorithm command (``allreduce``, ``allgather``, ``alltoall``):
-    ``-N``, ``--dtype``, ``--repeat``, ``--warmup``, ``--json``.  ``-N`` is checked against
+    ``--algorithm`` (one of ``algorithms``, ``default``; ``mpi``: MPI's ``mpi_call`` itself) when
+    given, ``-N``, ``--dtype``, ``--repeat``, ``--warmup``, ``--json``.  ``-N`` is checked against
     memory for the widest dtype (16 bytes) and 4 buffers (``all_ranks``: each holds a block
     per rank)."""
+    if algorithms is not None:
+        p.add_argument("--algorithm", choices=algorithms, default=default,
+                       help=f"the algorithm run, checked and timed (mpi: MPI.{mpi_call} itself; default: {default})")
     p.add_argument("-N", type=count_of(16, 4, all_ranks), default=default_n, help=n_help)
     p.add_argument("--dtype", choices=DTYPES, default="float64", help="numpy element type of the vectors (native byte order; default: float64)")
     p.add_argument("--repeat", type=sample_count, default=20, help="calls timed, each after a barrier (default 20)")
