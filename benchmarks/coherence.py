@@ -115,12 +115,11 @@ def main(argv=None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
     comm = MPI.COMM_WORLD
-    if comm.Get_size() != 2:
+    problem = args.json and output_problem(args.json)
+    if problem or comm.Get_size() != 2:          # refused before any work, in one line (rank 0's)
         if comm.Get_rank() == 0:
-            p.error(f"run it on 2 ranks (mpiexec -n 2), got {comm.Get_size()}")
+            p.error(f"--json: {problem}" if problem else f"run it on 2 ranks (mpiexec -n 2), got {comm.Get_size()}")
         return 2
-    if args.json and comm.Get_rank() == 0 and (problem := output_problem(args.json)):
-        p.error(f"--json: {problem}")
     placement.placement(comm)                  # each rank bound to a core of its own
     load0, t0, rounds = os.getloadavg()[0], time.time(), []
     round_of_messages = messages(comm, args.samples)

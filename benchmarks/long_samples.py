@@ -25,18 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from mpi_exercises.bench import arguments  # noqa: E402
 from netmodels.commandline import OneLineParser  # noqa: E402
 from netmodels.outputs import output_problem, write_json  # noqa: E402
 
 
 def main(argv=None) -> int:
     p = OneLineParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("-N", type=int, default=100_000, help="float64 elements (default 100000: 800 KB)")
-    p.add_argument("--samples", type=int, default=100, help="samples per case (default 100)")
+    p.add_argument("-N", type=arguments.positive_int, default=100_000, help="float64 elements (default 100000: 800 KB)")
+    p.add_argument("--samples", type=arguments.positive_int, default=100, help="samples per case (default 100)")
     p.add_argument("--json", help="write every sample here")
     args = p.parse_args(argv)
-    if args.N < 1 or args.samples < 1:
-        p.error("-N and --samples must be >= 1")
     if args.json and output_problem(args.json):
         p.error(f"--json: {output_problem(args.json)}")
     from mpi4py import MPI

@@ -64,17 +64,16 @@ def best_time(case, repeats: int, path: str) -> float:
 
 
 def main(argv=None) -> int:
+    from mpi_exercises.bench.arguments import positive_int
     from netmodels.commandline import OneLineParser
     from netmodels.outputs import output_problem, provenance, write_json
 
     parser = OneLineParser(prog="walk_speed.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rev", default="5ddd719", help="the earlier revision (default 5ddd719)")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (>= 1, default 5)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per process (>= 1, default 3)")
+    parser.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds (>= 1, default 5)")
+    parser.add_argument("--repeats", type=positive_int, default=3, help="timed runs per process (>= 1, default 3)")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.repeats < 1:
-        parser.error("--rounds and --repeats must be >= 1")
     problem = args.json and output_problem(args.json)
     if problem:                                  # refused before any work
         parser.error(f"--json: {problem}")

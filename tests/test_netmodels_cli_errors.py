@@ -37,7 +37,7 @@ FSIZE = 64
 SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
            "validate_loggopsim.py", "collectives_vs_mpi.py", "launch_modes.py", "budget_accuracy.py",
            "exchange_after_work.py", "cache_state.py", "loggp_refit.py", "prtt_calibration_time.py",
-           "door_cost.py", "walk_speed.py", "fresh_data.py"]
+           "door_cost.py", "walk_speed.py", "fresh_data.py", "coherence.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [
@@ -126,7 +126,9 @@ CASES = [
     (["benchmarks/loggopsim_speed.py", "--only"], "expected at least one argument", 2),
     (["benchmarks/loggopsim_speed.py", "--bogus"], "unrecognized arguments: --bogus", 2),
     (["benchmarks/pingpong_agreement.py"], "required: JSON", 2),
-    (["benchmarks/long_samples.py", "-N", "0"], "-N and --samples must be >= 1", 2),
+    (["benchmarks/long_samples.py", "-N", "0"], "argument -N: expected an integer >= 1", 2),
+    (["benchmarks/walk_speed.py", "--repeats", "0"], "argument --repeats: expected an integer >= 1", 2),
+    (["benchmarks/coherence.py"], "run it on 2 ranks (mpiexec -n 2), got 1", 2),
     (["benchmarks/long_samples.py", "--json", MISSING], "cannot write", 2),
     (["benchmarks/predict_launches.py", "--launches", "0"], "--launches must be >= 1", 2),
     (["benchmarks/predict_launches.py", "--out", MISSING], "cannot write", 2),
