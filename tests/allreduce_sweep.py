@@ -24,6 +24,18 @@ SIZES = sorted({0, 1, max(P - 1, 0), P, P + 1, 1001})
 failures, count = [], 0
 
 
+def refusals(calls: dict, failure: str) -> int:
+    """Call each of ``calls`` (name -> call) expecting a ValueError; a call that returns adds
+    ``failure`` (formatted with its name) to the failures.  Returns the number of calls."""
+    for name, call in calls.items():
+        try:
+            call()
+            failures.append(f"FAIL rank {rank}: " + failure.format(name))
+        except ValueError:
+            pass
+    return len(calls)
+
+
 def variants(algorithm, n):
     """(block, mesh) pairs worth running for an algorithm at this P and N.
 
@@ -188,13 +200,7 @@ if P >= 2:
         if rank < 2:                                   # ranks 0 and 1 write and send across [0:3)
             refused["a block across two pieces"] = lambda: ex.bind([(0, whole[0:1]), (1, whole[1:3])])
             refused["a read-only piece written"] = lambda: ex.bind([(0, ro)])
-        for name, call in refused.items():
-            try:
-                call()
-                failures.append(f"FAIL rank {rank}: Executor.bind accepted {name}")
-            except ValueError:
-                pass
-            count += 1
+        count += refusals(refused, "Executor.bind accepted {}")
         for _ in range(2):
             ex.bind([(0, np.empty(0)), (0, whole)])     # an empty piece anywhere is allowed
             ex.run_bound()
@@ -206,13 +212,7 @@ bad_executors = {"nprocs mismatch": lambda: Executor(comm, Schedule("x", P + 1, 
                  "bool dtype": lambda: Executor(comm, Schedule("z", P, 0, []), bool)}
 if P >= 2:
     bad_executors["combine without op"] = lambda: Executor(comm, summing, np.float64, None)
-for name, make in bad_executors.items():
-    try:
-        make()
-        failures.append(f"FAIL rank {rank}: no ValueError for executor {name}")
-    except ValueError:
-        pass
-    count += 1
+count += refusals(bad_executors, "no ValueError for executor {}")
 
 # The communicator still works after all those errors.
 y = allreduce(comm, np.full(4, rank, dtype=np.int64), "snake")
