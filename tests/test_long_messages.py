@@ -243,9 +243,14 @@ def test_the_fresh_entry_takes_every_term_from_the_messages_of_fresh_data_not_th
         F_ABOVE[0] + F_ABOVE[1] * b, rel=1e-9)
     assert simulate(one_step("allreduce.binomial", 2, 100_000), m).time == pytest.approx(
         2 * (FP_ABOVE[0] + FP_ABOVE[1] * b), rel=1e-9)
-    # without the messages of fresh data it is not calibrated, and nothing else changes
+    # LogGOPS of fresh data: the PRTT's terms and O as LogGOPS's, G and S from the fresh ping-pong
+    gf, g = models["loggops-fresh"], models["loggops"]
+    assert {k: gf[k] for k in ("L", "o_s", "o_r", "g")} == {k: g[k] for k in ("L", "o_s", "o_r", "g")}
+    assert gf["G"] == pytest.approx(FP_ABOVE[1], rel=1e-9) and gf["S"] == SWITCH - 1 and 0 <= gf["O"] <= gf["G"]
+    assert gf["G"] > 2 * g["G"]
+    # without the messages of fresh data they are not calibrated, and nothing else changes
     without = calibration_models(fresh=False)
-    assert set(without) == set(models) - {"alpha-beta-fresh"}
+    assert set(without) == set(models) - {"alpha-beta-fresh", "loggops-fresh"}
     assert all(without[k] == models[k] for k in without)
 
 
@@ -299,7 +304,7 @@ def test_an_old_calibration_still_calibrates_what_it_can_and_names_what_to_measu
     lab = ROOT / "labs" / "source"
     c = predict.load_calibration([lab / "lab1" / "pingpong.json", lab / "lab3" / "logp.json"], 2)
     line = predict.missing_line(c)
-    assert ("alpha-beta-exchange, alpha-beta-exchange-segmented, alpha-beta-fresh, nbl-exchange, "
+    assert ("alpha-beta-exchange, alpha-beta-exchange-segmented, alpha-beta-fresh, loggops-fresh, nbl-exchange, "
             "nbl-exchange-segmented") in line
     assert "mpi_exercises exchange --json exchange.json" in line and "mpi_exercises pingpong --json" not in line
     assert ("mpi_exercises pingpong --fresh --json pingpong-fresh.json` and `mpiexec -n 2 python -m mpi_exercises "

@@ -364,6 +364,25 @@ MODELS = {e.name: e for e in (
           calibration=Calibrated(("logp", "pingpong"), {"logp": _LOGP_TAKEN + ("O",), "pingpong segments": ("S",),
                                                         "pingpong above": ("G",)},
                                  derive=_loggops_calibrated)),
+    Entry("loggops-fresh", "LogGOPS, fresh data", LogGOPS,
+          _LOGP + (Parameter("G", "s/B", "time per byte on the wire (predict: the fresh ping-pong's from its "
+                             "switch on: messages whose sender has just written them)", _BETA, ">= 0"),
+                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver (predict: "
+                             "the PRTT's send overhead per byte where it is CPU time, at most G)",
+                             "O_s_per_byte", ">= 0"),
+                   Parameter("S", "B", "eager limit (predict: the fresh ping-pong's switch - 1)", _SWITCH)),
+          lambda: LogGOPS(**_loggp_args(machines.KIT_VM_LOGGP), O=0.0, S=LOGGOPSIM_S,
+                          name=machines.KIT_VM_LOGGP.name, source=machines.KIT_VM_LOGGP.source),
+          lambda L, o_s, o_r, g, G, O, S: LogGOPS(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, O=O, S=S,  # noqa: E741
+                                                  name="LogGOPS, fresh data"),
+          lambda m: {**_logp_values(m), "G": m.G, "O": m.O, "S": m.S},
+          note=machines.KIT_VM_LOGGP.source + "; O = 0 and S = 65535 B, LogGOPSim's defaults; predict: LogGOPS "
+               "whose G and S come from the ping-pong of fresh data (pingpong --fresh), as a collective sends "
+               "what it has just written",
+          calibration=Calibrated(("logp", "pingpong-fresh"), {"logp": _LOGP_TAKEN + ("O",),
+                                                              "fresh pingpong segments": ("S",),
+                                                              "fresh pingpong above": ("G",)},
+                                 derive=_loggops_calibrated)),
     Entry("nbl", "NBL f(L)", NBLModel, _NBL,
           _nbl_default, _nbl_build, _nbl_values, extra=r"f[1-9][0-9]*",
           extra_meaning="fN: f(N), the node bandwidth factor with N links active (no unit; f(1) = 1; "

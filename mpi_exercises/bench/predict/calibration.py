@@ -279,11 +279,13 @@ def network_parameters(alpha_beta: dict | None, loggp: dict | None, f: dict | No
             and float(exchange_segments["switch_bytes"]) == float(segments["switch_bytes"]):
         given.update({"exchange below": exchange_segments["below"], "exchange above": exchange_segments["above"]})
     fresh_pingpong, fresh_exchange = fresh
-    if fresh_pingpong is not None and fresh_exchange is not None \
-            and float(fresh_exchange["switch_bytes"]) == float(fresh_pingpong["switch_bytes"]):
+    if fresh_pingpong is not None:
         given.update({"fresh pingpong segments": fresh_pingpong, "fresh pingpong below": fresh_pingpong["below"],
-                      "fresh pingpong above": fresh_pingpong["above"],
-                      "fresh exchange below": fresh_exchange["below"], "fresh exchange above": fresh_exchange["above"]})
+                      "fresh pingpong above": fresh_pingpong["above"]})
+        if fresh_exchange is not None \
+                and float(fresh_exchange["switch_bytes"]) == float(fresh_pingpong["switch_bytes"]):
+            given.update({"fresh exchange below": fresh_exchange["below"],
+                          "fresh exchange above": fresh_exchange["above"]})
     given = {k: v for k, v in given.items() if v is not None}
     out = {}
     for name in calibrated():
