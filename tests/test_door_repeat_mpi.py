@@ -1,5 +1,5 @@
 """A front door call that repeats the last one (same comm, x, out and arguments) skips the
-prologue (``FrontDoor.repeats``): a valid call, then the same arrays changed in place on one
+prologue (``FrontDoor.again``; every front door with ``out``): a valid call, then the same arrays changed in place on one
 rank (out made read-only, reshaped, another dtype; x reshaped, another dtype, strided onto out)
 must be refused on every rank as the first call would have been, and the next valid call
 still give MPI's result."""
@@ -16,7 +16,7 @@ DRIVER = """
 import warnings
 import numpy as np
 from mpi4py import MPI
-from mpi_exercises import allgather, allreduce
+from mpi_exercises import allgather, allreduce, alltoall, broadcast
 from tests.mpirun import finish_sweep
 
 warnings.simplefilter("ignore", DeprecationWarning)      # setting strides in place
@@ -38,7 +38,7 @@ def out_retyped(x, out):
 
 
 def x_reshaped(x, out):
-    x.shape = (2, x.shape[0] // 2)
+    x.shape = x.shape[:-1] + (2, x.shape[-1] // 2)
 
 
 def x_retyped(x, out):
@@ -46,7 +46,7 @@ def x_retyped(x, out):
 
 
 def x_onto_out(x, out):
-    x.strides = (x.strides[0] * 2,)       # x's base holds out after it: x now overlaps out
+    x.strides = (x.strides[0] * 2,) + x.strides[1:]     # x's base holds out after it: x now overlaps out
 
 
 CHANGES = (out_readonly, out_reshaped, out_retyped, x_reshaped, x_retyped, x_onto_out)
@@ -54,8 +54,10 @@ CHANGES = (out_readonly, out_reshaped, out_retyped, x_reshaped, x_retyped, x_ont
 
 def arrays(name, n=4):
     base = np.arange(2 * n * P, dtype=np.float64) + 10 * rank
+    if name == "alltoall":
+        return base[:n * P].reshape(P, n), base[n * P:].reshape(P, n)
     x = base[:n]
-    out = base[n:2 * n] if name == "allreduce" else base[n:n + n * P].reshape(P, n)
+    out = base[n:2 * n] if name in ("allreduce", "broadcast") else base[n:n + n * P].reshape(P, n)
     return x, out
 
 
@@ -63,6 +65,12 @@ def expected(name, x):
     if name == "allreduce":
         want = np.empty_like(x)
         comm.Allreduce(np.ascontiguousarray(x), want)
+    elif name == "broadcast":
+        want = np.ascontiguousarray(x)
+        comm.Bcast(want, root=0)
+    elif name == "alltoall":
+        want = np.empty_like(x)
+        comm.Alltoall(np.ascontiguousarray(x), want)
     else:
         want = np.empty((P,) + x.shape, x.dtype)
         comm.Allgather(np.ascontiguousarray(x), want)
@@ -70,7 +78,9 @@ def expected(name, x):
 
 
 DOORS = {"allreduce": lambda x, out, check: allreduce(comm, x, "ring", out=out, check=check),
-         "allgather": lambda x, out, check: allgather(comm, x, "ring", out=out, check=check)}
+         "allgather": lambda x, out, check: allgather(comm, x, "ring", out=out, check=check),
+         "broadcast": lambda x, out, check: broadcast(comm, x, "binomial", out=out, check=check),
+         "alltoall": lambda x, out, check: alltoall(comm, x, "pairwise", out=out, check=check)}
 for name, call in DOORS.items():
     for check in (True, False):
         for change in CHANGES:
@@ -91,14 +101,15 @@ for name, call in DOORS.items():
             x, out = arrays(name)             # fresh arrays: the door still works
             if not np.array_equal(call(x, out, check), expected(name, x)):
                 failures.append(f"{name} check={check} after {change.__name__}: a wrong result")
-        door = allreduce if name == "allreduce" else allgather
+        door = {"allreduce": allreduce, "allgather": allgather, "broadcast": broadcast, "alltoall": alltoall}[name]
+        algorithm = {"broadcast": "binomial", "alltoall": "pairwise"}.get(name, "ring")
         c = comm.Dup()                        # the same call again once its communicator is freed
         x, out = arrays(name)
-        door(c, x, "ring", out=out, check=check)
-        door(c, x, "ring", out=out, check=check)
+        door(c, x, algorithm, out=out, check=check)
+        door(c, x, algorithm, out=out, check=check)
         c.Free()
         try:
-            door(c, x, "ring", out=out, check=check)
+            door(c, x, algorithm, out=out, check=check)
             failures.append(f"{name} check={check}: a repeated call on a freed communicator accepted")
         except ValueError as exc:
             if "comm" not in str(exc):

@@ -34,8 +34,29 @@ def check_out(out, shape, dtype, x=None):
                      f"dtype {dtype}")
 
 
-def facts(x, out) -> tuple:
-    """What :meth:`FrontDoor.repeats` compares of ``x`` and ``out`` (each can change in place)."""
-    if out is None:
-        return x.dtype, x.shape, x.strides
-    return x.dtype, x.shape, x.strides, out.dtype, out.shape, out.strides, out.flags.writeable
+#: the bits of ``ndarray.flags.num`` (all flags in one int) of a C-contiguous (0x1), writeable
+#: (0x400) array: what a repeated call requires of out (and of x, C-contiguous)
+WRITABLE_C = 0x0001 | 0x0400
+
+
+class Repeat:
+    """A call accepted (by :meth:`FrontDoor.enter <._door.FrontDoor.enter>`) that a later call
+    may repeat (:meth:`FrontDoor.again <._door.FrontDoor.again>`): its comm and state, ``x``,
+    ``out``, the caller's other arguments ``args``, its plan and executor, the door's ``prime``
+    and whether the first step travels inside the agreement (``inline``); and what was checked
+    of x and out that can change in place: dtype objects, shapes, flags (``flags.num``).
+    A later call with the same ``x`` and ``out`` objects repeats it if these are unchanged and
+    both are C-contiguous and out writeable: their extents are then those checked (apart, and
+    out's where the executor writes), as out's memory cannot move (the executor pins it) and x's
+    can move only to memory of its own (numpy's resize)."""
+
+    __slots__ = ("comm", "state", "x", "out", "args", "plan", "ex", "prime", "inline", "xdtype", "xshape",
+                 "xflags", "odtype", "oshape", "oflags")
+
+    def __init__(self, comm, state, x, out, args, plan, ex, prime, inline):
+        self.comm, self.state, self.x, self.out, self.args = comm, state, x, out, args
+        self.plan, self.ex, self.prime, self.inline = plan, ex, prime, inline
+        self.xdtype, self.xshape, self.xflags = x.dtype, x.shape, x.flags.num
+        self.odtype, self.oshape, self.oflags = out.dtype, out.shape, out.flags.num
+        if not (self.xflags & 1 and self.oflags & WRITABLE_C == WRITABLE_C):
+            self.xdtype = None                  # never repeated: every call checked

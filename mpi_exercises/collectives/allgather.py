@@ -65,17 +65,15 @@ def allgather(comm, x, algorithm: str = "ring", k: int | None = None, out=None, 
     :mod:`mpi_exercises.collectives._door`).  ``x`` is never modified.  Collective.
     """
     args = (algorithm, k, options)
-    if _DOOR.repeats(comm, x, out, args):           # a time loop: the last call's arguments again
-        plan, ex, out = _DOOR.enter(comm, None, _validate, check, x, out,
-                                    None if out is not None else (_DOOR.arguments(comm)[0],) + x.shape, _start)
-    else:
+    ex = _DOOR.again(comm, x, out, args, check)     # a time loop: the last call's arguments again
+    if ex is None:
         size, x = _DOOR.arguments(comm, x, check)
         plan, ex, out = _DOOR.enter(comm, (algorithm, k, x.dtype, x.shape, size,
                                            tuple(sorted(options.items())) if options else ()),
                                     _validate, check, x, out, (size,) + x.shape, _start, args)
-    if ex is None:
-        comm.Allgather(x if x.flags.c_contiguous else np.ascontiguousarray(x), out)
-        return out
+        if ex is None:
+            comm.Allgather(x if x.flags.c_contiguous else np.ascontiguousarray(x), out)
+            return out
     if ex.started:                                   # begun while the agreement was in flight
         ex.finish()
         return out

@@ -103,19 +103,17 @@ def allreduce(comm, x, algorithm: str = "snake", block: int | None = None, op=No
     ``x`` is never modified.  Collective.
     """
     args = (algorithm, block, op, mesh, options)
-    if _DOOR.repeats(comm, x, out, args):           # a time loop: the last call's arguments again
-        plan, ex, out = _DOOR.enter(comm, None, _validate, check, x, out, None if out is not None else x.shape,
-                                    _start)
-    else:
+    ex = _DOOR.again(comm, x, out, args, check)     # a time loop: the last call's arguments again
+    if ex is None:
         size, x = _DOOR.arguments(comm, x, check)
         # the key of _key, built inline
         plan, ex, out = _DOOR.enter(comm, (algorithm, block, None if op is None else getattr(op, "handle", op),
                                            mesh, x.dtype, x.size, size,
                                            tuple(sorted(options.items())) if options else ()),
                                     _validate, check, x, out, x.shape, _start, args)
-    if ex is None:                                   # algorithm "mpi"
-        comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), out, op=plan.data)
-        return out
+        if ex is None:                               # algorithm "mpi"
+            comm.Allreduce(x if x.flags.c_contiguous else np.ascontiguousarray(x), out, op=plan.data)
+            return out
     if ex.started:                                   # begun while the agreement was in flight
         ex.finish()
         return out
