@@ -56,6 +56,7 @@ from netmodels.algorithms.arrays import ArraySchedule, as_transfers
 from netmodels.algorithms.schedule import Schedule
 
 from . import pages
+from .mpi_types import mpi_datatype, ufunc_of
 from .plan import Incoming, Mode, Send, StepPlan, plan, rbuf_size  # noqa: F401  (the executor's plan, re-exported)
 from .recording import CLOCK, Recorder, program, slots  # noqa: F401  (re-exported)
 
@@ -70,17 +71,6 @@ def busy_wait(seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         pass
-
-
-def ufunc_of(op):
-    """The numpy ufunc that computes MPI reduction ``op`` (SUM, PROD, MAX, MIN)."""
-    from mpi4py import MPI
-
-    for mpi_op, ufunc in ((MPI.SUM, np.add), (MPI.PROD, np.multiply),
-                          (MPI.MAX, np.maximum), (MPI.MIN, np.minimum)):
-        if op == mpi_op:
-            return ufunc
-    raise ValueError(f"op must be one of MPI.SUM, MPI.PROD, MPI.MAX, MPI.MIN; got {op!r}")
 
 
 def pins(arrays) -> list:
@@ -99,24 +89,6 @@ def pins(arrays) -> list:
             a = b
         out.append(weakref.ref(a))
     return out
-
-
-def mpi_datatype(dtype):
-    """The predefined MPI datatype of a numeric numpy ``dtype`` (ValueError if there is none)."""
-    from mpi4py.util.dtlib import from_numpy_dtype
-
-    dtype = np.dtype(dtype)
-    if dtype.kind not in "iufc":
-        raise ValueError(f"dtype must be a numeric numpy dtype (integer, float or complex), got {dtype}")
-    if not dtype.isnative:
-        order = {">": "big-endian", "<": "little-endian"}[dtype.byteorder]
-        raise ValueError(f"dtype {dtype} is {order}, but this machine and MPI are "
-                         f"{'little' if np.little_endian else 'big'}-endian: convert first, "
-                         f"e.g. x.astype(x.dtype.newbyteorder('='))")
-    try:
-        return from_numpy_dtype(dtype)
-    except (ValueError, KeyError, TypeError):
-        raise ValueError(f"dtype {dtype} has no MPI datatype in this MPI library") from None
 
 
 class Resource:

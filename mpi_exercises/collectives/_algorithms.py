@@ -36,7 +36,7 @@ def resolve(collective: str, algorithm, options, dtype):
     """The first steps of validating a call: ``(registry entry or None for "mpi", options as a
     dict)``; ValueError if the algorithm is unknown, ``"mpi"`` is given options, or ``dtype``
     has no MPI datatype."""
-    from ..executor import mpi_datatype
+    from ..mpi_types import mpi_datatype
 
     entry = algorithm_of(collective, algorithm)
     options = dict(options)
