@@ -171,3 +171,45 @@ def test_the_arrays_an_executor_points_into_cannot_be_resized_away():
     res = run_mpi(2, ["-c", MOVED], timeout=60, sleep_while_waiting=True)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "cannot move under the executor" in res.stdout
+
+
+ORDER = """
+import numpy as np
+from mpi4py import MPI
+from mpi_exercises import allreduce
+from mpi_exercises.collectives import allreduce as door
+from mpi_exercises.collectives._door import CACHE_SIZE
+from tests.mpirun import finish_sweep
+
+comm = MPI.COMM_WORLD
+rank = comm.rank
+x, mine = np.arange(4.0) + rank, np.empty(4)
+
+
+def call_a():       # rank 0 repeats its call (same out), rank 1 passes a new out each time
+    out = mine if rank == 0 else np.empty(4)
+    return allreduce(comm, x, "ring", out=out)
+
+
+call_a()
+door.executor_for(comm, "ring", 8, np.float64)            # another executor, used last
+call_a()
+door.executor_for(comm, "ring", 8, np.float64)            # looked up again: the last used
+call_a()                                                   # rank 0 repeats, rank 1 looks up
+for n in range(100, 100 + CACHE_SIZE - 1):                 # the least recently used is evicted
+    door.executor_for(comm, "ring", n, np.float64)
+want = np.empty(4)
+comm.Allreduce(x, want)
+got = allreduce(comm, x, "ring", out=np.empty(4))          # the same on every rank, or a hang
+finish_sweep(comm, [] if np.array_equal(got, want) else ["a wrong result"],
+             "the executor caches stay the same on every rank", "FAILED")
+"""
+
+
+def test_a_repeated_call_keeps_the_cache_order_of_the_others():
+    """A repeated call skips the executor look-up only where its executor is the one used last;
+    a rank that repeats and a rank that looks up must leave their caches in the same order, or
+    they evict different executors and a later call builds on one rank only (a hang)."""
+    res = run_mpi(2, ["-c", ORDER], timeout=60, sleep_while_waiting=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "the same on every rank" in res.stdout

@@ -4,7 +4,8 @@ The algorithms a front door accepts are the registry's for its collective, and `
 (:mod:`._algorithms`: :func:`choices`, :func:`algorithm_of`, :func:`resolve`,
 :func:`schedule_of`, re-exported here).
 
-A front door call has three parts, each done here once for all of them:
+A front door call has three parts, each done here once for all of them (what they keep per
+communicator, the agreement's requests and the executor cache, is :mod:`._state`'s):
 
 1. **validation**, cached: ``door.plan(key, validate)`` returns the :class:`Plan`
    that ``validate(*key)`` made the first time this process saw ``key`` (the raw,
@@ -35,7 +36,7 @@ A front door call has three parts, each done here once for all of them:
    :class:`~mpi_exercises.executor.Executor`: schedule, buffers, persistent
    requests), cached on the communicator itself as an MPI attribute, keyed by the
    normalised arguments (by their word, the key kept beside the executor to tell
-   two plans of one word apart); the least recently used of more than :data:`CACHE_SIZE`
+   two plans of one word apart); the least recently used of more than :data:`~._state.CACHE_SIZE`
    is freed, and freeing the communicator frees them all.  Building is collective,
    so hits and misses must be the same on every rank: they are, because the key is
    the normalised plan (equal on every rank once the agreement passed, even where
@@ -92,37 +93,20 @@ Importing this module does not start MPI.
 
 from __future__ import annotations
 
-import array
 import hashlib
-from collections import OrderedDict
 
 import numpy as np
 
-from ..executor import INLINE_BYTES
 from ._algorithms import algorithm_of, choices, resolve, schedule_of  # noqa: F401  (re-exported)
+from . import _state
 from ._out import Repeat, check_out
 from ._refusal import gathered, marked
+from ._state import CACHE_SIZE, mpi, state_of  # noqa: F401  (re-exported)
 
-#: executors cached per communicator (all front doors together); more are freed, least recently used first
-CACHE_SIZE = 16
 #: validated argument sets remembered per front door (the dict is cleared when it grows beyond)
 VALID_SIZE = 4096
 #: agreement word of a rank whose arguments were invalid: larger than any hash (hashes are < 2**62)
 _ERROR = 2**62
-
-_KEYVAL = None
-_MPI = None
-
-
-def mpi():
-    """mpi4py.MPI, imported on first use (importing a front door must not start MPI)."""
-    global _MPI
-    if _MPI is None:
-        from mpi4py import MPI
-
-        _MPI = MPI
-    return _MPI
-
 
 def word_of(key) -> int:
     """A 62-bit hash of ``repr(key)``, the same in every process (unlike ``hash``)."""
@@ -179,7 +163,7 @@ class FrontDoor:
         self._last = (None, None)               # the raw arguments of enter's last call, their plan
         #: the last call :meth:`enter` accepted with ``args`` and ``out`` (:meth:`again`)
         self._repeat = None
-        _DOORS.append(self)
+        _state.DOORS.append(self)
 
     # ------------------------------------------------------------ 1. validation
     def plan(self, key, validate) -> Plan:
@@ -226,7 +210,7 @@ class FrontDoor:
     def arguments(self, comm, x=None, check: bool = True):
         """Every front door's first step: ``(comm's size, x as a numpy array)`` (:meth:`array`;
         ``x`` None: none); ValueError if ``comm`` is no communicator (:func:`not_a_communicator`)."""
-        last, state = _LAST
+        last, state = _state.LAST
         if comm is last and state is not None:  # the last communicator: its size is known
             size = state.size
         else:
@@ -314,7 +298,7 @@ class FrontDoor:
         ``args`` (optional): the caller's arguments that :meth:`again` compares; given (and
         ``out``), the call accepted is kept for it."""
         plan = self._prologue(comm, key, validate, check, x, out, out_shape)
-        last, state = _LAST
+        last, state = _state.LAST
         if comm is not last:
             state = state_of(comm)
         if check and state.alone:
@@ -410,138 +394,3 @@ class FrontDoor:
                 what.append(f"{name} = " + ", ".join(f"{v} on {rank_list(rs)}" for v, rs in values.items()))
         raise ValueError(f"{self.name}: arguments must be the same on every rank; "
                          + ("; ".join(what) or "they differ"))
-
-
-class _State:
-    """What the front doors keep on one communicator: the executor cache and, once a
-    call checked its arguments, a duplicate communicator with the agreement's persistent
-    requests (no argument parsing per call): an ``Allreduce(MAX)`` of two int64 words
-    (``Allreduce_init``), or at P = 2 one exchange of them with the other rank
-    (``Send_init``/``Recv_init``), which the schedule's first sends join
-    (:attr:`Executor.sends_early <mpi_exercises.executor.Executor.sends_early>`).  ``start()``
-    and ``wait()`` run them; ``got`` then holds the maxima, or the other rank's words."""
-
-    __slots__ = ("cache", "dup", "requests", "start", "wait", "buf", "got", "inline", "size", "alone",
-                 "unchecked", "primed", "mru")
-
-    def __init__(self, size: int):
-        self.size = size
-        #: a communicator of one rank: nobody to disagree with, the agreement is skipped
-        self.alone = size == 1
-        #: this rank made its first unchecked call on the communicator (agreed, marked)
-        self.unchecked = False
-        self.cache = OrderedDict()
-        #: the executor of the cache used last (the last of its order), None if none
-        self.mru = None
-        #: the executor whose call this rank started while the agreement was in flight (enter's prime)
-        self.primed = None
-        self.dup = self.requests = self.start = self.wait = None
-        self.buf = array.array("q", (0, 0))
-        self.got = self.buf
-        #: at P = 2: the areas of the agreement messages (sent, received) that carry a first step
-        self.inline = None
-
-    def allreduce_max(self, comm, a: int, b: int):
-        """The maxima of ``a`` and of ``b`` over the ranks (collective)."""
-        if self.start is None:                  # collective, at the first checked call on comm
-            MPI = mpi()
-            self.dup = comm.Dup()
-            if self.size == 2:                  # two words, then Executor.start's inline area
-                peer, sent, got = 1 - comm.Get_rank(), np.zeros(16 + INLINE_BYTES, np.uint8), \
-                    np.zeros(16 + INLINE_BYTES, np.uint8)
-                self.buf, self.got = memoryview(sent[:16]).cast("q"), memoryview(got[:16]).cast("q")
-                self.inline = (sent[16:], got[16:])
-                self.requests = [self.dup.Recv_init([got, MPI.BYTE], peer, 0),
-                                 self.dup.Send_init([sent, MPI.BYTE], peer, 0)]
-                self.start, self.wait = _pair(*self.requests)
-            else:
-                req = self.dup.Allreduce_init(MPI.IN_PLACE, [self.buf, MPI.INT64_T], op=MPI.MAX)
-                self.requests, self.start, self.wait = [req], req.Start, req.Wait
-        buf, got = self.buf, self.got
-        buf[0], buf[1] = a, b
-        self.start()
-        self.wait()
-        return max(a, got[0]), max(b, got[1])
-
-    def executor(self, comm, plan: Plan):
-        """The executor of ``plan`` (collective on a miss): cached by the plan's word, with its
-        key kept to tell the rare two plans of one word apart (the later one replaces the other)."""
-        cache, word = self.cache, plan.word
-        hit = cache.get(word)
-        if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
-            cache.move_to_end(word)
-            return hit[1]
-        if hit is not None:                     # another plan with the same word: same on every rank
-            del cache[word]
-            hit[1].free()
-        ex = self.mru = plan.build(comm)
-        cache[word] = (plan.key, ex)
-        while len(cache) > CACHE_SIZE:          # same calls on every rank: same eviction
-            cache.popitem(last=False)[1][1].free()
-        return ex
-
-    def free(self):
-        self.mru = None
-        while self.cache:
-            self.cache.popitem(last=False)[1][1].free()
-        if self.requests is not None:
-            for req in self.requests:
-                req.Free()
-            self.dup.Free()
-            self.requests = self.start = self.wait = self.dup = None
-
-
-#: the last communicator seen and its state: time loops call on one communicator, and
-#: ``Get_attr`` costs more than an identity test.  Safe: the reference keeps that Python
-#: object alive (no other object can take its id), and freeing the communicator (the
-#: only way its handle changes) runs :func:`_delete_state`, which forgets it.
-_LAST = (None, None)
-
-
-def _pair(recv, send):
-    """``(start, wait)`` of an exchange of persistent requests: each started and waited for alone
-    (two ``Start`` and two ``Wait`` cost less than one ``Startall`` and one ``Waitall`` of the
-    pair in mpi4py, about 0.3 µs a call less at P = 1)."""
-    start_recv, start_send, wait_send, wait_recv = recv.Start, send.Start, send.Wait, recv.Wait
-
-    def start():
-        start_recv()
-        start_send()
-
-    def wait():
-        wait_send()
-        wait_recv()
-    return start, wait
-
-
-#: every front door (so that a freed communicator's calls are forgotten by all of them)
-_DOORS: list = []
-
-
-def _delete_state(comm, keyval, state):
-    """MPI calls this when ``comm`` is freed: free the cached executors' duplicated
-    communicators and persistent requests too (same order on every rank), and forget the
-    calls on it that a later call could repeat (:meth:`FrontDoor.again`)."""
-    global _LAST
-    if _LAST[1] is state:
-        _LAST = (None, None)
-    for door in _DOORS:
-        if door._repeat is not None and door._repeat.state is state:
-            door._repeat = None
-    state.free()
-
-
-def state_of(comm) -> _State:
-    """The front doors' state stored on ``comm`` as an MPI attribute (created on first use)."""
-    global _KEYVAL, _LAST
-    last_comm, state = _LAST
-    if comm is last_comm:
-        return state
-    if _KEYVAL is None:
-        _KEYVAL = mpi().Comm.Create_keyval(delete_fn=_delete_state)
-    state = comm.Get_attr(_KEYVAL)
-    if state is None:
-        state = _State(comm.Get_size())
-        comm.Set_attr(_KEYVAL, state)
-    _LAST = (comm, state)
-    return state
