@@ -264,11 +264,7 @@ class FrontDoor:
         else:
             start()
             r.prime(r.plan, ex, x, out, None)
-        state.wait()
-        got = state.got
-        if got[0] != w or got[1] != -w:
-            self._agree_failed(state, r.plan, max(w, got[0]))
-        state.primed = None
+        self._agreed(state, r.plan, w)
         return ex
 
     def enter(self, comm, key, validate, check: bool = True, x=None, out=None, out_shape=None, prime=None,
@@ -303,12 +299,7 @@ class FrontDoor:
             state = state_of(comm)
         if check and state.alone:
             check = False
-        ex = None
-        if plan.build is not None:
-            hit = state.cache.get(plan.word)
-            if hit is not None and (hit[0] is plan.key or hit[0] == plan.key):
-                state.cache.move_to_end(plan.word)
-                ex = state.mru = hit[1]
+        ex = None if plan.build is None else self._cached(state, plan)
         req, inline = (state.start if check else None), None
         if check and req is None:               # the first checked call on comm: create the requests
             self._agree(comm, state, plan)
@@ -331,17 +322,31 @@ class FrontDoor:
                 prime(plan, ex, x, out, inline)
             if inline is not None:
                 req()
-            state.wait()
-            got = state.got
-            if got[0] != w or got[1] != -w:
-                self._agree_failed(state, plan, max(w, got[0]))
-            state.primed = None
+            self._agreed(state, plan, w)
         if ex is None and plan.build is not None:   # a miss: building is collective, once every rank agreed
             ex = state.executor(comm, plan)
         if args is not None and out is not None and ex is not None and self._last[1] is plan:   # (a hashable key)
             self._repeat = Repeat(comm, state, x, out, args, plan, ex, prime,
                                   state.inline is not None and prime is not None and ex.inlines)
         return plan, ex, out
+
+    @staticmethod
+    def _cached(state, plan: Plan):
+        """The executor cached for ``plan`` on ``state``'s communicator, marked the last used, or None."""
+        hit = state.cache.get(plan.word)
+        if hit is None or not (hit[0] is plan.key or hit[0] == plan.key):
+            return None
+        state.cache.move_to_end(plan.word)
+        state.mru = hit[1]
+        return hit[1]
+
+    def _agreed(self, state, plan: Plan, w: int) -> None:
+        """Wait for the agreement started with word ``w``; raise on every rank if it failed."""
+        state.wait()
+        got = state.got
+        if got[0] != w or got[1] != -w:
+            self._agree_failed(state, plan, max(w, got[0]))
+        state.primed = None
 
     def _prologue(self, comm, key, validate, check, x, out, out_shape) -> Plan:
         """:meth:`enter`'s first part: the plan of ``key``, ``out`` checked (ValueError on every
