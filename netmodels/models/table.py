@@ -278,6 +278,30 @@ _NBL = (Parameter("alpha", "s", "start-up per message", _ALPHA, "> 0"),
         Parameter("c2", "s/B", "2-way combine, per byte combined"),
         Parameter("c3", "s/B", "3-way combine, per byte combined"))
 
+def _loggops_entry(name: str, label: str, bench: str, fit: str, why: str, note: str,
+                   measured: tuple = ("logp", "pingpong")) -> Entry:
+    """A LogGOPS entry whose G and S come from ``bench``'s fit (``fit segments``, ``fit above``:
+    the clean ping-pong's or the fresh one's), ``why`` saying what G's slope is, ``note`` added to
+    LogGOPSim's defaults."""
+    return Entry(
+        name, label, LogGOPS,
+        _LOGP + (Parameter("G", "s/B", f"time per byte on the wire (predict: the {bench}'s from its switch on, "
+                                       f"{why})", _BETA, ">= 0"),
+                 Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver (predict: "
+                           "the PRTT's send overhead per byte where it is CPU time, at most G)",
+                           "O_s_per_byte", ">= 0"),
+                 Parameter("S", "B", "eager limit: a message of more bytes goes by rendezvous (inf: none; "
+                           f"predict: the {bench}'s switch - 1)", _SWITCH)),
+        lambda: LogGOPS(**_loggp_args(machines.KIT_VM_LOGGP), O=0.0, S=LOGGOPSIM_S,
+                        name=machines.KIT_VM_LOGGP.name, source=machines.KIT_VM_LOGGP.source),
+        lambda L, o_s, o_r, g, G, O, S: LogGOPS(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, O=O, S=S,  # noqa: E741
+                                                name=label),
+        lambda m: {**_logp_values(m), "G": m.G, "O": m.O, "S": m.S},
+        note=machines.KIT_VM_LOGGP.source + "; O = 0 and S = 65535 B, LogGOPSim's defaults" + note,
+        calibration=Calibrated(measured, {"logp": _LOGP_TAKEN + ("O",), f"{fit} segments": ("S",),
+                                          f"{fit} above": ("G",)}, derive=_loggops_calibrated))
+
+
 #: the models of the kit, by name
 MODELS = {e.name: e for e in (
     Entry("alpha-beta", "α-β", AlphaBeta, _AB,
@@ -346,43 +370,13 @@ MODELS = {e.name: e for e in (
           calibration=Calibrated(("logp", "pingpong"),
                                  {"logp": _LOGP_TAKEN + ("G",), "pingpong segments": ("S",),
                                   "pingpong above": ("G_r",)}, _loggp_short_G)),
-    Entry("loggops", "LogGOPS", LogGOPS,
-          _LOGP + (Parameter("G", "s/B", "time per byte on the wire (predict: the ping-pong's from its switch on, "
-                             "so that one message's o_s + L + o_r + (m-1) max(O, G) has its slope)", _BETA, ">= 0"),
-                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver (predict: "
-                             "the PRTT's send overhead per byte where it is CPU time, at most G)",
-                             "O_s_per_byte", ">= 0"),
-                   Parameter("S", "B", "eager limit: a message of more bytes goes by rendezvous (inf: none; "
-                             "predict: the ping-pong's switch - 1)", _SWITCH)),
-          lambda: LogGOPS(**_loggp_args(machines.KIT_VM_LOGGP), O=0.0, S=LOGGOPSIM_S,
-                          name=machines.KIT_VM_LOGGP.name, source=machines.KIT_VM_LOGGP.source),
-          lambda L, o_s, o_r, g, G, O, S: LogGOPS(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, O=O, S=S,  # noqa: E741
-                                                  name="LogGOPS"),
-          lambda m: {**_logp_values(m), "G": m.G, "O": m.O, "S": m.S},
-          note=machines.KIT_VM_LOGGP.source + "; O = 0 and S = 65535 B, LogGOPSim's defaults "
-               "(Hoefler, Schneider & Lumsdaine, LSAP/HPDC 2010; loggopsim_cmdline.ggo)",
-          calibration=Calibrated(("logp", "pingpong"), {"logp": _LOGP_TAKEN + ("O",), "pingpong segments": ("S",),
-                                                        "pingpong above": ("G",)},
-                                 derive=_loggops_calibrated)),
-    Entry("loggops-fresh", "LogGOPS, fresh data", LogGOPS,
-          _LOGP + (Parameter("G", "s/B", "time per byte on the wire (predict: the fresh ping-pong's from its "
-                             "switch on: messages whose sender has just written them)", _BETA, ">= 0"),
-                   Parameter("O", "s/B", "CPU overhead per byte (the copies), at sender and receiver (predict: "
-                             "the PRTT's send overhead per byte where it is CPU time, at most G)",
-                             "O_s_per_byte", ">= 0"),
-                   Parameter("S", "B", "eager limit (predict: the fresh ping-pong's switch - 1)", _SWITCH)),
-          lambda: LogGOPS(**_loggp_args(machines.KIT_VM_LOGGP), O=0.0, S=LOGGOPSIM_S,
-                          name=machines.KIT_VM_LOGGP.name, source=machines.KIT_VM_LOGGP.source),
-          lambda L, o_s, o_r, g, G, O, S: LogGOPS(L=L, o=o_s, g=g, P=2, o_r=o_r, G=G, O=O, S=S,  # noqa: E741
-                                                  name="LogGOPS, fresh data"),
-          lambda m: {**_logp_values(m), "G": m.G, "O": m.O, "S": m.S},
-          note=machines.KIT_VM_LOGGP.source + "; O = 0 and S = 65535 B, LogGOPSim's defaults; predict: LogGOPS "
-               "whose G and S come from the ping-pong of fresh data (pingpong --fresh), as a collective sends "
-               "what it has just written",
-          calibration=Calibrated(("logp", "pingpong-fresh"), {"logp": _LOGP_TAKEN + ("O",),
-                                                              "fresh pingpong segments": ("S",),
-                                                              "fresh pingpong above": ("G",)},
-                                 derive=_loggops_calibrated)),
+    _loggops_entry("loggops", "LogGOPS", "ping-pong", "pingpong",
+                   "so that one message's o_s + L + o_r + (m-1) max(O, G) has its slope",
+                   " (Hoefler, Schneider & Lumsdaine, LSAP/HPDC 2010; loggopsim_cmdline.ggo)"),
+    _loggops_entry("loggops-fresh", "LogGOPS, fresh data", "fresh ping-pong", "fresh pingpong",
+                   "messages whose sender has just written them",
+                   "; predict: LogGOPS whose G and S come from the ping-pong of fresh data (pingpong --fresh), as "
+                   "a collective sends what it has just written", measured=("logp", "pingpong-fresh")),
     Entry("nbl", "NBL f(L)", NBLModel, _NBL,
           _nbl_default, _nbl_build, _nbl_values, extra=r"f[1-9][0-9]*",
           extra_meaning="fN: f(N), the node bandwidth factor with N links active (no unit; f(1) = 1; "
