@@ -8,7 +8,7 @@ that bad arguments raise ValueError on every rank.  Prints one line per failure 
 on rank 0; the exit status is 0 only if everything passed.
 """
 
-from tests.mpirun import finish_sweep, sweep_comm
+from tests.mpirun import finish_sweep, refused_on_every_rank, sweep_comm
 
 import numpy as np
 from mpi4py import MPI
@@ -97,12 +97,7 @@ if P > 1:
 for name, kwargs in bad_cases.items():
     kwargs = dict(kwargs)
     xx = kwargs.pop("x", x)
-    try:
-        allreduce(comm, xx, **kwargs)
-        raised = False
-    except ValueError:
-        raised = True
-    if not comm.allreduce(raised, op=MPI.LAND):
+    if not refused_on_every_rank(comm, lambda: allreduce(comm, xx, **kwargs)):
         failures.append(f"FAIL no ValueError on every rank for: {name}")
     count += 1
 

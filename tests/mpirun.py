@@ -208,6 +208,19 @@ def sweep_comm():
     return _SWEEP_COMMS[-1] if _SWEEP_COMMS else MPI.COMM_WORLD
 
 
+def refused_on_every_rank(comm, call) -> bool:
+    """Whether ``call()`` raised a ValueError on every rank of ``comm`` (collective: the ranks
+    compare after the call, whatever it did on each)."""
+    from mpi4py import MPI
+
+    try:
+        call()
+        raised = False
+    except ValueError:
+        raised = True
+    return comm.allreduce(raised, op=MPI.LAND)
+
+
 def sections_by_size(stdout: str) -> dict[int, str]:
     """The output of a ``tests/by_size.py`` job, by number of ranks: each run's lines and its
     closing ``exit N`` line."""
