@@ -31,6 +31,8 @@ CASES = [
     # ---------------------------------------------------------------- mpi_exercises
     (0, ["mpi_exercises"], "required: COMMAND"),
     (0, ["mpi_exercises", "nonesuch"], "invalid choice"),
+    (0, ["mpi_exercises.bench.coherence", "--samples", "0"], "argument --samples: expected an integer >= 1"),
+    (0, ["mpi_exercises.bench.coherence"], "run it on 2 ranks: mpiexec -n 2"),
     (0, ["mpi_exercises", "allreduce", "--algorithm", "bogus"], "invalid choice"),
     (0, ["mpi_exercises", "allreduce", "-N", "-1"], "integer >= 0"),
     (0, ["mpi_exercises", "allreduce", "-N", "100000000000000"], "int32"),

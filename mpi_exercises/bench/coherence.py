@@ -99,13 +99,13 @@ def _probe_pair(pair, n: int, samples: int) -> dict:
 
 
 def main(argv=None) -> int:
-    import argparse
-
     from mpi4py import MPI
+
+    from netmodels.commandline import OneLineParser
 
     from . import arguments
 
-    p = argparse.ArgumentParser(prog="python -m mpi_exercises.bench.coherence", description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="python -m mpi_exercises.bench.coherence", description=__doc__.split("\n\n")[0])
     p.add_argument("--bytes", type=arguments.positive_int, default=PROBE_BYTES, help="length probed (default 1 MiB)")
     p.add_argument("--samples", type=arguments.positive_int, default=5, help="samples of each kind (default 5)")
     args = p.parse_args(argv)
