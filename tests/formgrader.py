@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -33,6 +34,19 @@ class Formgrader:
 
     def said(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def errors(self, tracebacks: bool = True) -> list[str]:
+        """Lines of the server's log that report a server error (:func:`server_errors`)."""
+        return server_errors(self.said(), tracebacks=tracebacks)
+
+
+def server_errors(said: str, tracebacks: bool = True) -> list[str]:
+    """Lines of a Jupyter server's log that report an HTTP 5xx answer and, with ``tracebacks``, a
+    traceback or a missing template (a request line reads ``[E 2026-11-29 00:12:25.500 ServerApp]
+    500 GET /formgrader ...``; the milliseconds of its time stamp are not a status).  Without
+    ``tracebacks`` for a page whose refusals nbgrader logs with their traceback."""
+    pattern = r"\] 5\d\d [A-Z]+ /" + (r"|Traceback|TemplateNotFound" if tracebacks else "")
+    return [line for line in said.splitlines() if re.search(pattern, line)]
 
 
 @contextlib.contextmanager

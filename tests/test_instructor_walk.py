@@ -147,8 +147,7 @@ def test_manual_grades_feedback_pages_and_class_report(walk, tmp_path):
                   for lab, gid, score in ((LAB, "answer_latency", 1.5), ("lab6", "answer_choice", 2))]
     with formgrader(course, tmp_path / "server") as fg:     # written answers, in the Formgrader of both labs
         grade_in_the_browser(fg, tmp_path, grades)
-        said = fg.said()
-        assert not re.search(r"\b500\b|Traceback|TemplateNotFound", said), said[-3000:]
+        assert not fg.errors(), fg.errors()
 
     res = make(course, "feedback")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
