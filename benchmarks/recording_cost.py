@@ -16,7 +16,7 @@ front door against ``--rev``'s; then the clock alignment of :mod:`mpi_exercises.
 times: on one node every rank reads one clock, so the true offset is 0 and each estimate's
 offset is its error, measured, beside its bound and Cristian's (half the shortest round trip);
 then each rank's own Python per call, run and recorded (this tree's and ``--rev``'s), with
-``Startall`` and ``Waitall`` replaced by a no-op on executors of their own (``--local-rounds``
+the MPI calls replaced by no-ops on executors of their own (``--local-rounds``
 interleaved rounds of ``--local-calls`` calls: what recording adds on a rank, without the other
 rank's waits, which a loaded machine makes noisy); then the load average before and after
 (os.getloadavg), ``OVERSUBSCRIBED`` when ranks outnumber cores.  ``--json`` stores all of it.
@@ -197,11 +197,22 @@ def measure(a, before, argv: list) -> int:
     return 0
 
 
+def without_messages(ex, buf) -> None:
+    """Make ``ex``'s MPI calls no-ops before its first recorded call (so that the program it then
+    makes uses them): at a revision whose executor posts through ``_startall`` and ``_waitall``,
+    those become a builtin that does nothing; today, ``ex`` is bound to ``buf`` (one real call,
+    collective) and its steps' starts and waits are dropped."""
+    if hasattr(ex, "_startall"):
+        ex._startall = ex._waitall = len       # a builtin that does nothing with the requests
+        return
+    ex.run(buf)
+    ex._steps = [(pre, reqs, (), (), post) for pre, reqs, _, _, post in ex._steps]
+
+
 def local_cost(a, before, comm, schedule) -> dict:
     """Per variant, every rank's median time per call (ns) of its own Python: run and recorded,
-    of this tree and of ``--rev`` (if it records), on executors whose ``Startall`` and
-    ``Waitall`` are a no-op (set before their first call, so a recorded program made at that
-    call uses them); and the medians of recorded minus run within a round.  Collective."""
+    of this tree and of ``--rev`` (if it records), on executors whose MPI calls are no-ops
+    (:func:`without_messages`); and the medians of recorded minus run within a round.  Collective."""
     from mpi4py import MPI
 
     from mpi_exercises.executor import Executor, Recorder
@@ -211,7 +222,7 @@ def local_cost(a, before, comm, schedule) -> dict:
     for who, mod in mods.items():
         ex = (Executor if who == "now" else mod.Executor)(comm, schedule, np.float64, MPI.SUM)
         made.append(ex)
-        ex._startall = ex._waitall = len       # a builtin that does nothing with the requests
+        without_messages(ex, buf)
         variants[f"{who}: run"] = (lambda ex=ex: ex.run(buf))
         if hasattr(mod, "Recorder"):
             rec = (Recorder if who == "now" else mod.Recorder)(ex)

@@ -36,7 +36,7 @@ def slots(executor) -> int:
 def program(executor):
     """``recorded(times)``: one call of ``executor``'s bound steps (``executor._steps``), written
     out step by step, that puts the clock read when the call began in ``times[0]`` and per step
-    ``k`` the reads after its ``Startall`` (posted), ``Waitall`` (completed) and blocks applied
+    ``k`` the reads after its requests are started (posted), waited for (completed) and blocks applied
     (combined) in ``times[1 + 3 k:4 + 3 k]`` (``times``: a list of :func:`slots` items).  A
     step with no message is posted when it completed, one with nothing to apply or little
     (:data:`QUICK_BYTES`) combined then: one clock read per distinct instant.  Made once per
@@ -44,16 +44,19 @@ def program(executor):
     executor: compiled once, :func:`_compiled`), the requests and calls of this binding are
     looked up in its own namespace."""
     size, plan = executor.dtype.itemsize, executor._plan
-    names = {"clock": CLOCK, "startall": executor._startall, "waitall": executor._waitall}
+    names = {"clock": CLOCK}
     body = ["t[0] = clock()"]
-    for k, ((pre, reqs, post), step) in enumerate(zip(executor._steps, executor._step_index)):
+    for k, ((pre, reqs, starts, waits, post), step) in enumerate(zip(executor._steps, executor._step_index)):
         at = 1 + 3 * k
         for j, f in enumerate(pre):
             names[f"pre{k}_{j}"] = f
             body.append(f"pre{k}_{j}()")
         if reqs:
-            names[f"r{k}"] = reqs
-            body += [f"startall(r{k})", f"t[{at}] = clock()", f"waitall(r{k})", f"t[{at + 1}] = c = clock()"]
+            for what, calls in (("start", starts), ("wait", waits)):
+                for j, f in enumerate(calls):
+                    names[f"{what}{k}_{j}"] = f
+                    body.append(f"{what}{k}_{j}()")
+                body.append(f"t[{at}] = clock()" if what == "start" else f"t[{at + 1}] = c = clock()")
         else:
             body.append(f"t[{at}] = t[{at + 1}] = c = clock()")
         for j, f in enumerate(post):
@@ -79,8 +82,8 @@ class Recorder:
 
     ``entered``: when the call began; ``step``: the schedule's steps this rank takes part
     in (int array); ``posted``, ``completed``, ``combined``: per such step, when its
-    messages were posted (``Startall`` returned; the step began at the previous step's
-    ``combined``, or ``entered``), completed (``Waitall`` returned) and its blocks applied.
+    messages were posted (its requests started; the step began at the previous step's
+    ``combined``, or ``entered``), completed (waited for) and its blocks applied.
     A step without messages (local copies only) is posted and completed at once; a step
     with no block to apply (sends only), or blocks of at most :data:`QUICK_BYTES`, is combined
     when it completed.  Its list of raw times is made by its first call and reused by the next

@@ -26,8 +26,11 @@ from netmodels.simulate import trace as tr
 from .bench.arguments import add_force_option, count_of, int_at_least, sample_count
 
 PROG = "python -m mpi_exercises timeline"
-#: the kinds of a measured trace: a step's posting (from its start until Startall returned),
-#: waiting (until Waitall returned) and combining (its blocks applied)
+#: the kinds of a measured trace: a step's posting (from its start until its requests were
+#: started), waiting (until they completed) and combining (its blocks applied).  The names are
+#: those of the calls a step made when traces were first stored; a step of one or two requests
+#: now starts and waits for each alone (:data:`mpi_exercises.executor.ONE_BY_ONE`): the names
+#: stay, so that every stored trace and lab 5's parts read alike
 MEASURED_KINDS = ("post (Startall)", "wait (Waitall)", "combine")
 
 

@@ -38,15 +38,15 @@ class Logged:
         self._plan = plan(schedule, rank)
         self._step_index = [t for t, st in enumerate(self._plan) if st.sends or st.incoming]
         self.log = []
-        self._startall = lambda reqs: self.log.append(("startall", reqs[0]))
-        self._waitall = lambda reqs: self.log.append(("waitall", reqs[0]))
         self._steps = []
         for k, t in enumerate(self._step_index):
             st = self._plan[t]
             pre = tuple(self._event("staged", k) for b in st.incoming if b.mode in (Mode.STAGED, Mode.STAGED_COMBINE))
             messages = bool(st.sends) or any(not b.mode.local for b in st.incoming)
             post = tuple(self._event("applied", k) for b in st.incoming if b.mode is not Mode.DIRECT)
-            self._steps.append((pre, [k] if messages else [], post))
+            posting = ((self._event("start", k), self._event("start", k)), (self._event("wait", k),)) if messages \
+                else ((), ())
+            self._steps.append((pre, [k] if messages else [], *posting, post))
 
     def _event(self, what, k):
         return lambda: self.log.append((what, k))
@@ -58,7 +58,7 @@ class Logged:
 
 def expected(log, nentries, quick):
     """``(entered, posted, completed, combined)`` read off the log: the first read; per step the
-    read after its Startall (posted), after its Waitall (completed; a step without messages:
+    read after its last start (posted), after its last wait (completed; a step without messages:
     the read after its staged copies, both), after its last applied block (combined; a quick
     step: completed)."""
     reads = [i for i, (what, _) in enumerate(log) if what == "clock"]   # a read's value is its place
@@ -67,13 +67,13 @@ def expected(log, nentries, quick):
     last = reads[0]                                    # the previous step's last read
     for k in range(nentries):
         mine = [i for i, (what, kk) in enumerate(log) if kk == k and what != "clock"]
-        start = [i for i in mine if log[i][0] == "startall"]
-        wait = [i for i in mine if log[i][0] == "waitall"]
+        start = [i for i in mine if log[i][0] == "start"]
+        wait = [i for i in mine if log[i][0] == "wait"]
         staged = [i for i in mine if log[i][0] == "staged"]
         applied = [i for i in mine if log[i][0] == "applied"]
         if start:
-            posted.append(after(start[0]))
-            completed.append(after(wait[0]))
+            posted.append(after(start[-1]))
+            completed.append(after(wait[-1]))
         else:                                          # the read after the previous step's and the staging
             posted.append(after(max([last] + staged)))
             completed.append(posted[-1])
@@ -97,12 +97,12 @@ def test_every_read_lands_in_its_column(monkeypatch):
     assert times[1::3] == posted and times[2::3] == completed and times[3::3] == combined
     # one read per distinct instant: a step without messages reads once for posted and completed,
     # a quick step none for combined
-    messages = [bool(reqs) for _, reqs, _ in ex._steps]
+    messages = [bool(reqs) for _, reqs, _, _, _ in ex._steps]
     assert len([e for e in ex.log if e[0] == "clock"]) == 1 + sum(1 + m for m in messages) + quick.count(False)
-    # the calls themselves in the order of the steps: staged copies, Startall, Waitall, blocks applied
+    # the calls themselves in the order of the steps: staged copies, starts, waits, blocks applied
     order = [e for e in ex.log if e[0] != "clock"]
     assert [k for _, k in order] == sorted(k for _, k in order)
-    assert [w for w, k in order if k == 5] == ["staged", "startall", "waitall", "applied", "applied"]
+    assert [w for w, k in order if k == 5] == ["staged", "start", "start", "wait", "applied", "applied"]
     assert [w for w, k in order if k == 0] == ["applied"]
     # the same program again: the list is written over, not grown
     ex.log.clear()
