@@ -288,8 +288,9 @@ def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warm
     whether its result equals MPI's (it is asked once with ``("mpi", "mpi")`` for the
     reference); ``nbytes(n)`` is the data per call that caps the repetitions
     (:func:`timing.capped_iterations`, counting ``inner`` calls per sample).  Returns, on
-    every rank, one result per size and variant (``nelems, algorithm, mode, correct`` and
-    :func:`statistics.summarize`'s statistics) and the rounds' record of each size."""
+    every rank, one result per size and variant (``nelems, algorithm, mode, correct``,
+    :func:`statistics.summarize`'s statistics and ``samples_per_round``, how many of its samples,
+    in the order taken, each round took) and the rounds' record of each size."""
     from mpi4py import MPI
 
     results, record = [], []
@@ -308,7 +309,8 @@ def compare(comm, sizes, algorithms, modes, prepare, nbytes, *, iterations, warm
             comm, range(len(cases)), lambda k, reps: timing.time_interleaved(comm, [calls[k]], reps, 1, inner=inner)[0],
             lambda k: iters, rounds=rounds, target=target, time_budget_s=share, seed=seed + i)
         for k, ((algorithm, mode), ok) in enumerate(zip(cases, oks)):
-            results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **statistics.summarize(samples[k])))
+            results.append(dict(nelems=n, algorithm=algorithm, mode=mode, correct=ok, **statistics.summarize(samples[k]),
+                                samples_per_round=[reps[k] for reps in info["repetitions_per_round"]]))
         record.append({"nelems": n, **info})
     return results, record
 
