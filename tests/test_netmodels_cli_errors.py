@@ -37,7 +37,7 @@ FSIZE = 64
 SCRIPTS = ["compare_loggopsim.py", "desync_experiment.py", "scale_sweep.py", "simulate_scale.py",
            "validate_loggopsim.py", "collectives_vs_mpi.py", "launch_modes.py", "budget_accuracy.py",
            "exchange_after_work.py", "cache_state.py", "loggp_refit.py", "prtt_calibration_time.py",
-           "door_cost.py", "walk_speed.py", "fresh_data.py", "coherence.py"]
+           "door_cost.py", "walk_speed.py", "fresh_data.py", "coherence.py", "predict_rounds.py"]
 
 #: (argv after ``python -m`` or ``python``, a fragment of the one line on stderr, exit status)
 CASES = [
@@ -131,6 +131,7 @@ CASES = [
     (["benchmarks/coherence.py"], "run it on 2 ranks (mpiexec -n 2), got 1", 2),
     (["benchmarks/long_samples.py", "--json", MISSING], "cannot write", 2),
     (["benchmarks/predict_launches.py", "--launches", "0"], "--launches must be >= 1", 2),
+    (["benchmarks/predict_rounds.py", "--pairs", "0"], "--pairs must be >= 1 and --apart >= 0", 2),
     (["benchmarks/predict_launches.py", "--out", MISSING], "cannot write", 2),
     (["benchmarks/predict_launches.py", "--summarize", "{FILE}"], "not a predict report", 2),
     (["benchmarks/loggp_refit.py", "{FILE}"], "cannot refit", 2),

@@ -333,7 +333,7 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     # 15 calibration repetitions: with 3, beside a 6-rank job (as in `make test`) 1 run in 5 fitted
     # G < 0 and was refused as disturbed; with 15, none of 18 (0.8 s more)
     res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--sizes", "2,9000", "--iterations", "3",
-                         "--warmup", "1", "--calibration-repetitions", "15", "--no-progress",
+                         "--warmup", "1", "--calibration-repetitions", "15", "--rounds", "4", "--no-progress",
                          "--json", str(out)], timeout=180)
     assert "median |err|" in res.stdout
     assert "calibration, first half of the rounds against the second: " in res.stdout
@@ -467,3 +467,28 @@ def test_predict_launches_names_each_launchs_mode_and_load_in_its_last_lines(tmp
     assert last[1].startswith(f"again.json: load 3.3, mode {mode['mode']} (Allreduce / exchange at 1024 KiB "
                               f"{mode['ratio']:.1f}, 1 of 2 readings slow), best ")
     assert last[2].startswith("predict_launches: 2 launches, ")
+
+
+@pytest.mark.cli
+def test_predict_rounds_judges_a_launch_as_predict_launches_does():
+    """``benchmarks/predict_rounds.py``'s figures of one stored launch: its best model and the
+    classes above 25 %, recomputed here from the report's rows."""
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    from predict_rounds import judged
+
+    data = json.loads((root / "book" / "data" / "predict_launch_1.json").read_text())
+    j = judged(data, 16)
+    s = predict.summarize_errors(data["rows"])
+    per = {(m, c): e["median_abs"] for m, v in s.items() for c, e in v["with_software"]["by_size_class"].items()}
+    best = min(s, key=lambda m: s[m]["with_software"]["median_abs"])
+    assert j["rounds"] == 16 and j["best"] == best
+    assert j["best_median_abs"] == s[best]["with_software"]["median_abs"]
+    assert j["classes"] == len(per) and j["classes_above_target"] == sum(v > 0.25 for v in per.values())
+    assert j["above_target"] == sorted(f"{m} {c}" for (m, c), v in per.items() if v > 0.25)
+    assert list(j["worst_per_class"]) == [c for c, _ in predict.SIZE_CLASSES]
+    assert all(j["worst_per_class"][c] == max(v for (_, k), v in per.items() if k == c) for c in j["worst_per_class"])
+    assert len(j["coherence_write_ratios"]) == len(data["launch_mode"]["readings"])

@@ -13,7 +13,7 @@ the software apart, predict the collectives, measure them, and say how far off e
    (:mod:`mpi_exercises.bench.software_cost`), the same term is added to every model.
    No collective is timed during calibration, and the default vector lengths lie between the
    lengths the calibration measures.  Calibration and measurement alternate in ``--rounds``
-   rounds (default 4): a round of every calibration benchmark, then a round of the
+   rounds (default 16, :data:`~.measurement.ROUNDS`): a round of every calibration benchmark, then a round of the
    collectives, so that both see the same machine; the models are fitted on the minima of all
    calibration rounds pooled, and the drift compares the fit of the first half of the rounds
    with that of the second.  ``--calibration FILE ...`` takes the models' parameters
