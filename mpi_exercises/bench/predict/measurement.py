@@ -92,8 +92,8 @@ COLLECTIVES = {
 #: seconds: spread over more, shorter rounds, every row is likelier to meet the best state.  In six
 #: pairs of launches at rest (``benchmarks/predict_rounds.py``, ``book/data/predict_rounds.json``)
 #: the best model erred 7 % with 16 rounds against 8 % with 4 (medians; at most 10 % in 5 and 4
-#: launches of 6), and 6.5 classes of 36 were above 25 % against 10; a launch takes about 22 s
-#: instead of 17 s
+#: launches of 6), and 6.5 classes of 36 were above 25 % against 10; a launch took about 21 s
+#: instead of 18 s (the launches' start times there, 5 s apart)
 ROUNDS = 16
 
 
