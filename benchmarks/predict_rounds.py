@@ -42,6 +42,8 @@ def judged(data: dict, rounds: int) -> dict:
            for c, e in v["with_software"]["by_size_class"].items()}
     classes = [c for c, _ in predict.SIZE_CLASSES if any(k == c for _, k in per)]
     return {"rounds": rounds, "date": data["environment"]["date"], "load_average_1min": data["load_average_1min"],
+            "ranks": data["environment"]["ranks"], "cores": data["environment"]["cores"],
+            "oversubscribed": data["oversubscribed"],
             "coherence_write_ratios": [m.get("coherence_write_ratio") for m in data["launch_mode"]["readings"]],
             "best": r["best"], "best_median_abs": r["summary"][r["best"]]["with_software"]["median_abs"],
             "classes_above_target": sum(v > CLASS_TARGET for v in per.values()), "classes": len(per),
@@ -84,12 +86,16 @@ def main(argv=None) -> int:
     if args.json:
         write_json(args.json, {"benchmark": "predict_rounds", "command": "python benchmarks/predict_rounds.py "
                                + " ".join(sys.argv[1:] if argv is None else argv),
+                               "ranks": launches[0]["ranks"], "cores": launches[0]["cores"],
+                               "oversubscribed": any(j["oversubscribed"] for j in launches),
                                "launches": launches, "by_rounds": {str(r): v for r, v in verdict.items()}})
     for r, v in verdict.items():
         print(f"rounds {r}: {v['launches']} launches, best model's median |error| {v['median_best']:.0%} "
               f"(<= 10 % in {v['best_at_most_10_percent']}), classes above {CLASS_TARGET:.0%}: "
               f"{v['median_classes_above_target']:g} (median)")
-    print(f"predict_rounds: {len(launches)} launches, {os.getloadavg()[0]:.1f} load now")
+    print(f"predict_rounds: {len(launches)} launches of {launches[0]['ranks']} ranks on {launches[0]['cores']} cores"
+          + (", OVERSUBSCRIBED" if any(j["oversubscribed"] for j in launches) else "")
+          + f", {os.getloadavg()[0]:.1f} load now")
     return 0
 
 

@@ -25,8 +25,7 @@ applied; one receive buffer as large as the largest step needs.  The MPI
 requests are *persistent* (``Send_init``/``Recv_init``), bound to the last ``buf``
 passed to :meth:`run`, and each block's copy or combine is a call prepared with them:
 calling ``run`` again with the same array costs, per step, the start and the wait of its
-requests (each alone up to :data:`ONE_BY_ONE` requests, else one ``Startall`` and one
-``Waitall``) and one prepared call per block applied.  :meth:`Executor.bind` binds them
+requests (:func:`posting`) and one prepared call per block applied.  :meth:`Executor.bind` binds them
 instead to a working vector made of pieces (the caller's arrays and private memory between
 them), so that blocks go from and to the caller's arrays without copies (alltoall's input and
 output rows); :meth:`Executor.run_bound` runs on those.  A call can also be made in two
@@ -65,10 +64,9 @@ MAX_TAG = 32768
 #: at P = 2, a first step whose messages carry at most this many bytes each way may travel inside
 #: a front door's agreement message (:meth:`Executor.start`'s ``inline``)
 INLINE_BYTES = 256
-#: a step with at most this many requests starts and waits for each alone (``Start``, ``Wait``):
-#: at P = 2 an exchange of one double so costs 1.69 µs against 1.98 µs with ``Startall`` and
-#: ``Waitall`` on its two requests; with four requests or more the lists are as cheap or cheaper
-#: (best of 7 interleaved rounds of 20,000, MPICH, 2 ranks on 2 cores)
+#: a step with at most this many requests starts and waits for each alone: at P = 2 an exchange of
+#: one double so costs 1.69 µs against 1.98 µs with ``Startall`` and ``Waitall``; with four requests
+#: or more the lists cost as little or less (best of 7 interleaved rounds of 20,000, MPICH, 2 cores)
 ONE_BY_ONE = 2
 
 
@@ -82,8 +80,7 @@ def posting(reqs) -> tuple[tuple, tuple]:
         return (), ()
     if len(reqs) <= ONE_BY_ONE:
         return tuple(r.Start for r in reqs), tuple(r.Wait for r in reqs)
-    reqs = list(reqs)
-    return (partial(MPI.Prequest.Startall, reqs),), (partial(MPI.Request.Waitall, reqs),)
+    return (partial(MPI.Prequest.Startall, list(reqs)),), (partial(MPI.Request.Waitall, list(reqs)),)
 
 
 def busy_wait(seconds: float) -> None:

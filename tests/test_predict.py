@@ -332,9 +332,10 @@ def test_predict_under_mpiexec_measures_its_calibration_and_writes_the_report(tm
     out = tmp_path / "predict.json"
     # 15 calibration repetitions: with 3, beside a 6-rank job (as in `make test`) 1 run in 5 fitted
     # G < 0 and was refused as disturbed; with 15, none of 18 (0.8 s more)
-    res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", "--sizes", "2,9000", "--iterations", "3",
-                         "--warmup", "1", "--calibration-repetitions", "15", "--rounds", "4", "--no-progress",
-                         "--json", str(out)], timeout=180)
+    # four rounds, not the default sixteen: the counts of samples below are worked out for four
+    options = ["--sizes", "2,9000", "--iterations", "3", "--warmup", "1", "--calibration-repetitions", "15",
+               "--rounds", "4"]
+    res = run_mpi_ok(2, ["-m", "mpi_exercises", "predict", *options, "--no-progress", "--json", str(out)], timeout=180)
     assert "median |err|" in res.stdout
     assert "calibration, first half of the rounds against the second: " in res.stdout
     assert "and collectives measured in 4 alternate rounds" in res.stdout

@@ -89,11 +89,11 @@ COLLECTIVES = {
 
 #: rounds of a measured run (``--rounds``): calibration and collectives alternate round by round.
 #: Each row's minimum is the best its samples met, and the two cores' caches change state within
-#: seconds: spread over more, shorter rounds, every row is likelier to meet the best state.  In six
+#: seconds: spread over more, shorter rounds, every row is likelier to meet the best state.  In eight
 #: pairs of launches at rest (``benchmarks/predict_rounds.py``, ``book/data/predict_rounds.json``)
-#: the best model erred 7 % with 16 rounds against 8 % with 4 (medians; at most 10 % in 5 and 4
-#: launches of 6), and 6.5 classes of 36 were above 25 % against 10; a launch took about 21 s
-#: instead of 18 s (the launches' start times there, 5 s apart)
+#: the best model erred 7 % with 16 rounds against 11 % with 4 (medians; at most 10 % in 6 and 4
+#: launches of 8); the classes above 25 % were as many (7.5 of 36, medians); a launch took about
+#: 21 s instead of 14 s (the gaps between the launches' dates there, less the 5 s between them)
 ROUNDS = 16
 
 
