@@ -197,12 +197,6 @@ def joined(now, before, tag: str):
     return prepare
 
 
-def per_round(result: dict) -> list:
-    """A result's samples (s) cut into the rounds that took them (``samples_per_round``)."""
-    cuts = np.cumsum(result["samples_per_round"])[:-1]
-    return np.split(np.asarray(result["times_s"], dtype=float), cuts)
-
-
 #: rounds with samples of both revisions needed before a row may be called slower: with fewer, no
 #: distribution-free interval of the median of the rounds' ratios reaches 95 %
 PAIRED_ROUNDS = 6
@@ -217,8 +211,11 @@ def same_run(results: list[dict], collective: str, tag: str) -> list[dict]:
     Rounds are the unit because the machine drifts between them: the samples of one round are
     not independent of each other, and an interval from the pooled samples of two copies of the
     same code called 8 to 11 of 63 rows slower (allreduce, two runs, 2 ranks)."""
+    from mpi_exercises.bench.measure import by_round
     from mpi_exercises.bench.statistics import median_ci
 
+    def per_round(result):
+        return by_round(result["times_s"], result["samples_per_round"])
     med = {(r["nelems"], r["algorithm"], r["mode"]): r for r in results}
     rows = []
     for (n, a, m), r in sorted(med.items()):

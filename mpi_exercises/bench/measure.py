@@ -74,6 +74,12 @@ def split_repetitions(total: int, rounds: int) -> list[int]:
     return [base + (i < extra) for i in range(rounds)]
 
 
+def by_round(samples, counts) -> list:
+    """``samples`` (in the order taken) cut into the rounds that took them, ``counts[r]`` in round
+    ``r`` (a result's ``samples_per_round``; a round may hold none)."""
+    return np.split(np.asarray(samples, dtype=float), np.cumsum(counts)[:-1])
+
+
 def relative_halfwidth(samples, confidence: float = 0.95) -> float:
     """Half the width of the median's confidence interval over the median (inf if the
     median is 0); with fewer than 6 samples the interval is (min, max) (:func:`statistics.median_ci`)."""
@@ -260,7 +266,7 @@ def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.medi
         def draw():
             return [g[rng.integers(0, g.size, g.size)] for g in groups]
     else:
-        blocks = [np.split(g, np.cumsum(counts)[:-1]) for g, counts in zip(groups, per_round)]
+        blocks = [by_round(g, counts) for g, counts in zip(groups, per_round)]
         n_rounds = len(blocks[0])
 
         def draw():
