@@ -38,8 +38,7 @@ ROUNDS = (4, 16)
 def judged(data: dict, rounds: int) -> dict:
     """One launch's figures: its rounds, time, load, coherence readings, best model, classes."""
     r = summary(data)
-    per = {(m, c): e["median_abs"] for m, v in r["summary"].items()
-           for c, e in v["with_software"]["by_size_class"].items()}
+    per = r["per_class"]
     classes = [c for c, _ in predict.SIZE_CLASSES if any(k == c for _, k in per)]
     return {"rounds": rounds, "date": data["environment"]["date"], "load_average_1min": data["load_average_1min"],
             "ranks": data["environment"]["ranks"], "cores": data["environment"]["cores"],
