@@ -3,7 +3,7 @@
 ``benchmarks/predict_launches.py`` judges one (median |error| with the software term per model
 and size class, the best model over all rows, the classes above 25 %).
 
-    python benchmarks/predict_rounds.py --pairs 5 --json book/data/predict_rounds.json
+    python benchmarks/predict_rounds.py --pairs 8 --json book/data/predict_rounds.json
 
 On a machine whose state changes within seconds (the two cores' caches, *Models compared*), a
 row's minimum is the best its samples met: spread over more, shorter rounds, the calibration's
@@ -59,7 +59,7 @@ def line(j: dict) -> str:
 
 def main(argv=None) -> int:
     p = OneLineParser(prog="predict_rounds.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", type=int, default=5, help="pairs of launches, one of each number of rounds (default 5)")
+    p.add_argument("--pairs", type=int, default=8, help="pairs of launches, one of each number of rounds (default 8)")
     p.add_argument("--apart", type=float, default=5.0, help="seconds between launches (default 5)")
     p.add_argument("--json", metavar="FILE", help="store the launches' summaries as JSON")
     args = p.parse_args(argv)
