@@ -65,6 +65,10 @@ def short_os(text) -> str:
 def precision(rec: dict) -> str:
     """Whether the run met its precision target, from what the file records."""
     if rec.get("benchmark") == "predict":
+        if rec.get("reliable") is True and rec.get("stable") is False:   # precise, yet the machine changed
+            largest = (rec.get("drift") or {}).get("largest")
+            return "calibration reliable, machine changed during the run" + (
+                f" ({largest:.0%})" if isinstance(largest, (int, float)) else "")
         if rec.get("reliable") is True:
             return "calibration reliable"
         if rec.get("reliable") is False:

@@ -160,7 +160,7 @@ def publish(comm, args, oversubscribed: bool, taken: dict, cal: Calibration, hal
             "drift": moved, "stable": moved["stable"], "launch_mode": mode, "rows": rows, "summary": summary,
             "best": best_models(summary)})
         print(f"results written to {args.json}")
-    print(last_line(P, oversubscribed, placement.load_average(), summary, cal, mode), flush=True)
+    print(last_line(P, oversubscribed, placement.load_average(), summary, cal, mode, moved), flush=True)
 
 
 def calibrations(rounds: list[dict], nprocs: int, given: Calibration | None, jig) -> tuple:

@@ -49,16 +49,25 @@ def drift_line(d: dict) -> str:
     return f"{what}: the largest change is {d['largest']:.0%} ({d['at']}); {verdict}"
 
 
-def last_line(P: int, oversubscribed: bool, load: float | None, summary: dict, cal, mode: dict) -> str:
-    """predict's last line: ranks, load, the best model, whether the calibration is reliable and
-    the launch's mode (:func:`mpi_exercises.bench.launch_mode.combined`)."""
+def last_line(P: int, oversubscribed: bool, load: float | None, summary: dict, cal, mode: dict,
+              drift: dict | None = None) -> str:
+    """predict's last line: ranks, load, the best model, whether the calibration is reliable (its
+    noise) and whether the machine held still while it ran (``drift``, :func:`drift`: its halves
+    compared; a calibration can be precise and yet change between its halves), and the launch's
+    mode (:func:`mpi_exercises.bench.launch_mode.combined`)."""
     best = best_models(summary).get("(all)")
+    still = ""
+    if drift is not None and drift.get("stable") is not None:
+        how = (f"{drift['largest']:.0%} between the calibration's halves" if drift.get("largest") is not None
+               else "a half of the calibration could not be fitted")
+        still = "; the machine held still" if drift["stable"] else f"; the machine CHANGED during the run ({how}): measure again"
     readings = (f"; {mode['slow_readings']} of {len(mode['readings'])} readings slow"
                 if "readings" in mode else "")
     return (f"predict: {P} ranks{' OVERSUBSCRIBED (not valid)' if oversubscribed else ''}, 1-minute load "
             f"{'unknown' if load is None else format(load, '.1f')}; best model "
             + (f"{best} (median |error| {summary[best]['with_software']['median_abs']:.0%})" if best else "none")
             + f"; calibration {'reliable' if (cal.reliability or {}).get('reliable') else 'NOT reliable or not known'}"
+            + still
             + f"; launch mode {mode['mode']} (MPI Allreduce / exchange at {mode['bytes'] // 1024} KiB "
               f"{mode['ratio']:.1f}, slow above {mode['threshold']:g}{readings}"
             + (f"; a write after the other core read costs x{mode['coherence_write_ratio']:.1f} the write of "
