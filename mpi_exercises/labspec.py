@@ -88,7 +88,8 @@ KINDS: dict[str, Kind] = {
                 "summary.loggp.with_software.median_abs", "summary.loggp.network_only.median_abs",
                 "summary.nbl.with_software.median_abs", "summary.nbl.network_only.median_abs")),
     "timeline": Kind(
-        "timeline", "mpiexec -n 2 python -m mpi_exercises timeline allreduce.ALGORITHM -N ELEMENTS --json {path}",
+        "timeline", "mpiexec -n 2 python -m mpi_exercises timeline allreduce.ALGORITHM -N ELEMENTS "
+        "--calibration logp.json --json {path}",
         ("algorithm", "P", "N", "aligned", "load_average_1min", "measured.nprocs", "measured.kinds",
          "measured.columns.rank", "measured.columns.step", "measured.columns.kind", "measured.columns.start",
          "measured.columns.end")),
