@@ -110,8 +110,16 @@ class Lab:
         return list(self.files)
 
     def commands(self) -> list[str]:
-        """The command that writes each data file, run from the lab's folder."""
-        return [KINDS[kind].write_with(name) for name, kind in self.files.items()]
+        """The command that writes each data file, run from the lab's folder, in an order that runs:
+        a command that reads another of the lab's files (lab 5's predict reads pingpong.json) after
+        the command that writes it."""
+        pending = {name: KINDS[kind].write_with(name) for name, kind in self.files.items()}
+        ordered = []
+        while pending:
+            ready = next((name for name, command in pending.items()
+                          if not any(other != name and other in command for other in pending)), next(iter(pending)))
+            ordered.append(pending.pop(ready))
+        return ordered
 
     def graded_cells(self, source: Path) -> list[tuple[str, str, float, bool]]:
         """``(notebook, grade_id, points, written)`` of every graded cell, in notebook order, read

@@ -90,3 +90,17 @@ def test_the_readme_names_the_files_each_lab_hands_in():
     assert sorted(rows) == sorted(name.removeprefix("lab") for name in labspec.LABS)
     for number, row in rows.items():
         assert set(re.findall(r"`([\w.-]+\.json)`", row)) == set(labspec.LABS[f"lab{number}"].data_files), row
+
+
+@pytest.mark.parametrize("lab", sorted(labspec.LABS))
+def test_a_labs_commands_run_in_order_each_after_the_files_it_reads(lab):
+    """The zip's README lists them to run one after the other: lab 5's predict reads the
+    pingpong.json and logp.json that two other commands write, so it comes after both."""
+    commands = labspec.LABS[lab].commands()
+    assert len(commands) == len(labspec.LABS[lab].files)
+    writes = {name: next(i for i, c in enumerate(commands) if c.endswith(f"--json {name}"))
+              for name in labspec.LABS[lab].files}
+    for i, command in enumerate(commands):
+        for name, j in writes.items():
+            if name in command.removesuffix(f"--json {name}") and j != i:
+                assert j < i, f"{lab}: {command!r} reads {name} before {commands[j]!r} writes it"

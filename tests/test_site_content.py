@@ -72,6 +72,11 @@ def test_the_lab_page_offers_the_student_version(book_html, lab):
         data = {n: zf.read(n) for n in names if n not in (f"{lab}/{lab}.ipynb", f"{lab}/README.md")}
     # the zip says how to install the kit (the book's page), without the course's repository
     assert 'page "Install the kit"' in readme and "pip install" in readme and "clone" not in readme, readme
+    # and the command that writes each of its data files, as the labs declare them
+    from mpi_exercises.labspec import LABS as DECLARED
+
+    for command in DECLARED[lab].commands():
+        assert command in readme, f"{lab}.zip: its README lacks {command!r}"
     source = LABS / "source" / lab
     expected = sorted(f"{lab}/{p.name}" for p in source.iterdir()
                       if p.is_file() and p.suffix != ".ipynb")

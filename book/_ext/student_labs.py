@@ -126,7 +126,8 @@ def release(course: Path, out: Path) -> list[Path]:
 
 
 def readme(lab: str, folder: Path, hand_in: list[str]) -> str:
-    """The zip's ``README.md``: the lab's title, how to install the kit, what to hand in.
+    """The zip's ``README.md``: the lab's title, how to install the kit, the commands that write
+    its data files (:meth:`mpi_exercises.labspec.Lab.commands`), what to hand in.
 
     ``hand_in``: the notebook, then the lab's data files (``Autograde.exclude_overwriting``).
     """
@@ -138,6 +139,10 @@ def readme(lab: str, folder: Path, hand_in: list[str]) -> str:
     title = heading[2:].strip()
     wheel = kit_wheel.wheel_name()
     notebook, data = hand_in[0], hand_in[1:]
+    from mpi_exercises.labspec import LABS   # the command that writes each data file, declared once
+
+    spec = LABS.get(lab)
+    commands = spec.commands() if spec is not None else []
     if data:
         handed = (f"`{notebook}` and your own " + ", ".join(f"`{d}`" for d in data)
                   + " (the copies in this zip are the course's reference measurements: replace them by yours)")
@@ -164,9 +169,13 @@ def readme(lab: str, folder: Path, hand_in: list[str]) -> str:
         "",
         "## 2. Work on the lab",
         "",
-        "From this folder, with that environment active: run the commands of the lab's page, then",
+        *(textwrap.wrap("From this folder, with that environment active, measure your own data files "
+                        "(the lab's page says why, how many ranks, and what to put in place of the "
+                        "words in capitals or in <>), then open the notebook:", 96) if commands else
+          ["From this folder, with that environment active (this lab measures nothing):"]),
         "",
         "```bash",
+        *commands,
         f"jupyter lab {notebook}",
         "```",
         "",
