@@ -13,27 +13,29 @@ from class_report_views import (US, Unusable, need, pyplot, Figure, to_svg, styl
 
 def lab1_extract(files: dict) -> tuple[dict, list[str]]:
     """α and β of a ``pingpong.json``: the kit's one fit of a measured file, the lab's
-    (:func:`mpi_exercises.bench.pingpong.fit_file`, relative least squares on the per-size minima)."""
+    (:func:`mpi_exercises.bench.pingpong.fit_file`, relative least squares on the per-size minima),
+    with its 95 % intervals (:func:`~mpi_exercises.bench.pingpong.file_fit`: the file's own if it
+    records them by today's method, else recomputed; ``interval`` says which)."""
     from mpi_exercises.bench import pingpong
     from netmodels.models.fit import unphysical
 
     data = files["pingpong.json"]
-    results = need(data, "results")
+    need(data, "results")
     try:
         n, _ = pingpong.points(data)
     except (KeyError, TypeError, ValueError) as exc:
         raise Unusable(f"malformed results: {exc!r}") from None
     try:
-        f = pingpong.fit_file(data)["alpha_beta"]
-    except (KeyError, ValueError) as exc:
+        f, how = pingpong.file_fit(data)     # its intervals: the file's own only if they are today's
+    except (KeyError, TypeError, ValueError) as exc:
         raise Unusable(f"cannot fit α and β: {exc}") from None
     caveats = []
     values = {"alpha_s": f["alpha_s"], "beta_s_per_byte": f["beta_s_per_byte"], "sizes": int(n.size),
               "largest_bytes": float(n.max()), "max_relative_residual": f["max_relative_residual"]}
-    lo, hi, how = _lab1_intervals(data, results, f)
-    if lo is not None:
-        values.update(alpha_ci_low_s=lo[0], alpha_ci_high_s=hi[0], beta_ci_low_s_per_byte=lo[1],
-                      beta_ci_high_s_per_byte=hi[1])
+    if "alpha_ci_s" in f:
+        values.update(alpha_ci_low_s=f["alpha_ci_s"][0], alpha_ci_high_s=f["alpha_ci_s"][1],
+                      beta_ci_low_s_per_byte=f["beta_ci_s_per_byte"][0],
+                      beta_ci_high_s_per_byte=f["beta_ci_s_per_byte"][1])
     values["interval"] = how
     why = unphysical("the α-β fit", alpha=f["alpha_s"], beta=f["beta_s_per_byte"])   # the lab refuses it too
     if why:
@@ -42,35 +44,6 @@ def lab1_extract(files: dict) -> tuple[dict, list[str]]:
         values["n_half_bytes"] = f["alpha_s"] / f["beta_s_per_byte"]
         values["bandwidth_Bps"] = 1 / f["beta_s_per_byte"]
     return values, caveats
-
-
-def _lab1_intervals(data, results, f):
-    """95 % intervals of α and β: the file's own (the benchmark's bootstrap over its rounds) when
-    its recorded fit is ``f`` (``fit_file``'s ``alpha_beta``), else the same bootstrap recomputed
-    from its samples (``fit_file(ci=True)``)."""
-    from mpi_exercises.bench import pingpong
-
-    recorded = (data.get("fit") or {}).get("alpha_beta") or {}
-    try:
-        if (np.isclose(recorded["alpha_s"], f["alpha_s"], rtol=1e-9, atol=0)
-                and np.isclose(recorded["beta_s_per_byte"], f["beta_s_per_byte"], rtol=1e-9, atol=0)):
-            a, b = recorded["alpha_ci_s"], recorded["beta_ci_s_per_byte"]
-            return (float(a[0]), float(b[0])), (float(a[1]), float(b[1])), "recorded"
-    except (KeyError, TypeError, IndexError, ValueError):
-        pass
-    if all(isinstance(r, dict) and "times_s" in r and "samples_per_round" in r for r in results):
-        statistic = pingpong.STATISTICS[pingpong.FIT_STATISTIC]
-        try:
-            # samples are stored to the picosecond (mpi_exercises.bench.statistics.summarize)
-            if not all(np.isclose(statistic(r["times_s"]), r[pingpong.FIT_STATISTIC], rtol=1e-9, atol=1e-11)
-                       for r in results):
-                return None, None, f"none: its {pingpong.FIT_STATISTIC} values are not those of its samples"
-            ab = pingpong.fit_file(data, ci=True)["alpha_beta"]
-            return ((ab["alpha_ci_s"][0], ab["beta_ci_s_per_byte"][0]),
-                    (ab["alpha_ci_s"][1], ab["beta_ci_s_per_byte"][1]), "recomputed")
-        except (KeyError, TypeError, ValueError, IndexError):
-            pass
-    return None, None, "none"
 
 
 def _drawable1(m):
@@ -166,9 +139,10 @@ def lab1_figures(machines) -> list[Figure]:
     width = f", ±{100 * float(np.median(widths)):.2g} % of α in the median" if widths else ""
     caption = (f"Left: each machine's α and β (relative least squares on the per-size minimum one-way times of "
                f"its <code>pingpong.json</code>, <code>pingpong.fit_file</code>: the kit's one fit, the lab's) "
-               f"with their 95 % intervals ({len(widths)} of {len(drawn)} machines have one: the benchmark's "
-               f"bootstrap over its rounds{width}: an interval says how well one run pins its machine down, "
-               "not how far another launch may land); the cross is the class median (machines not "
+               f"with their 95 % intervals ({len(widths)} of {len(drawn)} machines have one: the least-squares "
+               f"interval, estimate ± t(0.975, sizes − 2) standard errors{width}: an interval says how closely "
+               "one run's minima pin its line down, not how far another launch may land); the cross is the "
+               "class median (machines not "
                "oversubscribed); grey diagonals are lines of equal n½ = α/β. "
                "Right: the same points among the LS-DYNA paper's networks (Table 1 and its Origin 2000, "
                "<code>netmodels/models/machines.py</code>). Hover over a point for the machine's label.")

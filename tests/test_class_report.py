@@ -31,6 +31,13 @@ STUDENTS = [f"u{n}" for n in (1034, 1187, 1290, 1342, 1411, 1569, 1603, 1748, 18
 #: what goes wrong, and where
 TRUNCATED, WRONG_KIND, NOT_JSON, MISSING, NO_FOLDER = "u1290", "u1411", "u1569", "u1748", "u1905"
 WRONG_RANKS, COPY, OVER, OVER3, OVER5, RECOMPUTED = "u1822", "u2031", "u1603", "u1977", "u1187", "u1342"
+#: lab 1: a file recording its fit's intervals by today's method (as the test computes them), and one
+#: recording today's method with made-up intervals; the others keep the reference file's old ones
+TODAYS, FORGED = "u1034", "u1411"
+#: the method the reference file's intervals were recorded with: a percentile bootstrap on minima,
+#: whose estimate sits on its interval's lower edge or below it
+OLD_MINIMA_METHOD = ("relative least squares on the per-size minima; 95 % percentile bootstrap over the rounds: "
+                     "whole rounds drawn with replacement, the same for every size, 200 replicates, seed 0")
 
 
 def _scale(obj, k):
@@ -72,6 +79,8 @@ def _write(path: Path, data) -> None:
 def make_course(root: Path, students=STUDENTS, seed: int = 7, more: bool = False) -> Path:
     """A course folder (``nbgrader_config.py``, ``source/`` of labs 1, 3, 5, ``submitted/``);
     ``more``: labs 2 and 4 too (:func:`add_labs_2_and_4`)."""
+    from mpi_exercises.bench import pingpong
+
     course = root / "course"
     course.mkdir(parents=True)
     shutil.copy(LABS / "nbgrader_config.py", course)
@@ -92,6 +101,12 @@ def make_course(root: Path, students=STUDENTS, seed: int = 7, more: bool = False
                 for key in ("min_s", "p25_s", "median_s", "p75_s", "max_s"):
                     r[key] += 0.7e-6
                 r["times_s"] = [t + 0.7e-6 for t in r["times_s"]]
+        if student in (TODAYS, FORGED):
+            est, lo, hi = _least_squares_interval(pp["results"])
+            if student == FORGED:
+                lo, hi = lo * 0.5, hi * 1.5
+            pp["fit"]["alpha_beta"].update(alpha_ci_s=[lo[0], hi[0]], beta_ci_s_per_byte=[lo[1], hi[1]],
+                                           ci_method=pingpong.CI_METHODS["min_s"])   # a file made today
         if student == OVER:
             _oversubscribe(pp, 2, 1)
         if student == WRONG_RANKS:
@@ -136,6 +151,21 @@ def make_course(root: Path, students=STUDENTS, seed: int = 7, more: bool = False
         if student == NOT_JSON:
             _write(sub / "lab5" / "predict.json", "predict.json\nalpha-beta 43 %\n")
     return course
+
+
+def _least_squares_interval(results, confidence=0.95):
+    """α, β and their ``confidence`` intervals by weighted least squares on a file's minima,
+    written out here (normal equations of (α + β n - t) / t, residual variance on sizes - 2
+    degrees of freedom, Student's t from scipy.stats): arrays (estimate, low, high)."""
+    from scipy import stats
+
+    n = np.array([r["bytes"] for r in results], float)
+    t = np.array([r["min_s"] for r in results], float)
+    X = np.column_stack([1 / t, n / t])
+    coef = np.linalg.solve(X.T @ X, X.T @ np.ones_like(t))
+    s2 = np.sum((X @ coef - 1) ** 2) / (t.size - 2)
+    half = stats.t.ppf(0.5 + confidence / 2, t.size - 2) * np.sqrt(s2 * np.diag(np.linalg.inv(X.T @ X)))
+    return coef, coef - half, coef + half
 
 
 def add_labs_2_and_4(course: Path, students, seed: int) -> None:
@@ -217,34 +247,40 @@ def test_lab1_alpha_beta_are_the_relative_least_squares_of_each_file(course, rep
                 <= float(row["beta_ci_high_s_per_byte"])), s
 
 
-def test_lab1_intervals_are_the_files_own_scaled(course, reports):
-    """A file scaled by k keeps its own bootstrap interval, k times the reference's; a file whose
-    recorded fit is no longer that of its data gets the interval recomputed from its samples."""
+def test_lab1_intervals_are_the_least_squares_ones_and_a_file_of_the_old_method_is_recomputed(course, reports):
+    """Every file's α and β intervals are the least-squares ones of its minima (estimate ± t(0.975,
+    sizes - 2) standard errors), computed here: the file's own ("recorded") only if it holds these
+    by today's method; the reference file and the files scaled from it record the old percentile
+    bootstrap on minima, whose estimate sat on the interval's edge, and get theirs recomputed, as
+    does a file recording today's method with made-up numbers, or whose fit is no longer its data's."""
     rows, _ = reports["lab1"]
     source = json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())
-    ref = source["fit"]["alpha_beta"]
-    for s, row in _used(rows).items():
-        mine = _load(course, s, "lab1", "pingpong.json")
-        if s == RECOMPUTED:
-            assert row["interval"] == "recomputed"
-            continue
-        k = mine["results"][0]["min_s"] / source["results"][0]["min_s"]
-        assert row["interval"] == "recorded", s
-        assert float(row["alpha_ci_low_s"]) == pytest.approx(k * ref["alpha_ci_s"][0], rel=1e-9)
-        assert float(row["beta_ci_high_s_per_byte"]) == pytest.approx(k * ref["beta_ci_s_per_byte"][1], rel=1e-9)
-    assert rows["(reference)"]["interval"] == "recorded"
-    assert float(rows["(reference)"]["alpha_s"]) == pytest.approx(ref["alpha_s"], rel=1e-9)
+    assert source["fit"]["alpha_beta"]["ci_method"] == OLD_MINIMA_METHOD     # the case this test is about
+    for s, row in list(_used(rows).items()) + [("(reference)", rows["(reference)"])]:
+        mine = source if s == "(reference)" else _load(course, s, "lab1", "pingpong.json")
+        est, lo, hi = _least_squares_interval(mine["results"])
+        assert row["interval"] == ("recorded" if s == TODAYS else "recomputed"), s
+        for k, name in enumerate(("alpha", "beta")):
+            key = "s" if name == "alpha" else "s_per_byte"
+            low, value, high = (float(row[f"{name}_ci_low_{key}"]), float(row[f"{name}_{key}"]),
+                                float(row[f"{name}_ci_high_{key}"]))
+            assert (low, high) == pytest.approx((lo[k], hi[k]), rel=1e-6), (s, name)
+            assert low < value < high and value - low == pytest.approx(high - value, rel=1e-6), (s, name)
+    forged = _load(course, FORGED, "lab1", "pingpong.json")["fit"]["alpha_beta"]
+    assert float(rows[FORGED]["alpha_ci_low_s"]) != pytest.approx(forged["alpha_ci_s"][0], rel=1e-3)
 
 
 def test_lab1_one_fit_named_on_the_page_and_in_the_reference_file(course, reports):
     """The page names the statistic of the fit (the minimum, as lab 1 and pingpong.fit_file); the
-    reference file's recorded fit is that of its minima; a recomputed interval is fit_file's bootstrap."""
+    reference file's recorded fit is that of its minima; a recomputed interval is file_fit's."""
     from mpi_exercises.bench import pingpong
 
     rows, page = reports["lab1"]
     assert "relative least squares on the minimum one-way times of each size (<code>min_s</code>" in page
     assert "relative least squares on the per-size minimum one-way times" in page
     assert "median one-way" not in page and "per-size medians" not in page
+    assert "the least-squares interval, estimate ± t(0.975, sizes − 2) standard errors" in page
+    assert "bootstrap" not in page
     source = json.loads((LABS / "source" / "lab1" / "pingpong.json").read_text())
     n = np.array([r["bytes"] for r in source["results"]], float)
     t = np.array([r["min_s"] for r in source["results"]], float)
@@ -253,7 +289,8 @@ def test_lab1_one_fit_named_on_the_page_and_in_the_reference_file(course, report
     assert source["fit"]["alpha_beta"]["alpha_s"] == pytest.approx(a, rel=1e-9)
     assert source["fit"]["alpha_beta"]["beta_s_per_byte"] == pytest.approx(b, rel=1e-9)
     row = rows[RECOMPUTED]
-    ab = pingpong.fit_file(_load(course, RECOMPUTED, "lab1", "pingpong.json"), ci=True)["alpha_beta"]
+    ab, how = pingpong.file_fit(_load(course, RECOMPUTED, "lab1", "pingpong.json"))
+    assert how == "recomputed" and "least-squares interval" in ab["ci_method"]
     assert float(row["alpha_ci_low_s"]) == pytest.approx(ab["alpha_ci_s"][0], rel=1e-9)
     assert float(row["beta_ci_high_s_per_byte"]) == pytest.approx(ab["beta_ci_s_per_byte"][1], rel=1e-9)
 

@@ -174,18 +174,30 @@ def test_a_late_round_is_cut_to_the_time_left():
     assert sampling.fit_to_budget([100, 0, 50], [1e-3, 1e-3, 2e-3], remaining_s=-1.0) == [1, 0, 1]
 
 
-def _run_json(path, alpha, beta):
+def _run_json(path, alpha, beta, wiggle=0.0):
+    """A ping-pong JSON whose minima lie on t = alpha + beta n (each size's time times 1 ± ``wiggle``,
+    alternately), and whose recorded fit is an earlier kit's: the medians' (20 % slower), with
+    the old percentile bootstrap interval, the estimate on its lower edge."""
     import json
 
+    sizes = [0, 64, 1024, 8192, 65536, 262144, 1048576]
+    t = [(alpha + beta * n) * (1 + wiggle * (-1) ** k) for k, n in enumerate(sizes)]
     path.write_text(json.dumps({"environment": {"date": "2026-11-25T00:00:00+00:00"}, "load_average_1min": 0.1,
                                 "oversubscribed": False,
-                                "fit": {"alpha_beta": {"alpha_s": alpha, "beta_s_per_byte": beta,
-                                                       "alpha_ci_s": [0.99 * alpha, 1.01 * alpha],
-                                                       "beta_ci_s_per_byte": [0.99 * beta, 1.01 * beta]}}}))
+                                "results": [{"bytes": n, "min_s": x, "median_s": 1.2 * x} for n, x in zip(sizes, t)],
+                                "fit": {"alpha_beta": {"alpha_s": 1.2 * alpha, "beta_s_per_byte": 1.2 * beta,
+                                                       "alpha_ci_s": [1.2 * alpha, 1.25 * alpha],
+                                                       "beta_ci_s_per_byte": [1.2 * beta, 1.25 * beta],
+                                                       "ci_method": "relative least squares on the per-size "
+                                                                    "minima; 95 % percentile bootstrap over the "
+                                                                    "rounds: whole rounds drawn with replacement, "
+                                                                    "the same for every size, 200 replicates, seed 0"
+                                                       }}}))
     return str(path)
 
 
 def test_two_runs_agree_within_the_tolerance_or_are_told_apart(tmp_path):
+    import re
     import subprocess
     import sys
 
@@ -202,6 +214,15 @@ def test_two_runs_agree_within_the_tolerance_or_are_told_apart(tmp_path):
     assert same.returncode == 0 and "alpha: runs differ by up to 2.0 % (within 5 %)" in same.stdout
     apart = subprocess.run([*script, a, b, c], capture_output=True, text=True, timeout=60)
     assert apart.returncode == 1 and "beta: runs differ by up to 20.0 % (MORE than 5 %)" in apart.stdout
+    # each run's alpha and beta are the kit's fit of its minima, not an earlier kit's record, and
+    # their intervals (least squares) hold them in their middle
+    noisy = _run_json(tmp_path / "d.json", 2.0e-6, 1.00e-10, wiggle=0.03)
+    shown = subprocess.run([*script, a, noisy], capture_output=True, text=True, timeout=60)
+    line = next(x for x in shown.stdout.splitlines() if x.startswith(noisy))
+    assert "fitted again from its results" in line and "least squares on the minima" in shown.stdout
+    alpha, lo, hi = (float(x) for x in re.search(r"alpha ([0-9.]+) µs \[([0-9.]+), ([0-9.]+)\]", line).groups())
+    assert lo < alpha < hi and alpha - lo == pytest.approx(hi - alpha, abs=2e-3)
+    assert alpha == pytest.approx(2.0, rel=0.05) and f"alpha {2.0:.3f} µs [2.000, 2.000]" in shown.stdout
 
 
 def test_a_progress_bar_is_tqdms_where_shown_and_imports_nothing_elsewhere():

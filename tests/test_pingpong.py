@@ -1,6 +1,7 @@
 """The ping-pong benchmark under mpiexec (timeouts turn a deadlock into a failure)."""
 
 import json
+import re
 
 import pytest
 
@@ -63,7 +64,9 @@ def test_pingpong_json_keeps_the_samples_intervals_rounds_and_method(tmp_path):
         assert lo <= r["median_s"] <= hi
     fit = data["fit"]["alpha_beta"]
     assert fit["alpha_ci_s"][0] <= fit["alpha_ci_s"][1] and fit["beta_ci_s_per_byte"][0] <= fit["beta_ci_s_per_byte"][1]
-    assert "bootstrap" in fit["ci_method"]
+    assert fit["ci_method"].startswith("relative least squares on the per-size minima; 95 % least-squares interval")
+    assert fit["alpha_ci_s"][0] < fit["alpha_s"] < fit["alpha_ci_s"][1]
+    assert fit["beta_ci_s_per_byte"][0] < fit["beta_s_per_byte"] < fit["beta_ci_s_per_byte"][1]
     assert data["parameters"]["pages"] == "small"
     assert data["environment"]["transparent_huge_pages"] == pages.transparent_huge_pages()
 
@@ -131,3 +134,142 @@ def test_a_size_that_misses_its_precision_by_far_makes_the_run_unreliable():
                                          "(limit ±10%): the machine was busy; run again when it is quiet, or with "
                                          "a longer --time-budget")
     assert noise_of(rows[:1])["reliable"] and measure.noise_line(noise_of(rows[:1])) is None
+
+
+# ---------------------------------------------------------------- the fit's 95 % intervals
+def _sweep(seed: int, rounds: int = 10, per_round: int = 20) -> list[dict]:
+    """A ping-pong's results as the benchmark stores them (``statistics.summarize`` of each size's
+    samples, and its samples per round), no MPI: t = 1.2 µs + 0.07 ns/B × n, each sample slowed
+    by a burst of its round (× 1 + Exp(5 %)) and noise of its own (× 1 + Exp(10 %)), as load
+    from other programs only ever adds time."""
+    import numpy as np
+
+    from mpi_exercises.bench import pingpong, statistics
+
+    rng = np.random.default_rng(seed)
+    burst = 1 + rng.exponential(0.05, rounds)
+    out = []
+    for n in pingpong.DEFAULT_SIZES:
+        x = (1.2e-6 + 7e-11 * n) * np.repeat(burst, per_round) * (1 + rng.exponential(0.1, rounds * per_round))
+        stats = statistics.summarize(x)
+        out.append({**stats, "bytes": n, "samples_per_round": [per_round] * rounds,
+                    "bandwidth_Bps": n / stats["median_s"] if n else None})
+    return out
+
+
+def _least_squares_interval(results, confidence=0.95):
+    """The reference: α, β and their ``confidence`` intervals by weighted least squares on the
+    minima written out (normal equations of (α + β n - t) / t, residual variance on m - 2
+    degrees of freedom, Student's t quantile from scipy.stats), not through the kit's fit."""
+    import numpy as np
+    from scipy import stats
+
+    n = np.array([r["bytes"] for r in results], float)
+    t = np.array([r["min_s"] for r in results], float)
+    X = np.column_stack([1 / t, n / t])
+    coef = np.linalg.solve(X.T @ X, X.T @ np.ones_like(t))
+    s2 = np.sum((X @ coef - 1) ** 2) / (t.size - 2)
+    half = stats.t.ppf(0.5 + confidence / 2, t.size - 2) * np.sqrt(s2 * np.diag(np.linalg.inv(X.T @ X)))
+    return coef, coef - half, coef + half
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_interval_of_a_fit_on_minima_holds_its_estimate_in_its_middle(seed):
+    """The one fit of a measured file is on the minima: its 95 % intervals are the least-squares
+    ones (estimate ± t(0.975, sizes - 2) × standard error), which hold the estimate in their
+    middle and agree with the printed ±.  (A percentile bootstrap of a minimum put the estimate
+    on the interval's lower edge or below it: a resampled minimum is never below the sample's.)"""
+    import numpy as np
+
+    from mpi_exercises.bench import pingpong
+
+    results = _sweep(seed)
+    fitted = pingpong.fit_file({"results": results}, ci=True)
+    ab = fitted["alpha_beta"]
+    est, lo, hi = _least_squares_interval(results)
+    for k, (key, ci) in enumerate((("alpha_s", "alpha_ci_s"), ("beta_s_per_byte", "beta_ci_s_per_byte"))):
+        assert ab[key] == pytest.approx(est[k], rel=1e-6)
+        assert ab[ci] == pytest.approx([lo[k], hi[k]], rel=1e-6), key
+        low, high = ab[ci]
+        assert low < ab[key] < high
+        assert (high - ab[key]) == pytest.approx(ab[key] - low, rel=1e-9), key    # in the middle
+    assert "least squares" in ab["ci_method"] and "minima" in ab["ci_method"]
+    assert "t(0.975, sizes - 2)" in ab["ci_method"] and "percentile bootstrap over the rounds" not in ab["ci_method"]
+    # the printed lines: estimate ± standard error and the interval they make, said in words
+    text = pingpong.report(results, fitted)
+    err = (hi - est) / _t_quantile(len(results) - 2)
+    assert (f"alpha = {est[0] * 1e6:.3f} ± {err[0] * 1e6:.3f} µs  95 % CI [{lo[0] * 1e6:.3f}, {hi[0] * 1e6:.3f}]"
+            in text), text
+    assert (f"beta  = {est[1] * 1e9:.4f} ± {err[1] * 1e9:.4f} ns/B  95 % CI [{lo[1] * 1e9:.4f}, {hi[1] * 1e9:.4f}]"
+            in text), text
+    assert (f"95 % CI = estimate ± t(0.975, {len(results) - 2}) × standard error "
+            f"(± {_t_quantile(len(results) - 2):.2f} of them)") in text
+    assert np.isfinite([low, high]).all()
+
+
+def _t_quantile(dof):
+    from scipy import stats
+
+    return stats.t.ppf(0.975, dof)
+
+
+def test_a_fit_on_medians_keeps_its_block_bootstrap_over_the_rounds():
+    """Medians are not extremes: their interval is still the percentile bootstrap over whole
+    rounds (measure.bootstrap_fit, seed 0, 200 replicates), named so in ci_method."""
+    import numpy as np
+
+    from mpi_exercises.bench import measure as sampling, pingpong
+    from netmodels import fit_alpha_beta
+
+    results = _sweep(3)
+    ab = pingpong.fit(results, "median_s", ci=True)["alpha_beta"]
+    n = np.array([r["bytes"] for r in results], float)
+
+    def refit(medians):
+        g = fit_alpha_beta(n, medians)
+        return [g.alpha, g.beta]
+    est, lo, hi = sampling.bootstrap_fit([r["times_s"] for r in results], refit, np.median,
+                                         per_round=[r["samples_per_round"] for r in results], resamples=200, seed=0)
+    assert [ab["alpha_s"], ab["beta_s_per_byte"]] == pytest.approx(est, rel=1e-12)
+    assert ab["alpha_ci_s"] == pytest.approx([lo[0], hi[0]], rel=1e-12)
+    assert ab["beta_ci_s_per_byte"] == pytest.approx([lo[1], hi[1]], rel=1e-12)
+    assert "per-size medians; 95 % percentile bootstrap over the rounds" in ab["ci_method"]
+    assert "percentile bootstrap over the rounds" in pingpong.report(results, {"statistic": "median_s",
+                                                                              "alpha_beta": ab})
+    # without the samples no bootstrap, and no interval
+    bare = [{k: v for k, v in r.items() if k != "times_s"} for r in results]
+    assert "alpha_ci_s" not in pingpong.fit(bare, "median_s", ci=True)["alpha_beta"]
+
+
+#: the method the intervals of a fit on minima were recorded with before (a percentile bootstrap)
+OLD_MINIMA_METHOD = ("relative least squares on the per-size minima; 95 % percentile bootstrap over the rounds: "
+                     "whole rounds drawn with replacement, the same for every size, 200 replicates, seed 0")
+
+
+def test_a_files_recorded_interval_is_used_only_if_it_is_todays_for_that_fit():
+    """file_fit: a file recording this fit and these intervals by today's method says "recorded";
+    one of the old bootstrap on minima, one whose numbers were edited, one whose record is
+    malformed (a hand-in is hostile) gets them recomputed; two sizes give none."""
+    import copy
+
+    from mpi_exercises.bench import pingpong
+
+    results = _sweep(1)
+    est, lo, hi = _least_squares_interval(results)
+    today = {"alpha_s": est[0], "beta_s_per_byte": est[1], "alpha_ci_s": [lo[0], hi[0]],
+             "beta_ci_s_per_byte": [lo[1], hi[1]], "ci_method": pingpong.CI_METHODS["min_s"]}
+    ab, how = pingpong.file_fit({"results": results, "fit": {"alpha_beta": today}})
+    assert how == "recorded" and ab["alpha_ci_s"] == pytest.approx(today["alpha_ci_s"], rel=1e-6)
+    old = {**today, "alpha_ci_s": [est[0], est[0] * 1.03], "ci_method": OLD_MINIMA_METHOD}
+    edited = {**today, "alpha_ci_s": [est[0] * 0.5, est[0] * 2]}
+    bad = [{**today, "alpha_ci_s": "wide"}, {**today, "beta_ci_s_per_byte": [1, 2, 3]}, {**today, "alpha_s": None},
+           {**today, "alpha_ci_s": {"lo": 1}}, {**today, "ci_method": ["x"]}, "not a fit", None]
+    for record in [old, edited] + bad:
+        ab, how = pingpong.file_fit({"results": copy.deepcopy(results), "fit": {"alpha_beta": record}})
+        assert how == "recomputed", record
+        assert ab["alpha_ci_s"] == pytest.approx([lo[0], hi[0]], rel=1e-6)
+        assert ab["beta_ci_s_per_byte"] == pytest.approx([lo[1], hi[1]], rel=1e-6)
+        assert ab["alpha_ci_s"][0] < ab["alpha_s"] < ab["alpha_ci_s"][1]
+    ab, how = pingpong.file_fit({"results": results[:2]})
+    assert how == "none" and "alpha_ci_s" not in ab
+    assert "no error estimate" in pingpong.report(results[:2], pingpong.fit_file({"results": results[:2]}, ci=True))

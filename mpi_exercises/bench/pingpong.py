@@ -14,8 +14,8 @@ median is wider than ``--target`` of it and the ``--time-budget`` lasts, rounds 
 repetitions of those sizes (rank 0 decides, the ranks follow).  Ranks other than 0 and 1
 wait.  α and β are fitted to the per-size minima (:data:`FIT_STATISTIC`, the one fit of a
 measured file, :func:`fit_file`) with :func:`netmodels.fit_alpha_beta`
-(relative residuals), with confidence intervals from a seeded bootstrap over the rounds
-(:func:`mpi_exercises.bench.measure.bootstrap_fit`); a two-segment fit looks for the
+(relative residuals), with the least-squares 95 % intervals (:data:`CI_METHODS`: estimate ±
+t(0.975, sizes - 2) × standard error, the ± printed); a two-segment fit looks for the
 eager/rendezvous protocol switch.  The JSON keeps every sample (``times_s`` per size).  A size
 whose median's 95 % interval is still wider than ``measure.NOISY`` (±10 %, five times the
 default target) at the end marks the run unreliable, by the rule ``predict`` applies to its
@@ -40,11 +40,25 @@ DEFAULT_SIZES = [0] + [2**k for k in range(0, 23)]  # 0 B, 1 B ... 4 MiB
 METHOD = ("pingpong: half of each round trip between ranks 0 and 1, timed one by one with MPI.Wtime "
           "on rank 0; separate send and receive buffers")
 
-#: the per-size statistics a fit can use, in words
-STATISTIC_WORDS = {"min_s": "minima", "median_s": "medians"}
-#: how the α and β intervals are obtained (stored in the JSON)
-CI_METHOD = ("relative least squares on the per-size medians; 95 % percentile bootstrap over the rounds: "
-             "whole rounds drawn with replacement, the same for every size, 200 replicates, seed 0")
+#: how the 95 % intervals of α and β are obtained, by the statistic fitted (stored in the JSON as
+#: ``ci_method``; a file recording another text has intervals of an earlier method, :func:`file_fit`).
+#: Medians: a block bootstrap over the rounds (:func:`mpi_exercises.bench.measure.bootstrap_fit`).
+#: Minima: not so, as the percentile bootstrap fails for an extreme (Bickel & Freedman, Ann. Statist.
+#: 9 (1981) 1196, section 6): a resampled minimum is never below the sample's, so every replicate
+#: fit lies on one side of the estimate; instead the least-squares interval of the fit itself.
+CI_METHODS = {
+    "median_s": ("relative least squares on the per-size medians; 95 % percentile bootstrap over the rounds: "
+                 "whole rounds drawn with replacement, the same for every size, 200 replicates, seed 0"),
+    "min_s": ("relative least squares on the per-size minima; 95 % least-squares interval: estimate ± "
+              "t(0.975, sizes - 2) × its standard error (Student's t; not a bootstrap, which fails for a "
+              "minimum: a resampled minimum is never below the sample's)"),
+}
+#: the line the report prints under the fitted α and β, saying what their ± and interval are
+CI_WORDS = {
+    "median_s": "  ± is one standard error of the least squares; 95 % CI: percentile bootstrap over the rounds",
+    "min_s": ("  ± is one standard error; 95 % CI = estimate ± t(0.975, {dof}) × standard error (± {q:.2f} of them):\n"
+              "  how closely the {m} sizes' minima pin the line down, not where another launch may land"),
+}
 
 
 def add_arguments(p) -> None:
@@ -180,11 +194,36 @@ FIT_STATISTIC = "min_s"
 def fit_file(data: dict, ci: bool = False) -> dict:
     """THE fit of a ``pingpong --json`` (or ``exchange --json``) file: :func:`fit` of its
     ``results`` on :data:`FIT_STATISTIC`, with ``"statistic"`` naming it (ValueError/KeyError
-    on a file without results; ``ci``: bootstrap intervals, as :func:`fit`)."""
+    on a file without results; ``ci``: 95 % intervals, as :func:`fit`)."""
     results = data["results"]
     if not isinstance(results, list) or not results:
         raise ValueError("its results are not a list of sizes")
     return {"statistic": FIT_STATISTIC, **fit(results, FIT_STATISTIC, ci=ci)}
+
+
+#: the fields of a recorded α-β fit that :func:`file_fit` compares with its own
+RECORDED_FIELDS = ("alpha_s", "beta_s_per_byte", "alpha_ci_s", "beta_ci_s_per_byte")
+
+
+def file_fit(data: dict) -> tuple[dict, str]:
+    """THE fit of a measured file with its 95 % intervals (:func:`fit_file`'s ``alpha_beta``, by
+    the method of :data:`CI_METHODS`), and where they come from: ``"recorded"`` when the file's
+    own ``fit`` holds this very fit and these intervals by this method, ``"recomputed"`` when it
+    does not (a file made before the method changed, by other code, or edited: its record is
+    not used), ``"none"`` when no interval can be had (two sizes; medians without samples).
+    ValueError, KeyError or TypeError on a file whose results cannot be fitted."""
+    ab = fit_file(data, ci=True)["alpha_beta"]
+    if "alpha_ci_s" not in ab:
+        return ab, "none"
+    try:
+        rec = data["fit"]["alpha_beta"]
+        same = rec["ci_method"] == ab["ci_method"] and all(
+            np.shape(rec[k]) == np.shape(ab[k]) and np.allclose(np.asarray(rec[k], dtype=float), ab[k],
+                                                                rtol=1e-9, atol=0)
+            for k in RECORDED_FIELDS)
+    except (KeyError, TypeError, ValueError, IndexError):
+        same = False
+    return ab, "recorded" if same else "recomputed"
 
 
 def points(data: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -199,9 +238,11 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False, swit
     ``switch`` (B): the two segments split there instead of where they fit best (an exchange
     split at its ping-pong's switch).  A measured file's one fit is :func:`fit_file`'s.
 
-    With ``ci`` and the samples in ``results`` (``times_s`` and ``samples_per_round``), α and β
-    get 95 % confidence intervals (``alpha_ci_s``, ``beta_ci_s_per_byte``) by :data:`CI_METHOD`:
-    the fit is repeated on the statistic of the samples of rounds drawn with replacement
+    With ``ci``, α and β get 95 % confidence intervals (``alpha_ci_s``, ``beta_ci_s_per_byte``)
+    by the method of :data:`CI_METHODS` for ``statistic``, named in ``ci_method``.  On the minima:
+    estimate ± t(0.975, sizes - 2) × standard error (three sizes at least).  On the medians, with
+    the samples in ``results`` (``times_s`` and ``samples_per_round``): the fit is repeated on the
+    medians of the samples of rounds drawn with replacement
     (:func:`mpi_exercises.bench.measure.bootstrap_fit`), so that a burst that slowed a whole
     round widens the interval.  Such an interval says how well one run determines α and β;
     another launch of the benchmark can land elsewhere (other cores, other load)."""
@@ -215,21 +256,46 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False, swit
         out["alpha_beta"] = {"alpha_s": f.alpha, "beta_s_per_byte": f.beta,
                              "alpha_stderr_s": f.alpha_stderr, "beta_stderr_s_per_byte": f.beta_stderr,
                              "max_relative_residual": f.max_relative_residual}
-        if ci and all("times_s" in r and "samples_per_round" in r for r in results):
+        lo = hi = None
+        if ci and statistic == "min_s":
+            lo, hi = _least_squares_interval(f)
+        elif ci and all("times_s" in r and "samples_per_round" in r for r in results):
             def refit(stats):
                 g = fit_alpha_beta(n, stats)
                 return [g.alpha, g.beta]
             _, lo, hi = sampling.bootstrap_fit([r["times_s"] for r in results], refit, STATISTICS[statistic],
                                                per_round=[r["samples_per_round"] for r in results])
+        if lo is not None:
             out["alpha_beta"].update(alpha_ci_s=[float(lo[0]), float(hi[0])],
                                      beta_ci_s_per_byte=[float(lo[1]), float(hi[1])],
-                                     ci_method=CI_METHOD.replace("medians", STATISTIC_WORDS[statistic]))
+                                     ci_method=CI_METHODS[statistic])
     if np.unique(n).size >= 6:
         pw = fit_piecewise(n, t, switch=switch)
         out["piecewise"] = {"switch_bytes": pw.switch_bytes,
                             "below": {"alpha_s": pw.below.alpha, "beta_s_per_byte": pw.below.beta},
                             "above": {"alpha_s": pw.above.alpha, "beta_s_per_byte": pw.above.beta}}
     return out
+
+
+def _t_quantile(dof: int, confidence: float = 0.95) -> float:
+    """Student's t quantile of two-sided ``confidence`` on ``dof`` degrees of freedom
+    (``scipy.special.stdtrit``, which ``scipy.stats.t.ppf`` calls, without the second it takes
+    to import ``scipy.stats``)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(dof, 0.5 + confidence / 2))
+
+
+def _least_squares_interval(f, confidence: float = 0.95):
+    """``(lo, hi)`` of α and β of the fit ``f`` (:class:`netmodels.models.fit.AlphaBetaFit`): the
+    estimate ± the t quantile on ``npoints - 2`` degrees of freedom (those of its residual
+    variance) times its standard error; ``(None, None)`` without a finite standard error (two
+    sizes)."""
+    est, err = np.array([f.alpha, f.beta]), np.array([f.alpha_stderr, f.beta_stderr])
+    if f.npoints < 3 or not np.isfinite(err).all():
+        return None, None
+    q = _t_quantile(f.npoints - 2, confidence)
+    return est - q * err, est + q * err
 
 
 def agreement(fits: list[dict]) -> dict:
@@ -259,15 +325,19 @@ def report(results: list[dict], fitted: dict) -> str:
 
         def ci(key, scale, digits):
             return f"  95 % CI [{f[key][0] * scale:.{digits}f}, {f[key][1] * scale:.{digits}f}]" if key in f else ""
-        what = {"median_s": "median", "min_s": "minimum"}[fitted.get("statistic", "median_s")]
+        statistic = fitted.get("statistic", "median_s")
+        what = {"median_s": "median", "min_s": "minimum"}[statistic]
         lines += ["", f"Fit t = alpha + beta*n to the {what} {fitted.get('what', 'one-way')} times "
                   "(relative least squares):",
                   f"  alpha = {f['alpha_s'] * 1e6:.3f} ± {f['alpha_stderr_s'] * 1e6:.3f} µs"
                   + ci("alpha_ci_s", 1e6, 3),
                   f"  beta  = {f['beta_s_per_byte'] * 1e9:.4f} ± {f['beta_stderr_s_per_byte'] * 1e9:.4f} ns/B"
-                  + ci("beta_ci_s_per_byte", 1e9, 4) + f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)",
-                  f"  n1/2  = alpha/beta = {f['alpha_s'] / f['beta_s_per_byte']:.0f} B;"
-                  f" worst relative residual {100 * f['max_relative_residual']:.0f} %"]
+                  + ci("beta_ci_s_per_byte", 1e9, 4) + f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)"]
+        if f.get("ci_method") == CI_METHODS[statistic]:
+            m = len(results)
+            lines.append(CI_WORDS[statistic].format(dof=m - 2, q=_t_quantile(m - 2) if m > 2 else 0.0, m=m))
+        lines.append(f"  n1/2  = alpha/beta = {f['alpha_s'] / f['beta_s_per_byte']:.0f} B;"
+                     f" worst relative residual {100 * f['max_relative_residual']:.0f} %")
         if len(results) < 3:
             lines.append("  WARNING: 2 sizes determine alpha and beta exactly: no error estimate; "
                          "measure more sizes")
