@@ -118,6 +118,16 @@ def test_the_bootstrap_interval_of_alpha_and_beta_covers_the_true_values(by_roun
     assert (np.median(widths, axis=0) < 0.1).all()             # not a vacuous interval
 
 
+@pytest.mark.parametrize("extreme", [np.min, np.max, min])
+def test_the_bootstrap_refuses_an_extreme_for_which_it_fails(extreme):
+    """Every resampled minimum is at or above the sample's: the replicates of a fit on minima all
+    lie on one side of its estimate, which the percentile interval then leaves at its edge."""
+    rng = np.random.default_rng(9)
+    groups = [(ALPHA + BETA * m) * (1 + rng.exponential(0.1, 100)) for m in SIZES]
+    with pytest.raises(ValueError, match="statistic must not be an extreme"):
+        sampling.bootstrap_fit(groups, _refit, extreme, per_round=[[10] * 10] * len(SIZES))
+
+
 def test_a_burst_that_slows_whole_rounds_widens_the_interval_drawn_by_round():
     """Three rounds in ten run 30 % slower at every size (load from another job): samples drawn
     one by one hide it, whole rounds drawn show it."""

@@ -240,6 +240,10 @@ def agreed_seed(comm, seed: int | None, root: int = 0) -> int:
     return comm.bcast(seed, root=root)
 
 
+#: statistics :func:`bootstrap_fit` refuses: extremes, for which the percentile bootstrap fails
+EXTREMES = (np.min, np.max, np.amin, np.amax, min, max)
+
+
 def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.median, *,
                   per_round: Sequence | None = None, resamples: int = 200, seed: int = 0,
                   confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -258,7 +262,15 @@ def bootstrap_fit(groups: Sequence, fit: Callable, statistic: Callable = np.medi
     for every group) whole rounds are drawn, the same for every group (a block bootstrap): a
     burst of load hits every case of a round, so the samples of one round are not
     independent, and drawing them one by one would make the interval too narrow.
+
+    ``statistic`` may not be an extreme (``np.min``, ``np.max``; ValueError): the percentile
+    bootstrap fails for one (Bickel & Freedman, Ann. Statist. 9 (1981) 1196, section 6), as a
+    resampled minimum is never below the sample's and every replicate lies on one side of the
+    estimate (:data:`mpi_exercises.bench.pingpong.CI_METHODS` says what a fit on minima uses).
     """
+    if any(statistic is f for f in EXTREMES):
+        raise ValueError(f"statistic must not be an extreme (np.min, np.max): the percentile bootstrap fails "
+                         f"for one, got {getattr(statistic, '__name__', statistic)}")
     rng = np.random.default_rng(seed)
     groups = [np.asarray(g, dtype=float) for g in groups]
     estimate = np.asarray(fit(np.array([statistic(g) for g in groups])), dtype=float)
