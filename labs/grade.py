@@ -23,7 +23,8 @@ machinery, a built-in or numpy changed by the submission: ``grading_probe``), wh
 score 0, names of that machinery in the submission's own code, data files measured on a busy
 machine and the test cells such data could not pass (``grading_csv.flags``).
 
-``status`` is ``graded``, ``not submitted``, ``no notebook``, ``unreadable notebook``,
+``status`` is ``graded``, ``not submitted``, ``no <lab>.ipynb; found ...`` (what the folder
+holds instead: a notebook renamed is not graded), ``unreadable notebook``,
 ``empty notebook``, ``refused`` (a link, a special file or a file too large), ``autograde
 failed`` or ``stopped after N s``; anything but ``graded`` scores 0.
 ``data`` says whether each data file of the lab is the student's own, an unchanged copy
@@ -156,12 +157,12 @@ def check_notebooks(folder: Path, lab: Lab, root: Path | None = None) -> str | N
 
     for path in sorted(folder.rglob("*")):
         if path.is_symlink() or not (path.is_dir() or path.is_file()):
-            return f"refused: {path.relative_to(folder)} is a link or a special file"
+            return f"refused: {printable(str(path.relative_to(folder)))} is a link or a special file"
         if path.is_file() and path.stat().st_size > MAX_INPUT_BYTES:
-            return f"refused: {path.relative_to(folder)} is larger than {MAX_INPUT_BYTES} bytes"
+            return f"refused: {printable(str(path.relative_to(folder)))} is larger than {MAX_INPUT_BYTES} bytes"
     present = [n for n in lab.notebooks if (folder / f"{n}.ipynb").is_file()]
     if not present:
-        return "no notebook"
+        return no_notebook(folder, lab)
     for name in present:
         try:
             nb = nbformat.reads(read_input(folder / f"{name}.ipynb", root=root).decode("utf-8"), as_version=4)
@@ -174,6 +175,43 @@ def check_notebooks(folder: Path, lab: Lab, root: Path | None = None) -> str | N
             # nbgrader restores missing test cells after the answer cells; with none left it fails
             return f"empty notebook: {name}.ipynb has no answer or test cell of the lab"
     return None
+
+
+#: how many of a folder's file names a status lists, and how many characters of each it shows
+NAMES_LISTED, NAME_CHARS = 3, 60
+
+
+def printable(text: str, limit: int = NAME_CHARS) -> str:
+    """``text`` (a name a student chose) as a terminal, a log or a CSV cell may show it: each
+    character that is not printable (control characters and so terminal escapes, line breaks,
+    bidirectional overrides, bytes that are not UTF-8) as its Python escape (``\\x1b``), at most
+    ``limit`` characters of the result (then ``...``).  Not HTML: a page escapes it as any text."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 4:
+        raise ValueError(f"limit must be an int >= 4 (characters), got {limit!r}")
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                    for ch in text)
+    return shown if len(shown) <= limit else shown[:limit - 3] + "..."
+
+
+def listing(names: list[str]) -> str:
+    """At most :data:`NAMES_LISTED` of ``names``, each :func:`printable`, then how many more."""
+    shown = [printable(n) for n in names[:NAMES_LISTED]]
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
+
+
+def no_notebook(folder: Path, lab: Lab) -> str:
+    """The status of a hand-in without the lab's notebook: what was expected and what the folder
+    holds (its notebooks under other names, else its other files; :func:`listing`).  Another
+    notebook is never graded in its place: a student must not choose, by a name, which file is."""
+    expected = " or ".join(f"{n}.ipynb" for n in lab.notebooks)
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    notebooks = [f for f in files if f.lower().endswith(".ipynb")]
+    if notebooks:
+        return f"no {expected}; found {listing(notebooks)}: a hand-in must keep the released name"
+    return f"no {expected}; " + (f"found no notebook, only {listing(files)}" if files else "the folder is empty")
 
 
 def grade_submission(course: Path, lab: Lab, student: str, cell_timeout, student_timeout, sandbox: dict | None,
@@ -415,8 +453,9 @@ def grade_all(parser, args, course: Path, out: Path, started: dict, outcomes: di
             forget(course, lab, student)
         outcomes[(student, lab.name)] = Outcome(status, data_status(course, lab, submitted / student / lab.name),
                                                 SANDBOXED if sandbox else UNCONFINED)
-        log(f"{lab.name} {student}: {status} ({time.monotonic() - started[student, lab.name]:.0f} s, "
-            f"log autograded/{student}/{lab.name}.log)")
+        shown = printable(student)        # a folder's name: no escape sequence reaches the terminal
+        log(f"{lab.name} {shown}: {status} ({time.monotonic() - started[student, lab.name]:.0f} s, "
+            f"log autograded/{shown}/{lab.name}.log)")
 
     run_all(tasks(), args.jobs if os.name != "nt" else 1, done)   # Windows: no lock for the gradebook
     write_csv(out, labs, rows(course, labs, students, outcomes))

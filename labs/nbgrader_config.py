@@ -25,6 +25,17 @@ c.Autograde.exclude_overwriting = {name: lab.data_files for name, lab in LABS.it
 
 # A submission may delete test cells: put them back (from the gradebook) before grading.
 c.OverwriteCells.add_missing_cells = True
+# nbgrader's sanitizing steps, with OverwriteCells replaced by its subclass that logs a test cell
+# handed in as released (its hidden tests removed by the release) as restored, not as changed:
+# nbgrader would warn "checksum ... has changed!" for every test cell with hidden tests of every
+# real hand-in.  A cell the student changed still gets nbgrader's warning (grading_cells.py).
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "grading_preprocessors.RestoreReleasedCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 # Per-cell time limit while grading (seconds; also read by the Execute subclass used below).
 # A cell that runs longer is interrupted, scores what it broke, and the rest of the notebook

@@ -143,7 +143,20 @@ def submissions(course: Path, marker: str) -> dict:
     add("empty", nbformat.v4.new_notebook(), "all")
     add("not_json", '{"cells": [', "all")
     add("no_notebook", None, "all")
+    add("renamed", solved(course, LAB), "all")      # the name `jupyter nbconvert --execute --output` gives
+    subs["renamed"][0]["lab1_run.ipynb"] = subs["renamed"][0].pop(f"{LAB}.ipynb")
+    add("hostile_name", None, "all")
+    subs["hostile_name"][0].update({name: nbformat.writes(solved(course, LAB)) for name in HOSTILE_NAMES})
     return subs
+
+
+#: notebooks of a hand-in whose names a terminal, a log or a page must not take as commands: a newline,
+#: a terminal escape (clear the screen) with HTML, a bidirectional override, a byte that is not UTF-8
+HOSTILE_NAMES = ("lab1\n.ipynb", "lab1\x1b[2J<script>alert(1)<img src=x onerror=alert(2)>.ipynb",
+                 "lab1\u202egnp.ipynb", "lab1\udcff.ipynb")
+#: what grade.py says of them, written out by hand: three names, escaped, the long one cut at 60 characters
+HOSTILE_STATUS = ("no lab1.ipynb; found lab1\\n.ipynb, lab1\\x1b[2J<script>alert(1)<img src=x onerror=alert(2)>.i..., "
+                  "lab1\\u202egnp.ipynb and 1 more: a hand-in must keep the released name")
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +203,7 @@ def test_every_submission_gets_a_row_and_loses_exactly_what_it_broke(graded):
 def test_statuses_and_data_column(graded):
     _, table, _, _ = graded
     assert table["not_json"]["status"].startswith("unreadable notebook")
-    assert table["no_notebook"]["status"] == "no notebook"
+    assert table["no_notebook"]["status"] == "no lab1.ipynb; found no notebook, only pingpong.json"
     assert table["empty"]["status"].startswith("empty notebook")
     assert table["alice"]["data"] == "pingpong.json: reference copy"
     assert table["three_ranks"]["data"] == table["disturbed"]["data"] == "pingpong.json: own"
@@ -198,6 +211,68 @@ def test_statuses_and_data_column(graded):
     # a file whose data no switch can fit physically: the test says so, and grades.csv flags it
     assert table["disturbed"]["flags"] == "failed on disturbed data: test_switch", table["disturbed"]
     assert table["alice"]["flags"] == table["loops"]["flags"] == ""
+
+
+def test_printable_escapes_what_a_terminal_would_run_and_refuses_bad_arguments(tmp_path):
+    sys.path.insert(0, str(LABS))
+    try:
+        import grade
+    finally:
+        sys.path.remove(str(LABS))
+    assert grade.printable("a\tb\x9b1m\u200fc.ipynb") == "a\\tb\\x9b1m\\u200fc.ipynb"
+    assert grade.printable("é ü.ipynb", limit=9) == "é ü.ipynb" and grade.printable("abcdefghij", limit=6) == "abc..."
+    for bad, why in (((b"x",), "text must be a str"), (("x", 3), "limit must be an int >= 4"),
+                     (("x", True), "limit must be an int >= 4")):
+        with pytest.raises(ValueError, match=why):
+            grade.printable(*bad)
+    lab = grade.Lab(LAB, [LAB])
+    assert grade.check_notebooks(tmp_path, lab) == "no lab1.ipynb; the folder is empty"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "Lab1.IPYNB").write_text("{}")
+    assert grade.check_notebooks(tmp_path, lab) == ("no lab1.ipynb; found sub/Lab1.IPYNB: a hand-in must keep "
+                                                    "the released name")
+
+
+@pytest.mark.slow
+def test_a_renamed_notebook_is_not_graded_and_every_report_says_what_was_found(graded, course):
+    """Terminal, log and grades.csv name the expected notebook and what the folder holds instead;
+    the renamed notebook is not graded (no graded copy, no gradebook entry), and hostile names reach
+    none of them raw."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    _, table, log, _ = graded
+    renamed = "no lab1.ipynb; found lab1_run.ipynb: a hand-in must keep the released name"
+    for student, status in (("renamed", renamed), ("hostile_name", HOSTILE_STATUS)):
+        assert table[student]["status"] == status and float(table[student]["score"]) == 0
+        assert f"{LAB} {student}: {status} (" in log
+        assert (course / "autograded" / student / f"{LAB}.log").read_text(encoding="utf-8") == status + "\n"
+        assert not (course / "autograded" / student / LAB).exists()
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb, pytest.raises(MissingEntry):
+            gb.find_submission(LAB, student)
+    assert table["renamed"]["data"] == "pingpong.json: reference copy"
+    csv_text = (course / "grades.csv").read_text(encoding="utf-8")
+    for text in (log, csv_text):
+        assert not any(ch in text for ch in "\x1b\u202e\udcff"), "a raw control character got through"
+    assert csv_text.count("\n") == len(table) + 1          # no line break of a name splits a row
+
+
+@pytest.mark.slow
+def test_a_test_cell_handed_in_as_released_is_restored_without_a_warning(graded, course):
+    """Hand-ins made from the released notebook (not the source): each test cell with hidden tests
+    is put back with one INFO line and no warning of a changed checksum; the cells a student
+    edited keep nbgrader's warning, and grades.csv flags nothing for the untouched hand-in."""
+    _, table, _, _ = graded
+    hidden = [grade_meta(c)["grade_id"] for c in source_nb(LAB).cells if "BEGIN HIDDEN TESTS" in c.source]
+    assert len(hidden) >= 4
+    alice = (course / "autograded" / "alice" / f"{LAB}.log").read_text()
+    assert "WARNING" not in alice and "has changed" not in alice, alice
+    assert re.findall(r"Cell (\w+) as released: its hidden tests put back", alice) == hidden
+    assert table["alice"]["status"] == "graded" and table["alice"]["flags"] == ""
+    tamper = (course / "autograded" / "tamper" / f"{LAB}.log").read_text()
+    changed = re.findall(r"WARNING\] Attribute '(\w+)' for cell (\w+) has changed", tamper)
+    assert sorted(changed) == [("checksum", "test_load"), ("checksum", "test_n_half"), ("points", "test_switch")]
+    restored = re.findall(r"Cell (\w+) as released", tamper)
+    assert restored == [g for g in hidden if g not in ("test_load", "test_n_half", "test_fit_data", "test_predict")]
 
 
 @pytest.mark.slow
