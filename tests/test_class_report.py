@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.alpha_beta_reference import least_squares_interval
+
 ROOT = Path(__file__).resolve().parent.parent
 LABS = ROOT / "labs"
 STUDENTS = [f"u{n}" for n in (1034, 1187, 1290, 1342, 1411, 1569, 1603, 1748, 1822, 1905, 1977, 2031)]
@@ -102,7 +104,7 @@ def make_course(root: Path, students=STUDENTS, seed: int = 7, more: bool = False
                     r[key] += 0.7e-6
                 r["times_s"] = [t + 0.7e-6 for t in r["times_s"]]
         if student in (TODAYS, FORGED):
-            est, lo, hi = _least_squares_interval(pp["results"])
+            est, lo, hi = least_squares_interval(pp["results"])
             if student == FORGED:
                 lo, hi = lo * 0.5, hi * 1.5
             pp["fit"]["alpha_beta"].update(alpha_ci_s=[lo[0], hi[0]], beta_ci_s_per_byte=[lo[1], hi[1]],
@@ -151,21 +153,6 @@ def make_course(root: Path, students=STUDENTS, seed: int = 7, more: bool = False
         if student == NOT_JSON:
             _write(sub / "lab5" / "predict.json", "predict.json\nalpha-beta 43 %\n")
     return course
-
-
-def _least_squares_interval(results, confidence=0.95):
-    """α, β and their ``confidence`` intervals by weighted least squares on a file's minima,
-    written out here (normal equations of (α + β n - t) / t, residual variance on sizes - 2
-    degrees of freedom, Student's t from scipy.stats): arrays (estimate, low, high)."""
-    from scipy import stats
-
-    n = np.array([r["bytes"] for r in results], float)
-    t = np.array([r["min_s"] for r in results], float)
-    X = np.column_stack([1 / t, n / t])
-    coef = np.linalg.solve(X.T @ X, X.T @ np.ones_like(t))
-    s2 = np.sum((X @ coef - 1) ** 2) / (t.size - 2)
-    half = stats.t.ppf(0.5 + confidence / 2, t.size - 2) * np.sqrt(s2 * np.diag(np.linalg.inv(X.T @ X)))
-    return coef, coef - half, coef + half
 
 
 def add_labs_2_and_4(course: Path, students, seed: int) -> None:
@@ -258,7 +245,7 @@ def test_lab1_intervals_are_the_least_squares_ones_and_a_file_of_the_old_method_
     assert source["fit"]["alpha_beta"]["ci_method"] == OLD_MINIMA_METHOD     # the case this test is about
     for s, row in list(_used(rows).items()) + [("(reference)", rows["(reference)"])]:
         mine = source if s == "(reference)" else _load(course, s, "lab1", "pingpong.json")
-        est, lo, hi = _least_squares_interval(mine["results"])
+        est, lo, hi = least_squares_interval(mine["results"])
         assert row["interval"] == ("recorded" if s == TODAYS else "recomputed"), s
         for k, name in enumerate(("alpha", "beta")):
             key = "s" if name == "alpha" else "s_per_byte"

@@ -8,6 +8,7 @@ import pytest
 from mpi_exercises.bench import measure, records, timing
 from mpi_exercises.bench.pingpong import noise_of
 from mpi_exercises import pages
+from tests.alpha_beta_reference import least_squares_interval
 from tests.mpirun import run_mpi_ok
 
 QUICK = ["--sizes", "0,1,64,1k,8k,64k,256k", "--iterations", "50", "--warmup", "5", "--target", "0", "--no-progress"]
@@ -157,22 +158,6 @@ def _sweep(seed: int, rounds: int = 10, per_round: int = 20) -> list[dict]:
     return out
 
 
-def _least_squares_interval(results, confidence=0.95):
-    """The reference: α, β and their ``confidence`` intervals by weighted least squares on the
-    minima written out (normal equations of (α + β n - t) / t, residual variance on m - 2
-    degrees of freedom, Student's t quantile from scipy.stats), not through the kit's fit."""
-    import numpy as np
-    from scipy import stats
-
-    n = np.array([r["bytes"] for r in results], float)
-    t = np.array([r["min_s"] for r in results], float)
-    X = np.column_stack([1 / t, n / t])
-    coef = np.linalg.solve(X.T @ X, X.T @ np.ones_like(t))
-    s2 = np.sum((X @ coef - 1) ** 2) / (t.size - 2)
-    half = stats.t.ppf(0.5 + confidence / 2, t.size - 2) * np.sqrt(s2 * np.diag(np.linalg.inv(X.T @ X)))
-    return coef, coef - half, coef + half
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_the_interval_of_a_fit_on_minima_holds_its_estimate_in_its_middle(seed):
     """The one fit of a measured file is on the minima: its 95 % intervals are the least-squares
@@ -186,7 +171,7 @@ def test_the_interval_of_a_fit_on_minima_holds_its_estimate_in_its_middle(seed):
     results = _sweep(seed)
     fitted = pingpong.fit_file({"results": results}, ci=True)
     ab = fitted["alpha_beta"]
-    est, lo, hi = _least_squares_interval(results)
+    est, lo, hi = least_squares_interval(results)
     for k, (key, ci) in enumerate((("alpha_s", "alpha_ci_s"), ("beta_s_per_byte", "beta_ci_s_per_byte"))):
         assert ab[key] == pytest.approx(est[k], rel=1e-6)
         assert ab[ci] == pytest.approx([lo[k], hi[k]], rel=1e-6), key
@@ -255,7 +240,7 @@ def test_a_files_recorded_interval_is_used_only_if_it_is_todays_for_that_fit():
     from mpi_exercises.bench import pingpong
 
     results = _sweep(1)
-    est, lo, hi = _least_squares_interval(results)
+    est, lo, hi = least_squares_interval(results)
     today = {"alpha_s": est[0], "beta_s_per_byte": est[1], "alpha_ci_s": [lo[0], hi[0]],
              "beta_ci_s_per_byte": [lo[1], hi[1]], "ci_method": pingpong.CI_METHODS["min_s"]}
     ab, how = pingpong.file_fit({"results": results, "fit": {"alpha_beta": today}})
