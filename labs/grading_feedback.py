@@ -50,12 +50,19 @@ import grading_sandbox
 from grading_execute import ExecuteRestartingDeadKernel, LimitOutputSize
 
 
-class HideHiddenTestsInFeedback(NbGraderPreprocessor):
+class FeedbackPreprocessor(NbGraderPreprocessor):
+    """A preprocessor of the feedback pages: takes the ``display_data_priority`` that nbconvert's
+    HTML exporter configures for every ``NbConvertBase`` (unused here; nbgrader's base class does not
+    take it from the configuration, and traitlets would warn "not recognized" on every page)."""
+
+    display_data_priority = List().tag(config=True)
+
+
+class HideHiddenTestsInFeedback(FeedbackPreprocessor):
     """Feedback without hidden tests: their regions removed, outputs from the run for feedback."""
 
     begin_test_delimeter = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
     end_test_delimeter = Unicode("END HIDDEN TESTS").tag(config=True)
-    display_data_priority = List().tag(config=True)  # set by the HTML exporter; unused here
 
     def preprocess(self, nb, resources):
         for cell in nb.cells:       # the page's notes are the grader's: none from the submission
@@ -117,7 +124,7 @@ def _note(cell) -> str:
     return head + "\n"
 
 
-class TidyErrorsForFeedback(NbGraderPreprocessor):
+class TidyErrorsForFeedback(FeedbackPreprocessor):
     """The first error whole, each later ``NameError`` one line without a traceback, and no path
     of the grading machine in any output (module docstring)."""
 
@@ -324,11 +331,9 @@ def mathjax_sha256() -> str:
     return script_hash(_mathjax_path().read_bytes().decode("utf-8").encode("utf-8"))
 
 
-class InlineMathJax(NbGraderPreprocessor):
+class InlineMathJax(FeedbackPreprocessor):
     """Puts MathJax into the page's resources (``resources["kit_mathjax"]``, see the template) and
     the hash by which the page's Content Security Policy lets it run (``kit_mathjax_sha256``)."""
-
-    display_data_priority = List().tag(config=True)  # set by the HTML exporter; unused here
 
     def preprocess(self, nb, resources):
         resources["kit_mathjax"] = mathjax_gzip_base64()

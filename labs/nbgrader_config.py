@@ -12,6 +12,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for grading_pr
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
+# nbgrader 0.9.6's Gradebook.add_submission builds a submission's rows linked to rows of the session
+# and adds them to it a few lines later; SQLAlchemy 2 no longer adds such rows by their links
+# (cascade_backrefs removed), so the reads in between warn that it "will not proceed" with them.
+# Harmless: the explicit add that follows saves them all (every graded submission's grades are in
+# the gradebook).  Only that warning, from that module, of those two objects, is silenced.
+import warnings  # noqa: E402
+
+from sqlalchemy.exc import SAWarning  # noqa: E402
+
+warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api\Z",
+                        message=r"Object of type <Submitted(Assignment|Notebook)> not in session, "
+                                r"add operation along '\w+\.submissions' will not proceed")
+
 c.CourseDirectory.course_id = "netmodels"
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 

@@ -94,6 +94,7 @@ def pages(tmp_path_factory, released_labs):
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     feedback = make(course, "feedback")
     assert feedback.returncode == 0, feedback.stdout[-3000:] + feedback.stderr[-3000:]
+    (course.parent / "make-feedback.log").write_text(feedback.stdout + feedback.stderr, encoding="utf-8")
     rows = read_grades(course)
     out = {}
     for student in subs:
@@ -139,6 +140,27 @@ def test_the_students_own_outputs_are_shown(pages):
     assert re.search(r"alpha = \d[\d.]* µs, 1/beta = ", said), said[:2000]
     for student in ("alice", "units", "scaled"):
         assert re.search(r'<img\b[^>]*src="data:image/png;base64,', out[student][0]), student   # the α-β plot
+
+
+def test_grading_and_feedback_log_no_warning_of_their_own(pages):
+    """No SQLAlchemy warning of nbgrader's gradebook while grading; `make feedback` warns of no
+    option of the kit's preprocessors, and of images without alternative text only on the page
+    whose student displayed one (mallory's HTML): the figures the notebooks drew carry one."""
+    out, course = pages
+    for student in out:
+        assert "SAWarning" not in (course / "autograded" / student / f"{LAB}.log").read_text(), student
+    said = (course.parent / "make-feedback.log").read_text(encoding="utf-8")
+    assert "not recognized" not in said, said[:3000]
+    warned, student = {}, None
+    for line in said.splitlines():
+        converting = re.search(r"Converting notebook .*/autograded/([^/]+)/", line)
+        student = converting.group(1) if converting else student
+        if "WARNING" in line:
+            warned.setdefault(student, []).append(line)
+    assert set(warned) == {"mallory"} and all("Alternative text is missing" in w for w in warned["mallory"]), warned
+    for student in ("alice", "units", "scaled"):
+        figures = [tag for tag in re.findall(r"<img\b[^>]*>", out[student][0]) if 'src="data:image/png;base64,' in tag]
+        assert figures and all(' alt="A figure this cell drew (no description given)"' in tag for tag in figures), student
 
 
 def test_a_failed_visible_test_shows_its_message(pages):
