@@ -181,7 +181,8 @@ def readme(lab: str, folder: Path, hand_in: list[str]) -> str:
         "",
         "## 3. Hand in",
         "",
-        *textwrap.wrap(f"This folder with {handed}.", 96),
+        *textwrap.wrap(f"This folder with {handed}. Keep the notebook's name, `{notebook}`: grading "
+                       "looks for that file only (a copy saved under another name scores nothing).", 96),
         "",
     ])
 
