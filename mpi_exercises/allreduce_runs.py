@@ -112,7 +112,8 @@ def measure_allreduce_runs(path="allreduce.json", ranks: int = 4, nelems: int = 
                 print(f"error: {' '.join(argv[3:])} exited with status {proc.returncode} ({last}); "
                       f"{path} was not written", file=sys.stderr)
                 return 1
-            echo(lines[0] if lines else f"{algorithm} block {block}: done")
+            case = f"{algorithm}, block {block}" if block else algorithm     # the run's own line names no block
+            echo(f"{case}: {lines[0]}" if lines else f"{case}: done")
             runs.append(json.loads(out.read_text()))
     write_json(path, {"runs": runs})
     echo(f"{len(runs)} runs written to {path}")

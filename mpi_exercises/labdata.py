@@ -242,22 +242,9 @@ def _unphysical_fits(data: dict) -> list[str]:
                                               for k in keys)]
 
 
-def disturbance(data) -> str | None:
-    """What disturbed the measurement, in words, from what the parsed data file ``data``
-    records (the benchmark's own verdict), or None if it records nothing wrong: ranks sharing
-    cores (``oversubscribed``, ``"valid": false``), medians too noisy (``"reliable": false``,
-    the sizes and the widest 95 % interval of ``reliability``), a machine that drifted
-    (``"stable": false``), the benchmark's own fit with α or β <= 0 (the ``WARNING`` it printed),
-    a 1-minute load average over 1.5 times the cores (other programs ran; the benchmark's own
-    busy ranks count too)."""
-    if not isinstance(data, dict):
-        return None
-    if isinstance(data.get("runs"), list):              # lab 2's allreduce runs: each its own record
-        found = [d for d in map(disturbance, data["runs"]) if d]
-        if not found:
-            return None
-        counts = {d: found.count(d) for d in found}
-        return "; ".join(f"{n} of {len(data['runs'])} runs: {d}" for d, n in counts.items())
+def _findings(data: dict) -> list[tuple[str, float | None]]:
+    """What one run's parsed record says disturbed it, each ``(in words, the load average if the
+    finding is the load's, else None)`` (:func:`disturbance`)."""
     env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
     ranks, cores = _number(env.get("ranks")), _number(env.get("cores"))
     on = f"{ranks:.0f} ranks on {cores:.0f} cores" if ranks and cores else "more ranks than cores"
@@ -271,22 +258,75 @@ def disturbance(data) -> str | None:
     bad = _unphysical_fits(data)
     if bad:
         said.append(f"the benchmark's own fit has alpha or beta <= 0 ({', '.join(bad)}; it printed a WARNING)")
+    found = [(text, None) for text in said]
     load = _number(data.get("load_average_1min"))
-    if load is not None and cores and load > 1.5 * cores:      # its own busy ranks count too
-        said.append(f"load average {load:.1f} on {cores:.0f} cores: other programs ran")
-    return "; ".join(said) or None
+    if load is not None and cores and load > 1.5 * max(cores, ranks or 0):   # its own busy ranks count too
+        found.append((f"load average {load:.1f} on {cores:.0f} cores: other programs ran", load))
+    return found
+
+
+def disturbance(data) -> str | None:
+    """What disturbed the measurement, in words, from what the parsed data file ``data``
+    records (the benchmark's own verdict), or None if it records nothing wrong: ranks sharing
+    cores (``oversubscribed``, ``"valid": false``), medians too noisy (``"reliable": false``,
+    the sizes and the widest 95 % interval of ``reliability``), a machine that drifted
+    (``"stable": false``), the benchmark's own fit with α or β <= 0 (the ``WARNING`` it printed),
+    a 1-minute load average over 1.5 times the cores, or the ranks where they outnumber the cores
+    (other programs ran: the benchmark's own busy ranks count too).  Lab 2's runs (``"runs"``)
+    are judged each, every finding once with the number of runs it was found in (loads as a range)."""
+    if not isinstance(data, dict):
+        return None
+    if not isinstance(data.get("runs"), list):
+        return "; ".join(text for text, _ in _findings(data)) or None
+    found: dict[str, list] = {}
+    for run in data["runs"]:
+        for text, load in (_findings(run) if isinstance(run, dict) else []):
+            key = text if load is None else text.split(" on ", 1)[1]        # loads: one finding per core count
+            found.setdefault(key, []).append(load)
+    parts = []
+    for key, loads in found.items():
+        if loads[0] is not None:
+            lo, hi = min(loads), max(loads)
+            key = f"load average {lo:.1f}{f' to {hi:.1f}' if f'{hi:.1f}' != f'{lo:.1f}' else ''} on {key}"
+        parts.append(f"{len(loads)} of {len(data['runs'])} runs: {key}")
+    return "; ".join(parts) or None
+
+
+def _oversubscribed_only(data: dict) -> str | None:
+    """``"R ranks on C cores"`` if all a record (or every disturbed run of lab 2's) says is that
+    its R ranks outnumbered its C cores, else None."""
+    shared = set()
+    for record in data["runs"] if isinstance(data.get("runs"), list) else [data]:
+        found = _findings(record) if isinstance(record, dict) else None
+        if found == []:
+            continue
+        env = record.get("environment") if isinstance(record, dict) and isinstance(record.get("environment"), dict) \
+            else {}
+        ranks, cores = _number(env.get("ranks")), _number(env.get("cores"))
+        if not (ranks and cores and ranks > cores) or found != [(f"ranks shared cores ({ranks:.0f} ranks on "
+                                                                   f"{cores:.0f} cores)", None)]:
+            return None
+        shared.add(f"{ranks:.0f} ranks on {cores:.0f} cores")
+    return ", ".join(sorted(shared)) or None
 
 
 def verdict(data) -> str:
     """One line for a lab's setup cell: the benchmark's own verdict on the parsed data file
-    ``data`` (:func:`disturbance`), and what to do if it was disturbed."""
+    ``data`` (:func:`disturbance`), and what to do if it was disturbed.  Ranks that outnumbered the
+    cores, and nothing else, are what a lab asking for more ranks than the machine has cores gets
+    on every such machine: the line says so instead of asking for a quieter machine."""
     why = disturbance(data)
     load = _number(data.get("load_average_1min")) if isinstance(data, dict) else None
+    shared = _oversubscribed_only(data) if why else None
+    if shared:
+        return (f"OVERSUBSCRIBED: {shared}: the ranks took turns on the cores, so its times include the operating "
+                "system's scheduling. Expected where the lab asks for more ranks than your machine has cores "
+                "(its page says how to read such figures); on a machine with enough cores, measure again.")
     if why:
         return (f"DISTURBED: {why}. Figures from this file measure the other programs as much as your "
                 "machine: measure again when it is quiet (close other programs), then run this notebook again.")
     said = "reliable: every median within its limit" if isinstance(data, dict) and data.get("reliable") is True \
-        else "no warning recorded"
+        else "no disturbance recorded"
     return f"benchmark's verdict: {said}" + (f", load average {load:.1f}" if load is not None else "") + "."
 
 

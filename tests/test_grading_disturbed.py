@@ -36,7 +36,7 @@ def test_a_quiet_record_is_not_disturbed_and_the_setup_line_says_so():
     rec = quiet()
     assert rec["load_average_1min"] < 3 and not rec["oversubscribed"]
     assert labdata.disturbance(rec) is None
-    assert labdata.verdict(rec) == f"benchmark's verdict: no warning recorded, load average {rec['load_average_1min']:.1f}."
+    assert labdata.verdict(rec) == f"benchmark's verdict: no disturbance recorded, load average {rec['load_average_1min']:.1f}."
     rec["reliable"] = True
     assert labdata.verdict(rec).startswith("benchmark's verdict: reliable")
 
@@ -60,7 +60,11 @@ def test_each_recorded_disturbance_is_named(change, said):
     rec["environment"].update(env)
     assert labdata.disturbance(rec) == said
     line = labdata.verdict(rec)
-    assert line.startswith(f"DISTURBED: {said}.") and "measure again when it is quiet" in line
+    if rec["environment"]["ranks"] > rec["environment"]["cores"] and said.startswith("ranks shared cores"):
+        # more ranks than cores and nothing else: what such a lab gets on every such machine
+        assert line.startswith("OVERSUBSCRIBED: 3 ranks on 2 cores: ") and "quiet" not in line, line
+    else:
+        assert line.startswith(f"DISTURBED: {said}.") and "measure again when it is quiet" in line
 
 
 def test_a_load_the_benchmarks_own_ranks_explain_is_not_a_disturbance():
@@ -74,6 +78,32 @@ def test_runs_are_judged_each_and_counted():
     runs[0]["oversubscribed"] = runs[2]["oversubscribed"] = True
     assert labdata.disturbance({"runs": runs}) == "2 of 3 runs: ranks shared cores (2 ranks on 2 cores)"
     assert labdata.disturbance({"runs": [quiet()]}) is None
+
+
+def oversubscribed(ranks: int, load: float) -> dict:
+    rec = quiet()
+    rec["oversubscribed"], rec["load_average_1min"] = True, load
+    rec["environment"].update(ranks=ranks, cores=2)
+    return rec
+
+
+def test_a_lab_that_needs_more_ranks_than_cores_is_told_so_not_to_close_other_programs():
+    """Lab 2's jig on 4 ranks, lab 4's round trips on 8: on 2 cores their own ranks make the load
+    (3.1 with 4 busy ranks is no other program), and measuring again on a quieter machine cannot help."""
+    line = labdata.verdict(oversubscribed(4, 3.1))
+    assert labdata.disturbance(oversubscribed(4, 3.1)) == "ranks shared cores (4 ranks on 2 cores)"
+    assert line.startswith("OVERSUBSCRIBED: 4 ranks on 2 cores: ") and "close other programs" not in line, line
+    busy = labdata.verdict(oversubscribed(4, 6.5))          # beyond what 4 ranks explain: other programs ran
+    assert busy.startswith("DISTURBED: ranks shared cores (4 ranks on 2 cores); load average 6.5 on 2 cores: "
+                           "other programs ran.") and "close other programs" in busy, busy
+
+
+def test_runs_name_each_finding_once_with_their_loads_as_a_range():
+    runs = [oversubscribed(4, load) for load in (3.1, 3.3, 6.5, 3.7, 7.2)]
+    assert labdata.disturbance({"runs": runs}) == ("5 of 5 runs: ranks shared cores (4 ranks on 2 cores); "
+                                                   "2 of 5 runs: load average 6.5 to 7.2 on 2 cores: other programs ran")
+    quiet_runs = [oversubscribed(4, load) for load in (3.1, 3.3)]
+    assert labdata.verdict({"runs": quiet_runs}).startswith("OVERSUBSCRIBED: 4 ranks on 2 cores: ")
 
 
 def test_the_message_of_a_test_no_answer_can_pass():

@@ -222,7 +222,8 @@ def test_allreduce_runs_writes_what_the_lab_loads(tmp_path, monkeypatch):
     runs = load(out, "allreduce-runs")["runs"]
     assert [(r["parameters"]["algorithm"], r["parameters"]["block"]) for r in runs] == list(labdata.ALLREDUCE_CASES)
     assert all(r["environment"]["ranks"] == 4 and r["parameters"]["N"] == 100_000 for r in runs)
-    assert lines[-1] == f"10 runs written to {out}" and lines[0] == "allreduce tree: correct"
+    assert lines[-1] == f"10 runs written to {out}" and lines[0] == "tree: allreduce tree: correct"
+    assert lines[3] == "snake, block 3000: allreduce snake: correct"    # the cases told apart by their block
 
 
 def test_allreduce_runs_leaves_the_file_alone_when_a_run_fails(tmp_path, monkeypatch, capsys):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,6 +144,7 @@ def readme(lab: str, folder: Path, hand_in: list[str]) -> str:
 
     spec = LABS.get(lab)
     commands = spec.commands() if spec is not None else []
+    placeholders = any("<" in c or re.search(r"\b[A-Z]{3,}\b", c) for c in commands)   # <cores>, ALGORITHM
     if data:
         handed = (f"`{notebook}` and your own " + ", ".join(f"`{d}`" for d in data)
                   + " (the copies in this zip are the course's reference measurements: replace them by yours)")
@@ -170,8 +172,9 @@ def readme(lab: str, folder: Path, hand_in: list[str]) -> str:
         "## 2. Work on the lab",
         "",
         *(textwrap.wrap("From this folder, with that environment active, measure your own data files "
-                        "(the lab's page says why, how many ranks, and what to put in place of the "
-                        "words in capitals or in <>), then open the notebook:", 96) if commands else
+                        "(the lab's page says why and how many ranks"
+                        + (", and what to put in place of the words in capitals or in <>" if placeholders else "")
+                        + "), then open the notebook:", 96) if commands else
           ["From this folder, with that environment active (this lab measures nothing):"]),
         "",
         "```bash",
