@@ -153,6 +153,8 @@ def test_the_command_writes_the_engines_trace_and_a_picture(tmp_path):
     assert res.returncode == 0, res.stderr
     text = html.read_text()
     assert "plotly" in text.lower() and "ranks (20 per row)" in text
+    res = run("barrier.dissemination", "-P", "8", "--model", "loggp")          # asked for nothing: says so
+    assert res.returncode == 0 and "nothing drawn or written: --png FILE, --html FILE or --json FILE" in res.stdout
 
 
 def test_a_late_receive_is_a_tick_at_its_instant():

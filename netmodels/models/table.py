@@ -414,7 +414,8 @@ MODELS = {e.name: e for e in (
     Entry("twolevel", "two-level α-β", TwoLevel,
           (Parameter("alpha_intra", "s", "latency within a node"),
            Parameter("beta_intra", "s/B", "time per byte within a node"),
-           Parameter("alpha_inter", "s", "latency between nodes"),
+           Parameter("alpha_inter", "s", "latency between nodes (the schedule's nodes: alltoall's --option "
+                     "nodes=c; any other schedule is one node and never pays it)"),
            Parameter("beta_inter", "s/B", "time per byte between nodes"),
            Parameter("pack", "s/B", "packing a message for the node's leader")),
           lambda: TwoLevel(machines.ORIGIN2000_INTRA, machines.ORIGIN2000_INTER,

@@ -280,8 +280,8 @@ def simulate(nprocs, src, dst, step, row, table, extra, entry, recv_first, rec=N
         if not more:
             if np.any(ranks[SCUR] < sbeg[1:]) or np.any(ranks[RCUR] < rbeg[1:]):
                 raise ValueError("deadlock: a rendezvous send waits for a receive that is posted only after "
-                                 "a send that cannot complete (post the receives first, receives='with-sends', "
-                                 "or raise S above the message sizes)")
+                                 "a send that cannot complete (post the receives first: --receives with-sends on the "
+                                 "command line, receives='with-sends' in Python; or raise S above the message sizes)")
             return ranks[NEXTO].copy()
         took = time.perf_counter() - t0
         if state[DONE] >= chunk:         # a whole chunk: the next one sized to take about CHUNK_S

@@ -116,13 +116,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"{budget.MAX_SECONDS:.0f} s or more memory than is available")
 
 
-def _number(name: str, text: str) -> float:
+def _number(name: str, text: str, physical: str = "") -> float:
+    """``text`` as a parameter's value: finite, and in its physical range (the table's ``"> 0"``,
+    else ``>= 0``: no parameter of a model is negative)."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"parameter {name} must be a finite number >= 0, got {text!r}")
+    strict = physical == "> 0"
+    if not math.isfinite(value) or value < 0 or (strict and value == 0):
+        raise ValueError(f"parameter {name} must be a finite number {'> 0' if strict else '>= 0'}, got {text!r}")
     return value
 
 
@@ -130,7 +133,8 @@ def parameter_values(model: str, overrides) -> dict:
     """The parameters of table model ``model`` by their ``--param`` names: the default
     machine's, then ``overrides`` ``[(name, text), ...]`` (ValueError for a bad one)."""
     entry = table.get(model)
-    given = {name: _number(name, text) for name, text in overrides}
+    physical = {par.name: par.physical for par in entry.parameters}
+    given = {name: _number(name, text, physical.get(name, "")) for name, text in overrides}
     entry.make(**given)                     # refuses a name the model does not have
     return {**entry.defaults(), **given}
 

@@ -289,8 +289,11 @@ def _loggopsim(a, model, rule, entry, rng, noise, topology, elem_bytes, progress
     from .arrival import Messages, run
 
     if not rule.clocked:
-        raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, PLogP), "
-                         f"got {type(model).__name__}")
+        from netmodels.models import table      # the family's names, as --model spells them
+
+        family = [n for n in table.names() if table.get(n).semantics == "stepwise"]
+        raise ValueError("semantics 'loggopsim' takes a model of the LogP family (LogP, LogGP, LogGOPS, PLogP; "
+                         f"in the table: {', '.join(family)}), got {type(model).__name__}")
     t, every = all_messages(a, elem_bytes, topology)    # the terms are per message: one call
     held = Messages(t.size)
     nbytes_total = 0

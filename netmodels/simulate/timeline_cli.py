@@ -121,6 +121,8 @@ def run(args) -> int:
         problem = path and output_problem(path)
         if problem:
             return _error(f"--{name}: {problem}")
+        if path and not str(path).lower().endswith(f".{name}"):    # the picture's kind is the option's
+            return _error(f"--{name} writes a {name.upper()} file: give it a name ending in .{name}, got {path}")
     if args.rows is not None and args.rows < 1:
         return _error(f"--rows must be an integer >= 1, got {args.rows}")
     rows = args.rows or tl.MAX_ROWS
@@ -142,4 +144,6 @@ def run(args) -> int:
     t2 = time.perf_counter()
     if args.png or args.html:
         print(f"  picture         {args.png or args.html} ({t2 - t1:.3f} s)")
+    elif not args.json:
+        print("  nothing drawn or written: --png FILE, --html FILE or --json FILE keeps the timeline")
     return 0
