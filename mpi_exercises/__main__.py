@@ -13,7 +13,9 @@ Ctrl-C ends every rank with one line and exit status 130 (:mod:`mpi_exercises.in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 import time
@@ -176,7 +178,9 @@ def check(argv=None):
     args = None
     try:
         argv = sys.argv[1:] if argv is None else argv
-        args, extra = build_parser(argv).parse_known_args(argv)
+        # --help prints on rank 0 only (every rank parses, and exits with it)
+        with contextlib.redirect_stdout(io.StringIO()) if launch_rank() else contextlib.nullcontext():
+            args, extra = build_parser(argv).parse_known_args(argv)
         if extra:  # report it with the command's own usage line, not the top-level one
             args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
         for option in OUTPUT_OPTIONS if launch_rank() == 0 else ():

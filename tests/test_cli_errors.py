@@ -246,6 +246,12 @@ def test_fewer_ranks_than_wanted_is_one_warning(ranks, argv, message):
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.mpi
+def test_help_under_mpiexec_is_printed_once():
+    res = _run(2, ["mpi_exercises", "allreduce", "--help"])
+    assert res.returncode == 0 and res.stdout.count("usage: python -m mpi_exercises allreduce") == 1, res.stdout
+
+
 def test_help_explains_every_option():
     """Every option of every command has a help text that says more than its default."""
     import argparse

@@ -54,8 +54,10 @@ def test_help_lists_algorithms_parameters_units_and_defaults():
                  "f4", "course kit VM", "Touchstone DELTA", "100 Mbit Ethernet (LS-DYNA)", "alpha_inter",
                  "logp (LogP, stepwise)", "bsp (BSP, sync)", "default: the model's own"):
         assert word in res.stdout, word
-    models = res.stdout.split("models (--model NAME)")[1]
-    assert "alphabeta" not in res.stdout and not re.search(r"\blop\b", models)   # LoP is no model the simulator takes
+    models, others = res.stdout.split("models (--model NAME)")[1].split("  not here: ")
+    # LoP's parameters are curves of the peer count: no --model, but the help says why and how
+    assert "alphabeta" not in res.stdout and not re.search(r"\blop\b", models)
+    assert others.startswith("lop (a parameter is a curve, not a number: from Python, simulate(schedule, ")
 
 
 def test_help_lists_every_registered_algorithm_and_option():

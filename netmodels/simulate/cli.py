@@ -82,7 +82,11 @@ def _epilog() -> str:
         defaults = entry.defaults()
         for par in entry.parameters:
             lines.append(f"    {par.name:<11} = {defaults.pop(par.name):<12.6g} {par.unit:<10} {par.meaning}")
-        lines += [f"    {k:<11} = {v:.6g}" for k, v in defaults.items()]       # e.g. NBL's f(N)
+        lines += [f"    {k:<11} = {v:<12.6g} {'':<10} (see 'also' above)" for k, v in defaults.items()]  # NBL's f(N)
+    others = [n for n in table.names() if n not in MODELS]
+    if others:
+        lines.append(f"  not here: {', '.join(others)} (a parameter is a curve, not a number: "
+                     "from Python, simulate(schedule, table.get(name).default()))")
     takes = {}
     for a in registry.algorithms():
         for option in a.options:
