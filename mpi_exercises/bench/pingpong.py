@@ -277,25 +277,16 @@ def fit(results: list[dict], statistic: str = "median_s", ci: bool = False, swit
     return out
 
 
-def _t_quantile(dof: int, confidence: float = 0.95) -> float:
-    """Student's t quantile of two-sided ``confidence`` on ``dof`` degrees of freedom
-    (``scipy.special.stdtrit``, which ``scipy.stats.t.ppf`` calls, without the second it takes
-    to import ``scipy.stats``)."""
-    from scipy.special import stdtrit
-
-    return float(stdtrit(dof, 0.5 + confidence / 2))
-
-
 def _least_squares_interval(f, confidence: float = 0.95):
-    """``(lo, hi)`` of α and β of the fit ``f`` (:class:`netmodels.models.fit.AlphaBetaFit`): the
-    estimate ± the t quantile on ``npoints - 2`` degrees of freedom (those of its residual
-    variance) times its standard error; ``(None, None)`` without a finite standard error (two
-    sizes)."""
-    est, err = np.array([f.alpha, f.beta]), np.array([f.alpha_stderr, f.beta_stderr])
+    """``(lo, hi)`` of α and β of the fit ``f`` (:class:`netmodels.models.fit.AlphaBetaFit`,
+    :func:`netmodels.models.fit.least_squares_interval`); ``(None, None)`` without a finite
+    standard error (two sizes)."""
+    from netmodels.models.fit import least_squares_interval
+
+    err = [f.alpha_stderr, f.beta_stderr]
     if f.npoints < 3 or not np.isfinite(err).all():
         return None, None
-    q = _t_quantile(f.npoints - 2, confidence)
-    return est - q * err, est + q * err
+    return least_squares_interval([f.alpha, f.beta], err, f.npoints, confidence)
 
 
 def agreement(fits: list[dict]) -> dict:
@@ -335,7 +326,9 @@ def report(results: list[dict], fitted: dict) -> str:
                   + ci("beta_ci_s_per_byte", 1e9, 4) + f"   (1/beta = {1e-6 / f['beta_s_per_byte']:.0f} MB/s)"]
         if f.get("ci_method") == CI_METHODS[statistic]:
             m = len(results)
-            lines.append(CI_WORDS[statistic].format(dof=m - 2, q=_t_quantile(m - 2) if m > 2 else 0.0, m=m))
+            from netmodels.models.fit import t_quantile
+
+            lines.append(CI_WORDS[statistic].format(dof=m - 2, q=t_quantile(m - 2) if m > 2 else 0.0, m=m))
         lines.append(f"  n1/2  = alpha/beta = {f['alpha_s'] / f['beta_s_per_byte']:.0f} B;"
                      f" worst relative residual {100 * f['max_relative_residual']:.0f} %")
         if len(results) < 3:

@@ -344,6 +344,7 @@ def fit_bsp(h, seconds, confidence: float = 0.95) -> BSPFit:
     from scipy import stats
 
     from .._check import sizes
+    from .fit import least_squares_interval
 
     x = sizes("h", h)
     t = sizes("seconds", seconds, allow_zero=False)
@@ -354,9 +355,9 @@ def fit_bsp(h, seconds, confidence: float = 0.95) -> BSPFit:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     r = stats.linregress(x, t)
-    q = stats.t.ppf(0.5 + confidence / 2, x.size - 2)
     g, l = float(r.slope), float(r.intercept)
     ge, le = float(r.stderr), float(r.intercept_stderr)
+    lo, hi = least_squares_interval([g, l], [ge, le], x.size, confidence)
     resid = float(np.max(np.abs(l + g * x - t) / t))
-    return BSPFit(g, l, ge, le, (g - q * ge, g + q * ge), (l - q * le, l + q * le), float(confidence),
+    return BSPFit(g, l, ge, le, (float(lo[0]), float(hi[0])), (float(lo[1]), float(hi[1])), float(confidence),
                   int(x.size), resid)

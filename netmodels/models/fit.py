@@ -123,6 +123,24 @@ class PiecewiseFit:
                 or self.above.unphysical(f"{what}, from the switch on"))
 
 
+def t_quantile(dof: int, confidence: float = 0.95) -> float:
+    """Student's t quantile of a two-sided ``confidence`` on ``dof`` degrees of freedom
+    (``scipy.special.stdtrit``, which ``scipy.stats.t.ppf`` calls, without the second it takes
+    to import ``scipy.stats``)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(dof, 0.5 + confidence / 2))
+
+
+def least_squares_interval(estimate, stderr, npoints: int, confidence: float = 0.95):
+    """``(lo, hi)``: a least-squares line's parameters ``estimate`` ± the t quantile on
+    ``npoints - 2`` degrees of freedom (those of its residual variance) times their ``stderr``
+    (arrays or floats alike)."""
+    q = t_quantile(npoints - 2, confidence)
+    est, err = np.asarray(estimate, dtype=float), np.asarray(stderr, dtype=float)
+    return est - q * err, est + q * err
+
+
 def _cost(fit: AlphaBetaFit, n, t) -> float:
     return float(np.sum(((fit.predict(n) - t) / t) ** 2))
 
