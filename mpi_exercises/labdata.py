@@ -242,26 +242,33 @@ def _unphysical_fits(data: dict) -> list[str]:
                                               for k in keys)]
 
 
-def _findings(data: dict) -> list[tuple[str, float | None]]:
-    """What one run's parsed record says disturbed it, each ``(in words, the load average if the
-    finding is the load's, else None)`` (:func:`disturbance`)."""
+def _load_words(low: float, high: float, cores: float) -> str:
+    """The finding of a load that other programs made: one load, or the range over runs."""
+    span = f"{low:.1f}" + (f" to {high:.1f}" if f"{high:.1f}" != f"{low:.1f}" else "")
+    return f"load average {span} on {cores:.0f} cores: other programs ran"
+
+
+def _findings(data: dict) -> list[tuple[str, str, tuple]]:
+    """What one run's parsed record says disturbed it (:func:`disturbance`), each ``(kind, in
+    words, figures)``: ``"shared"`` (ranks, cores), ``"noisy"``, ``"drifted"``, ``"unphysical"``
+    (no figures), ``"load"`` (load, cores)."""
     env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
     ranks, cores = _number(env.get("ranks")), _number(env.get("cores"))
     on = f"{ranks:.0f} ranks on {cores:.0f} cores" if ranks and cores else "more ranks than cores"
-    said = []
+    found = []
     if data.get("oversubscribed") is True or data.get("valid") is False:
-        said.append(f"ranks shared cores ({on})")
+        found.append(("shared", f"ranks shared cores ({on})", (ranks, cores)))
     if data.get("reliable") is False:
-        said.append(_noisy(data))
+        found.append(("noisy", _noisy(data), ()))
     if data.get("stable") is False:
-        said.append("the machine's speed drifted during the run")
+        found.append(("drifted", "the machine's speed drifted during the run", ()))
     bad = _unphysical_fits(data)
     if bad:
-        said.append(f"the benchmark's own fit has alpha or beta <= 0 ({', '.join(bad)}; it printed a WARNING)")
-    found = [(text, None) for text in said]
+        found.append(("unphysical", f"the benchmark's own fit has alpha or beta <= 0 ({', '.join(bad)}; it printed "
+                                    "a WARNING)", ()))
     load = _number(data.get("load_average_1min"))
     if load is not None and cores and load > 1.5 * max(cores, ranks or 0):   # its own busy ranks count too
-        found.append((f"load average {load:.1f} on {cores:.0f} cores: other programs ran", load))
+        found.append(("load", _load_words(load, load, cores), (load, cores)))
     return found
 
 
@@ -277,19 +284,15 @@ def disturbance(data) -> str | None:
     if not isinstance(data, dict):
         return None
     if not isinstance(data.get("runs"), list):
-        return "; ".join(text for text, _ in _findings(data)) or None
-    found: dict[str, list] = {}
+        return "; ".join(words for _, words, _ in _findings(data)) or None
+    found: dict = {}                    # a finding's words, or ("load", cores): a list, a run's load each
     for run in data["runs"]:
-        for text, load in (_findings(run) if isinstance(run, dict) else []):
-            key = text if load is None else text.split(" on ", 1)[1]        # loads: one finding per core count
-            found.setdefault(key, []).append(load)
-    parts = []
-    for key, loads in found.items():
-        if loads[0] is not None:
-            lo, hi = min(loads), max(loads)
-            key = f"load average {lo:.1f}{f' to {hi:.1f}' if f'{hi:.1f}' != f'{lo:.1f}' else ''} on {key}"
-        parts.append(f"{len(loads)} of {len(data['runs'])} runs: {key}")
-    return "; ".join(parts) or None
+        for kind, words, figures in (_findings(run) if isinstance(run, dict) else []):
+            found.setdefault(("load", figures[1]) if kind == "load" else words, []).append(
+                figures[0] if kind == "load" else None)
+    return "; ".join(f"{len(loads)} of {len(data['runs'])} runs: "
+                     + (_load_words(min(loads), max(loads), key[1]) if isinstance(key, tuple) else key)
+                     for key, loads in found.items()) or None
 
 
 def _oversubscribed_only(data: dict) -> str | None:
@@ -297,14 +300,15 @@ def _oversubscribed_only(data: dict) -> str | None:
     its R ranks outnumbered its C cores, else None."""
     shared = set()
     for record in data["runs"] if isinstance(data.get("runs"), list) else [data]:
-        found = _findings(record) if isinstance(record, dict) else None
-        if found == []:
+        if not isinstance(record, dict):
+            return None
+        found = _findings(record)
+        if not found:
             continue
-        env = record.get("environment") if isinstance(record, dict) and isinstance(record.get("environment"), dict) \
-            else {}
-        ranks, cores = _number(env.get("ranks")), _number(env.get("cores"))
-        if not (ranks and cores and ranks > cores) or found != [(f"ranks shared cores ({ranks:.0f} ranks on "
-                                                                   f"{cores:.0f} cores)", None)]:
+        if [kind for kind, _, _ in found] != ["shared"]:
+            return None
+        ranks, cores = found[0][2]
+        if not (ranks and cores and ranks > cores):
             return None
         shared.add(f"{ranks:.0f} ranks on {cores:.0f} cores")
     return ", ".join(sorted(shared)) or None
